@@ -1,0 +1,28 @@
+/** Jest runs TypeScript through swc (no type-check: `npm run typecheck` does that). */
+const swc = {
+  sourceMaps: 'inline',
+  jsc: {
+    parser: { syntax: 'typescript', decorators: true },
+    transform: { legacyDecorator: true, decoratorMetadata: true },
+    keepClassNames: true,
+    target: 'es2022',
+  },
+  module: { type: 'commonjs' },
+};
+
+module.exports = {
+  rootDir: __dirname,
+  testEnvironment: 'node',
+  testMatch: ['<rootDir>/{apps,libs,test}/**/*.spec.ts'],
+  transform: { '^.+\\.(t|j|mj)s$': ['@swc/jest', swc] },
+  // Nest 12 ships ESM; swc turns it into CommonJS for Jest on Node 20.
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs)/)'],
+  setupFiles: ['reflect-metadata'],
+  moduleNameMapper: {
+    '^@filing/([^/]+)$': '<rootDir>/libs/$1/src',
+    '^@filing/([^/]+)/(.*)$': '<rootDir>/libs/$1/src/$2',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  maxWorkers: 2,
+  testTimeout: 30000,
+};

@@ -1,0 +1,29 @@
+import type { ExpectedRevision, StreamRevision } from './event-store.port';
+
+/** The stream's revision was not the one the writer expected. Nothing was written. */
+export class WrongExpectedVersionError extends Error {
+  override readonly name = 'WrongExpectedVersionError';
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    /** The stream's actual revision, or `no_stream`. */
+    readonly actual: StreamRevision | 'no_stream',
+  ) {
+    super(
+      `Wrong expected version for stream ${streamId}: expected ${String(expected)}, actual ${String(actual)}`,
+    );
+  }
+}
+
+/** The store could not be reached or failed; the operation may or may not have been applied. */
+export class EventStoreUnavailableError extends Error {
+  override readonly name = 'EventStoreUnavailableError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** An argument the store refuses (bad event id, empty type, non-JSON data). Nothing was written. */
+export class InvalidEventError extends Error {
+  override readonly name = 'InvalidEventError';
+}

@@ -1,0 +1,135 @@
+/**
+ * The event store port. Two adapters implement it with the same semantics (sqlite, esdb),
+ * proven by one conformance suite (testing/conformance.ts). The semantics follow EventStoreDB,
+ * so code written against the embedded store behaves the same in production.
+ */
+
+/** A stream revision: 0 for a stream's first event. */
+export type StreamRevision = bigint;
+
+/**
+ * A position in the global `$all` log. Opaque: compare with `comparePositions`, persist with
+ * `positionToString`. EventStoreDB gives (commit, prepare) transaction-log offsets; the sqlite
+ * adapter uses its rowid for both.
+ */
+export interface Position {
+  readonly commit: bigint;
+  readonly prepare: bigint;
+}
+
+export const ANY = 'any' as const;
+export const NO_STREAM = 'no_stream' as const;
+export const STREAM_EXISTS = 'stream_exists' as const;
+
+/** What the writer believes the stream's current revision is. */
+export type ExpectedRevision = typeof ANY | typeof NO_STREAM | typeof STREAM_EXISTS | StreamRevision;
+
+/** JSON-serialisable value (event data and metadata are plain JSON). */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+export interface EventData {
+  /** UUID; re-appending an id already in the stream is acknowledged without writing it twice. */
+  readonly id: string;
+  /** Explicit, stable type name, e.g. `orders.OrderSubmitted`. Never `constructor.name`. */
+  readonly type: string;
+  readonly data: JsonObject;
+  readonly metadata?: JsonObject;
+}
+
+export interface RecordedEvent {
+  readonly id: string;
+  readonly type: string;
+  readonly streamId: string;
+  readonly revision: StreamRevision;
+  readonly position: Position;
+  readonly data: JsonObject;
+  readonly metadata: JsonObject;
+  /** When the store recorded the event. */
+  readonly created: Date;
+}
+
+export interface AppendOptions {
+  /** Default `any`. */
+  readonly expectedRevision?: ExpectedRevision;
+}
+
+export interface AppendResult {
+  /** The stream's revision after the append (of the last event of this append). */
+  readonly nextExpectedRevision: StreamRevision;
+  /** Position of the last event of this append in `$all`. */
+  readonly position: Position;
+}
+
+export type Direction = 'forwards' | 'backwards';
+
+export interface ReadStreamOptions {
+  readonly direction?: Direction;
+  /** Inclusive. `start` = revision 0, `end` = the last event. Default: start forwards, end backwards. */
+  readonly fromRevision?: StreamRevision | 'start' | 'end';
+  readonly maxCount?: number;
+}
+
+export interface ReadAllOptions {
+  readonly direction?: Direction;
+  /**
+   * Forwards: inclusive of `from`. Backwards: events strictly before `from`.
+   * Default: start forwards, end backwards.
+   */
+  readonly from?: Position | 'start' | 'end';
+  readonly maxCount?: number;
+}
+
+/** Server-side filter of a `$all` subscription: any of the prefixes matches. */
+export type SubscriptionFilter =
+  | { readonly eventTypePrefixes: readonly string[] }
+  | { readonly streamNamePrefixes: readonly string[] };
+
+export interface SubscribeToAllOptions {
+  /** Exclusive: the subscription delivers events after this position. `start` = everything. */
+  readonly from?: Position | 'start' | 'end';
+  readonly filter?: SubscriptionFilter;
+}
+
+export type SubscriptionMessage =
+  | { readonly kind: 'event'; readonly event: RecordedEvent }
+  /** Catch-up has reached the head of the log; what follows is live. Sent once. */
+  | { readonly kind: 'caught-up' }
+  /**
+   * Every event up to `position` has been considered (filtered-out ones included): a consumer may
+   * persist it as its checkpoint so a restart does not re-scan what the filter skipped.
+   */
+  | { readonly kind: 'checkpoint'; readonly position: Position };
+
+/**
+ * A catch-up subscription: catch-up, then live, no gap and no duplicate at the seam. The adapter
+ * waits for the consumer to ask for the next message (backpressure). A dropped connection is
+ * resubscribed from the last delivered position, invisibly to the consumer. It ends only when
+ * `stop()` is called (or with an error that cannot be recovered from).
+ */
+export interface EventSubscription extends AsyncIterable<SubscriptionMessage> {
+  stop(): Promise<void>;
+}
+
+export interface EventStore {
+  /** Which adapter this is: `sqlite` or `esdb`. */
+  readonly kind: string;
+  /** All events of one call commit together or not at all. */
+  appendToStream(
+    streamId: string,
+    events: readonly EventData[],
+    options?: AppendOptions,
+  ): Promise<AppendResult>;
+  /** A missing stream reads as an empty list. */
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** Application events only: EventStoreDB system events (`$`-prefixed) are never returned. */
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  subscribeToAll(options?: SubscribeToAllOptions): EventSubscription;
+  /** Position of the newest application event in `$all`, or null when there is none. */
+  headPosition(): Promise<Position | null>;
+  /** Resolves when the store answers; rejects otherwise (used by /readyz). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const EVENT_STORE = Symbol('EVENT_STORE');
