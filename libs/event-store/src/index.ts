@@ -1,0 +1,4 @@
+export * from './event-store.port';
+export * from './errors';
+export * from './position';
+export { validateAppend } from './validate-events';

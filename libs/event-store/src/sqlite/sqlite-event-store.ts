@@ -1,0 +1,416 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import {
+  ANY,
+  NO_STREAM,
+  STREAM_EXISTS,
+  type AppendOptions,
+  type AppendResult,
+  type EventData,
+  type EventStore,
+  type EventSubscription,
+  type ExpectedRevision,
+  type Position,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type SubscribeToAllOptions,
+  type SubscriptionFilter,
+  type SubscriptionMessage,
+} from '../event-store.port';
+import { EventStoreUnavailableError, WrongExpectedVersionError } from '../errors';
+import { validateAppend } from '../validate-events';
+
+export interface SqliteEventStoreOptions {
+  /** Path of the database file (`DATA_DIR/events.db`), or `:memory:`. */
+  readonly file: string;
+  /**
+   * `full` (default): an acknowledged append survives a power loss, not only a process crash.
+   * `normal`: survives a process crash (kill -9); a power loss may lose the last commits.
+   */
+  readonly synchronous?: 'full' | 'normal';
+  /** How often a live subscription looks for appends made by another process. */
+  readonly pollIntervalMs?: number;
+  /** Most appends grouped into one transaction. */
+  readonly maxBatch?: number;
+}
+
+interface EventRow {
+  position: number | bigint;
+  stream_id: string;
+  revision: number | bigint;
+  event_id: string;
+  type: string;
+  data: string;
+  metadata: string;
+  created: number;
+}
+
+interface PendingAppend {
+  streamId: string;
+  events: readonly EventData[];
+  expected: ExpectedRevision;
+  resolve(result: AppendResult): void;
+  reject(err: unknown): void;
+}
+
+const SCAN_BATCH = 512;
+
+/**
+ * The embedded event store: one SQLite file in WAL mode. The global position is the rowid.
+ * Appends from concurrent callers are queued and committed together in one transaction (group
+ * commit), each in its own savepoint so one caller's conflict never undoes another's append.
+ */
+export class SqliteEventStore implements EventStore {
+  readonly kind = 'sqlite';
+  private readonly db: Database.Database;
+  private readonly queue: PendingAppend[] = [];
+  private flushScheduled = false;
+  private closed = false;
+  private readonly appendListeners = new Set<() => void>();
+  private readonly pollIntervalMs: number;
+  private readonly maxBatch: number;
+  private readonly stmt: ReturnType<SqliteEventStore['prepareStatements']>;
+
+  constructor(options: SqliteEventStoreOptions) {
+    if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true });
+    this.db = new Database(options.file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+    // Another process (the CLI) may hold the write lock for a moment.
+    this.db.pragma('busy_timeout = 5000');
+    this.db.defaultSafeIntegers(true);
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS events (
+        position  INTEGER PRIMARY KEY,
+        stream_id TEXT    NOT NULL,
+        revision  INTEGER NOT NULL,
+        event_id  TEXT    NOT NULL,
+        type      TEXT    NOT NULL,
+        data      TEXT    NOT NULL,
+        metadata  TEXT    NOT NULL,
+        created   INTEGER NOT NULL,
+        UNIQUE (stream_id, revision)
+      );
+      CREATE INDEX IF NOT EXISTS events_stream_event_id ON events (stream_id, event_id);
+    `);
+    this.pollIntervalMs = options.pollIntervalMs ?? 250;
+    this.maxBatch = options.maxBatch ?? 1000;
+    this.stmt = this.prepareStatements();
+  }
+
+  private prepareStatements() {
+    const db = this.db;
+    return {
+      lastRevision: db.prepare<[string], { revision: bigint }>(
+        'SELECT revision FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
+      ),
+      revisionOfId: db.prepare<[string, string], { revision: bigint; position: bigint }>(
+        'SELECT revision, position FROM events WHERE stream_id = ? AND event_id = ?',
+      ),
+      byRevision: db.prepare<[string, bigint], { event_id: string; position: bigint }>(
+        'SELECT event_id, position FROM events WHERE stream_id = ? AND revision = ?',
+      ),
+      insert: db.prepare(
+        `INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      head: db.prepare<[], { position: bigint }>('SELECT max(position) AS position FROM events'),
+    };
+  }
+
+  appendToStream(streamId: string, events: readonly EventData[], options: AppendOptions = {}): Promise<AppendResult> {
+    if (this.closed) return Promise.reject(new EventStoreUnavailableError('The event store is closed'));
+    try {
+      validateAppend(streamId, events);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    // Serialise now: the caller may mutate its objects after the call returns.
+    const frozen = events.map((e) => ({ ...e, data: e.data, metadata: e.metadata ?? {} }));
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.queue.push({ streamId, events: frozen, expected: options.expectedRevision ?? ANY, resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      const outcomes: Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }> = [];
+      const appendOne = this.db.transaction((p: PendingAppend) => this.appendInTransaction(p));
+      try {
+        this.db.transaction(() => {
+          for (const pending of batch) {
+            try {
+              // A nested transaction is a savepoint: a failed append rolls back alone.
+              outcomes.push({ ok: true, result: appendOne(pending) });
+            } catch (error) {
+              outcomes.push({ ok: false, error });
+            }
+          }
+        }).immediate();
+      } catch (err) {
+        // The commit itself failed: nothing of the batch is durable, so nobody is acknowledged.
+        const error = new EventStoreUnavailableError('The event store could not commit', { cause: err });
+        for (const p of batch) p.reject(error);
+        continue;
+      }
+      batch.forEach((p, i) => {
+        const o = outcomes[i];
+        if (o.ok) p.resolve(o.result);
+        else p.reject(o.error);
+      });
+      for (const listener of this.appendListeners) listener();
+    }
+  }
+
+  private appendInTransaction({ streamId, events, expected }: PendingAppend): AppendResult {
+    const last = this.stmt.lastRevision.get(streamId)?.revision ?? -1n;
+    const actual = last < 0n ? NO_STREAM : last;
+
+    const replay = this.idempotentReplay(streamId, events, expected, last);
+    if (replay) return replay;
+
+    const matches =
+      expected === ANY ||
+      (expected === NO_STREAM && last === -1n) ||
+      (expected === STREAM_EXISTS && last >= 0n) ||
+      (typeof expected === 'bigint' && expected === last);
+    if (!matches) throw new WrongExpectedVersionError(streamId, expected, actual);
+
+    const created = Date.now();
+    let revision = last;
+    let position = 0n;
+    for (const e of events) {
+      revision += 1n;
+      const info = this.stmt.insert.run(
+        streamId,
+        revision,
+        e.id.toLowerCase(),
+        e.type,
+        JSON.stringify(e.data),
+        JSON.stringify(e.metadata ?? {}),
+        created,
+      );
+      position = BigInt(info.lastInsertRowid);
+    }
+    return { nextExpectedRevision: revision, position: { commit: position, prepare: position } };
+  }
+
+  /**
+   * EventStoreDB's idempotency: when every id of the append is already in the stream as one
+   * consecutive run that the expected revision would have produced, acknowledge it again and
+   * write nothing. A partial overlap is a conflict, as on the server.
+   */
+  private idempotentReplay(
+    streamId: string,
+    events: readonly EventData[],
+    expected: ExpectedRevision,
+    last: bigint,
+  ): AppendResult | null {
+    const first = this.stmt.revisionOfId.get(streamId, events[0].id.toLowerCase());
+    if (!first) {
+      const anySeen = events.some((e) => this.stmt.revisionOfId.get(streamId, e.id.toLowerCase()));
+      if (anySeen) throw new WrongExpectedVersionError(streamId, expected, last < 0n ? NO_STREAM : last);
+      return null;
+    }
+    let position = 0n;
+    for (let i = 0; i < events.length; i++) {
+      const row = this.stmt.byRevision.get(streamId, first.revision + BigInt(i));
+      if (!row || row.event_id !== events[i].id.toLowerCase()) {
+        throw new WrongExpectedVersionError(streamId, expected, last < 0n ? NO_STREAM : last);
+      }
+      position = row.position;
+    }
+    const before = first.revision - 1n;
+    const consistent =
+      expected === ANY ||
+      expected === STREAM_EXISTS ||
+      (expected === NO_STREAM && before === -1n) ||
+      (typeof expected === 'bigint' && expected === before);
+    if (!consistent) throw new WrongExpectedVersionError(streamId, expected, last);
+    return {
+      nextExpectedRevision: first.revision + BigInt(events.length - 1),
+      position: { commit: position, prepare: position },
+    };
+  }
+
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    const backwards = options.direction === 'backwards';
+    const limit = clampCount(options.maxCount);
+    const from = options.fromRevision ?? (backwards ? 'end' : 'start');
+    let rows: EventRow[];
+    if (backwards) {
+      const upper = from === 'end' ? null : from === 'start' ? 0n : from;
+      rows = this.db
+        .prepare<[string, bigint | null, bigint | null, bigint], EventRow>(
+          `SELECT * FROM events WHERE stream_id = ? AND (? IS NULL OR revision <= ?)
+           ORDER BY revision DESC LIMIT ?`,
+        )
+        .all(streamId, upper, upper, limit);
+    } else {
+      if (from === 'end') return [];
+      const lower = from === 'start' ? 0n : from;
+      rows = this.db
+        .prepare<[string, bigint, bigint], EventRow>(
+          'SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?',
+        )
+        .all(streamId, lower, limit);
+    }
+    return rows.map(toRecorded);
+  }
+
+  async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    const backwards = options.direction === 'backwards';
+    const limit = clampCount(options.maxCount);
+    const from = options.from ?? (backwards ? 'end' : 'start');
+    if (backwards) {
+      if (from === 'start') return [];
+      const before = from === 'end' ? null : from.commit;
+      return this.db
+        .prepare<[bigint | null, bigint | null, bigint], EventRow>(
+          'SELECT * FROM events WHERE (? IS NULL OR position < ?) ORDER BY position DESC LIMIT ?',
+        )
+        .all(before, before, limit)
+        .map(toRecorded);
+    }
+    if (from === 'end') return [];
+    const lower = from === 'start' ? 0n : from.commit;
+    return this.scanForwards(lower - 1n, undefined, limit).map(toRecorded);
+  }
+
+  /** Rows with position > after, matching the filter, oldest first. */
+  private scanForwards(after: bigint, filter: SubscriptionFilter | undefined, limit: bigint | number): EventRow[] {
+    const { sql, params } = filterSql(filter);
+    return this.db
+      .prepare<unknown[], EventRow>(`SELECT * FROM events WHERE position > ? ${sql} ORDER BY position ASC LIMIT ?`)
+      .all(after, ...params, limit);
+  }
+
+  subscribeToAll(options: SubscribeToAllOptions = {}): EventSubscription {
+    const abort = new AbortController();
+    const store = this;
+    let wake: (() => void) | undefined;
+    const onAppend = () => wake?.();
+
+    async function* run(): AsyncGenerator<SubscriptionMessage> {
+      store.appendListeners.add(onAppend);
+      try {
+        const from = options.from ?? 'start';
+        let after = from === 'start' ? 0n : from === 'end' ? store.headCommit() : from.commit;
+        let caughtUp = false;
+        while (!abort.signal.aborted) {
+          store.assertOpen();
+          const rows = store.scanForwards(after, options.filter, SCAN_BATCH);
+          for (const row of rows) {
+            const event = toRecorded(row);
+            after = event.position.commit;
+            yield { kind: 'event', event };
+            if (abort.signal.aborted) return;
+          }
+          if (rows.length === SCAN_BATCH) continue;
+          // Whatever the filter skipped up to the head has been considered too.
+          const head = store.headCommit();
+          if (head > after) {
+            after = head;
+            yield { kind: 'checkpoint', position: { commit: head, prepare: head } };
+          }
+          if (!caughtUp) {
+            caughtUp = true;
+            yield { kind: 'caught-up' };
+          }
+          // Live: woken by an append in this process, or by the poll for other processes' appends.
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(done, store.pollIntervalMs);
+            abort.signal.addEventListener('abort', done, { once: true });
+            wake = done;
+            function done() {
+              clearTimeout(timer);
+              abort.signal.removeEventListener('abort', done);
+              wake = undefined;
+              resolve();
+            }
+          });
+        }
+      } finally {
+        store.appendListeners.delete(onAppend);
+      }
+    }
+
+    const iterator = run();
+    return {
+      [Symbol.asyncIterator]: () => iterator,
+      async stop() {
+        abort.abort();
+        await iterator.return(undefined);
+      },
+    };
+  }
+
+  private headCommit(): bigint {
+    return this.stmt.head.get()?.position ?? 0n;
+  }
+
+  async headPosition(): Promise<Position | null> {
+    this.assertOpen();
+    const head = this.headCommit();
+    return head === 0n ? null : { commit: head, prepare: head };
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    this.db.prepare('SELECT 1').get();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    // Let queued appends commit before the handle goes away.
+    if (this.queue.length > 0) this.flush();
+    this.closed = true;
+    for (const listener of this.appendListeners) listener();
+    this.db.close();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new EventStoreUnavailableError('The event store is closed');
+  }
+}
+
+function clampCount(maxCount: number | undefined): bigint {
+  if (maxCount === undefined || !Number.isFinite(maxCount)) return BigInt(Number.MAX_SAFE_INTEGER);
+  return BigInt(Math.max(0, Math.floor(maxCount)));
+}
+
+function filterSql(filter: SubscriptionFilter | undefined): { sql: string; params: unknown[] } {
+  if (!filter) return { sql: '', params: [] };
+  const column = 'eventTypePrefixes' in filter ? 'type' : 'stream_id';
+  const prefixes = 'eventTypePrefixes' in filter ? filter.eventTypePrefixes : filter.streamNamePrefixes;
+  if (prefixes.length === 0) return { sql: '', params: [] };
+  const clauses = prefixes.map(() => `substr(${column}, 1, ?) = ?`);
+  return {
+    sql: `AND (${clauses.join(' OR ')})`,
+    params: prefixes.flatMap((p) => [p.length, p]),
+  };
+}
+
+function toRecorded(row: EventRow): RecordedEvent {
+  const position = BigInt(row.position);
+  return {
+    id: row.event_id,
+    type: row.type,
+    streamId: row.stream_id,
+    revision: BigInt(row.revision),
+    position: { commit: position, prepare: position },
+    data: JSON.parse(row.data),
+    metadata: JSON.parse(row.metadata),
+    created: new Date(Number(row.created)),
+  };
+}
