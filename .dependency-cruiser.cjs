@@ -1,0 +1,49 @@
+/**
+ * Keeps the modules honest (DESIGN.md): a context imports another only through its index.ts
+ * (test helpers under src/testing/ are allowed to specs). `npm test` runs this check.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'lib-only-through-index',
+      comment: 'Import another lib through its index.ts (the @filing/<lib> alias), never its internals.',
+      severity: 'error',
+      from: { path: '^libs/([^/]+)/', pathNot: '\\.spec\\.ts$' },
+      to: { path: '^libs/([^/]+)/src/', pathNot: ['^libs/$1/', '^libs/[^/]+/src/index\\.ts$'] },
+    },
+    {
+      name: 'spec-only-through-index-or-testing',
+      severity: 'error',
+      from: { path: '^libs/([^/]+)/.*\\.spec\\.ts$' },
+      to: {
+        path: '^libs/([^/]+)/src/',
+        pathNot: ['^libs/$1/', '^libs/[^/]+/src/index\\.ts$', '^libs/[^/]+/src/testing/'],
+      },
+    },
+    {
+      name: 'app-only-through-index',
+      severity: 'error',
+      from: { path: '^apps/' },
+      to: { path: '^libs/[^/]+/src/', pathNot: ['^libs/[^/]+/src/index\\.ts$', '^libs/[^/]+/src/testing/'] },
+    },
+    {
+      name: 'libs-never-import-apps',
+      severity: 'error',
+      from: { path: '^libs/' },
+      to: { path: '^apps/' },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(node_modules|dist)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};

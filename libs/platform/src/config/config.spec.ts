@@ -1,0 +1,67 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig, parseDurations } from './config';
+
+function problemsOf(env: NodeJS.ProcessEnv): readonly string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe('loadConfig', () => {
+  it('defaults to the embedded sqlite store on port 3000 with the contract defaults', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.eventStore.kind).toBe('sqlite');
+    expect(config.dataDir).toMatch(/data$/);
+    expect(config.tokenTtlSeconds).toBe(3600);
+    expect(config.webhookTimeoutMs).toBe(10_000);
+    expect(config.webhookRetryDelaysMs).toEqual([
+      10_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000,
+    ]);
+    expect(config.webhookAllowPrivateNetworks).toBe(false);
+    expect(config.tls).toBeNull();
+  });
+
+  it('names each bad variable, all of them at once', () => {
+    const problems = problemsOf({
+      PORT: 'eighty',
+      EVENT_STORE: 'postgres',
+      TOKEN_TTL_SECONDS: '7200',
+      WEBHOOK_RETRY_DELAYS: '10,1m',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'maybe',
+      WEBHOOK_CA_FILE: '/nonexistent/ca.pem',
+    });
+    const text = problems.join('\n');
+    for (const name of ['PORT', 'EVENT_STORE', 'TOKEN_TTL_SECONDS', 'WEBHOOK_RETRY_DELAYS', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'WEBHOOK_CA_FILE']) {
+      expect(text).toContain(name);
+    }
+    expect(problems).toHaveLength(6);
+  });
+
+  it('requires a connection string for esdb', () => {
+    expect(problemsOf({ EVENT_STORE: 'esdb' })).toEqual([expect.stringContaining('EVENTSTORE_CONNECTION_STRING')]);
+    const config = loadConfig({ EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: 'esdb://localhost:2113?tls=false' });
+    expect(config.eventStore).toMatchObject({ kind: 'esdb', connectionString: 'esdb://localhost:2113?tls=false' });
+  });
+
+  it('requires TLS certificate and key together', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    writeFileSync(join(dir, 'cert.pem'), 'x');
+    expect(problemsOf({ TLS_CERT_FILE: join(dir, 'cert.pem') })).toEqual([expect.stringContaining('TLS_KEY_FILE')]);
+  });
+});
+
+describe('parseDurations', () => {
+  it('reads units ms, s, m, h', () => {
+    expect(parseDurations('5ms, 2s,3m,1h')).toEqual([5, 2_000, 180_000, 3_600_000]);
+  });
+  it.each(['', '10', '1d', '1m,,2m', '-1s'])('refuses %j', (text) => {
+    expect(() => parseDurations(text)).toThrow();
+  });
+});

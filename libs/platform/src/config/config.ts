@@ -1,0 +1,129 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+/** The service's configuration, read from environment variables (CONTRACT.md §6). */
+export interface AppConfig {
+  readonly port: number;
+  readonly eventStore:
+    | { readonly kind: 'sqlite'; readonly dataDir: string }
+    | { readonly kind: 'esdb'; readonly connectionString: string; readonly dataDir: string };
+  /** Read models (`read.db`) live here whichever store holds the events. */
+  readonly dataDir: string;
+  readonly tokenTtlSeconds: number;
+  readonly webhookRetryDelaysMs: readonly number[];
+  readonly webhookTimeoutMs: number;
+  readonly webhookAllowPrivateNetworks: boolean;
+  readonly webhookCaFile: string | null;
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');
+
+/** Thrown when any variable is invalid; the message names every bad variable. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+export const DEFAULT_RETRY_DELAYS = '10s,1m,5m,30m,2h,6h,12h,24h';
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Validates the environment; collects every problem before failing so one start shows them all. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const problems: string[] = [];
+  const value = (name: string): string | undefined => {
+    const v = env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = value(name);
+    if (raw === undefined) return fallback;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max} (got ${JSON.stringify(raw)})`);
+      return fallback;
+    }
+    return Number(raw);
+  };
+  const boolean = (name: string): boolean => {
+    const raw = value(name)?.toLowerCase();
+    if (raw === undefined) return false;
+    if (['true', '1', 'yes'].includes(raw)) return true;
+    if (['false', '0', 'no'].includes(raw)) return false;
+    problems.push(`${name} must be true or false (got ${JSON.stringify(raw)})`);
+    return false;
+  };
+  const file = (name: string): string | null => {
+    const raw = value(name);
+    if (raw === undefined) return null;
+    if (!existsSync(raw)) {
+      problems.push(`${name} names a file that does not exist: ${raw}`);
+      return null;
+    }
+    return resolve(raw);
+  };
+
+  const port = integer('PORT', 3000, 0, 65535);
+  const dataDir = resolve(value('DATA_DIR') ?? './data');
+  const storeKind = value('EVENT_STORE') ?? 'sqlite';
+  let eventStore: AppConfig['eventStore'] = { kind: 'sqlite', dataDir };
+  if (storeKind === 'esdb') {
+    const connectionString = value('EVENTSTORE_CONNECTION_STRING');
+    if (!connectionString) {
+      problems.push('EVENTSTORE_CONNECTION_STRING is required when EVENT_STORE=esdb (e.g. esdb://localhost:2113?tls=false)');
+    } else if (!/^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover|kurrent|kurrent\+discover):\/\//.test(connectionString)) {
+      problems.push('EVENTSTORE_CONNECTION_STRING must start with esdb:// or esdb+discover://');
+    }
+    eventStore = { kind: 'esdb', connectionString: connectionString ?? '', dataDir };
+  } else if (storeKind !== 'sqlite') {
+    problems.push(`EVENT_STORE must be sqlite or esdb (got ${JSON.stringify(storeKind)})`);
+  }
+
+  let webhookRetryDelaysMs: number[] = [];
+  try {
+    webhookRetryDelaysMs = parseDurations(value('WEBHOOK_RETRY_DELAYS') ?? DEFAULT_RETRY_DELAYS);
+  } catch (err) {
+    problems.push(`WEBHOOK_RETRY_DELAYS ${(err as Error).message}`);
+  }
+
+  const certFile = file('TLS_CERT_FILE');
+  const keyFile = file('TLS_KEY_FILE');
+  if (Boolean(value('TLS_CERT_FILE')) !== Boolean(value('TLS_KEY_FILE'))) {
+    problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+  }
+
+  const logLevel = (value('LOG_LEVEL') ?? 'info') as AppConfig['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+
+  const config: AppConfig = {
+    port,
+    eventStore,
+    dataDir,
+    tokenTtlSeconds: integer('TOKEN_TTL_SECONDS', 3600, 1, 3600),
+    webhookRetryDelaysMs,
+    webhookTimeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, 1, 120_000),
+    webhookAllowPrivateNetworks: boolean('WEBHOOK_ALLOW_PRIVATE_NETWORKS'),
+    webhookCaFile: file('WEBHOOK_CA_FILE'),
+    tls: certFile && keyFile ? { certFile, keyFile } : null,
+    logLevel,
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** `10s,1m,5m` → [10000, 60000, 300000]. Every item needs a unit (ms, s, m, h). */
+export function parseDurations(text: string): number[] {
+  const items = text.split(',').map((s) => s.trim());
+  if (items.length === 0 || items.some((s) => s === '')) {
+    throw new Error('must be a comma-separated list of durations like 10s,1m,5m');
+  }
+  return items.map((item) => {
+    const match = /^(\d+)(ms|s|m|h)$/.exec(item);
+    if (!match) throw new Error(`has ${JSON.stringify(item)}: each duration needs a whole number and a unit (ms, s, m, h)`);
+    return Number(match[1]) * UNIT_MS[match[2]];
+  });
+}
