@@ -1,0 +1,27 @@
+/**
+ * `npm run bench -- <name...>`: runs the named benchmarks (all when none is named). Each prints
+ * its figure next to a baseline measured in the same run, on this machine.
+ */
+import { storeBench } from './store.bench';
+
+const benches: Record<string, () => Promise<void>> = {
+  store: storeBench,
+};
+
+async function main(): Promise<void> {
+  const names = process.argv.slice(2);
+  const unknown = names.filter((n) => !(n in benches));
+  if (unknown.length > 0) {
+    console.error(`Unknown bench: ${unknown.join(', ')}. Known: ${Object.keys(benches).join(', ')}`);
+    process.exit(2);
+  }
+  for (const name of names.length > 0 ? names : Object.keys(benches)) {
+    console.log(`\n== ${name} ==`);
+    await benches[name]();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
