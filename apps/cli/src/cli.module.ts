@@ -1,0 +1,15 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { EventStoreModule } from '@filing/event-store';
+import { APP_CONFIG, type AppConfig } from '@filing/platform';
+
+/** The same context modules as the service, without an HTTP listener or background workers. */
+@Module({})
+export class CliModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: CliModule,
+      imports: [EventStoreModule.forRoot(config.eventStore)],
+      providers: [{ provide: APP_CONFIG, useValue: config }],
+    };
+  }
+}
