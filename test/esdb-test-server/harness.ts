@@ -1,0 +1,160 @@
+/**
+ * Starts the EventStoreDB test server (server.ts) in a child process, for Jest or scripts.
+ *
+ *   const server = await startEsdbTestServer();
+ *   const client = EventStoreDBClient.connectionString(server.connectionString);
+ *   await server.restart();   // drop every connection; same port, same data
+ *   await server.stop();
+ *
+ * The child never outlives this process: it is SIGKILLed on exit, it exits when its stdin pipe
+ * closes (which also covers SIGKILL of this process), and it watches its ppid.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export interface EsdbTestServerOptions {
+  /** Where the log is kept. Default: a new temp dir, removed by `stop()`. */
+  readonly dataDir?: string;
+  /** Default 0: a free port, chosen by the OS and kept across restarts. */
+  readonly port?: number;
+}
+
+export interface EsdbTestServer {
+  /** `esdb://127.0.0.1:<port>?tls=false` */
+  readonly connectionString: string;
+  readonly port: number;
+  readonly dataDir: string;
+  /**
+   * Stops the server process and starts a new one on the same port and data: every open
+   * connection, call and subscription drops. `SIGTERM` (default) lets the server force-close its
+   * calls (clients see CANCELLED); `SIGKILL` is a crash (clients see the connection drop).
+   */
+  restart(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
+  /** Stops the process and leaves it down until `start()`. */
+  kill(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
+  /** Starts it again after `kill()`, on the same port and data. */
+  start(): Promise<void>;
+  /** Stops the process for good; removes the data dir if the harness created it. */
+  stop(): Promise<void>;
+}
+
+const REPO_ROOT = resolve(__dirname, '..', '..');
+const SERVER_ENTRY = join(__dirname, 'server.ts');
+const LISTENING_MARKER = 'ESDB_TEST_SERVER_LISTENING';
+/** A guard against a hung start, not a test assertion: startup takes well under a second. */
+const START_TIMEOUT_MS = 20_000;
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+export async function startEsdbTestServer(options: EsdbTestServerOptions = {}): Promise<EsdbTestServer> {
+  installExitHook();
+  const ownsDataDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'esdb-test-server-'));
+  let child: ChildProcess | undefined;
+  let port = options.port ?? 0;
+
+  const launch = async () => {
+    const started = await spawnServer(dataDir, port);
+    child = started.child;
+    port = started.port;
+  };
+  const halt = async (signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM') => {
+    const c = child;
+    child = undefined;
+    if (c) await terminate(c, signal);
+  };
+
+  try {
+    await launch();
+  } catch (err) {
+    if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+
+  return {
+    get connectionString() {
+      return `esdb://127.0.0.1:${port}?tls=false`;
+    },
+    get port() {
+      return port;
+    },
+    dataDir,
+    async restart(signal) {
+      await halt(signal);
+      await launch();
+    },
+    kill: halt,
+    async start() {
+      if (!child) await launch();
+    },
+    async stop() {
+      await halt('SIGKILL');
+      if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function spawnServer(dataDir: string, port: number): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(
+    process.execPath,
+    ['-r', '@swc-node/register', SERVER_ENTRY, '--data-dir', dataDir, '--port', String(port), '--exit-with-stdin'],
+    { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+
+  return new Promise((resolvePromise, reject) => {
+    let stdout = '';
+    let stderr = '';
+    let settled = false;
+    const timer = setTimeout(() => fail(new Error(`esdb-test-server did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+    const fail = (err: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${err.message}\n${stderr}`.trim()));
+    };
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      if (settled) return;
+      stdout += chunk;
+      const match = new RegExp(`${LISTENING_MARKER} (\\d+)`).exec(stdout);
+      if (!match) return;
+      settled = true;
+      clearTimeout(timer);
+      // From here on the child must not keep Jest (or a script) alive if someone forgets stop():
+      // it dies with us anyway.
+      child.unref();
+      for (const s of [child.stdin, child.stdout, child.stderr]) (s as unknown as { unref?: () => void })?.unref?.();
+      resolvePromise({ child, port: Number(match[1]) });
+    });
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      // Keep only the tail: enough to explain a failed start.
+      stderr = (stderr + chunk).slice(-8_000);
+    });
+    child.stdin!.on('error', () => {}); // EPIPE when the child has gone
+    child.once('error', (err) => fail(err));
+    child.once('exit', (code, signal) => fail(new Error(`esdb-test-server exited during start (code ${code}, signal ${signal})`)));
+  });
+}
+
+async function terminate(child: ChildProcess, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill(signal);
+  // SIGTERM makes the server force-close its calls and exit; if that ever hangs, insist.
+  const insist = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(insist);
+}
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const child of live) child.kill('SIGKILL');
+  });
+}
