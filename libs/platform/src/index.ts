@@ -3,4 +3,7 @@ export * from './logging/logger';
 export * from './errors/domain-errors';
 export * from './events/envelope';
 export * from './commands/handle-command';
-export * from './commands/handle-command';
+export * from './projections/projection';
+export * from './projections/projection-runner';
+export * from './projections/projections.module';
+export * from './http/read-your-writes';

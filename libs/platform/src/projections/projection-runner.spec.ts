@@ -1,0 +1,237 @@
+import { SqliteEventStore, type Position, type SubscriptionMessage } from '@filing/event-store';
+import type Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildMetadata, toEventData } from '../events/envelope';
+import type { Projection } from './projection';
+import { ProjectionFailedError, ProjectionRunner } from './projection-runner';
+
+const context = { account_id: 'acc', actor: 'test', correlation_id: 'c', causation_id: null };
+
+/**
+ * Sums `test.Added` per stream. `counter_log` has the event id as primary key, so applying an
+ * event twice would throw instead of passing unnoticed. `test.Boom` writes a row, then throws
+ * while `failing.on` is set.
+ */
+function counter(version = 1, failing = { on: true }): Projection {
+  return {
+    name: 'counter',
+    version,
+    tables: ['counter_totals', 'counter_log'],
+    handles: ['test.'],
+    setup(db) {
+      db.exec(`CREATE TABLE IF NOT EXISTS counter_totals (stream TEXT PRIMARY KEY, total INTEGER NOT NULL);
+               CREATE TABLE IF NOT EXISTS counter_log (event_id TEXT PRIMARY KEY)`);
+    },
+    apply(db, event) {
+      db.prepare('INSERT INTO counter_log (event_id) VALUES (?)').run(event.id);
+      if (event.type === 'test.Boom' && failing.on) throw new Error('boom');
+      const n = event.type === 'test.Added' ? Number(event.data.n) : 0;
+      db.prepare(
+        `INSERT INTO counter_totals (stream, total) VALUES (?, ?)
+         ON CONFLICT (stream) DO UPDATE SET total = total + excluded.total`,
+      ).run(event.streamId, n);
+    },
+  };
+}
+
+/** Handles nothing: must still advance, or read-your-writes would wait on it. */
+const idle: Projection = {
+  name: 'idle',
+  version: 1,
+  tables: [],
+  handles: () => false,
+  setup() {},
+  apply() {
+    throw new Error('never called');
+  },
+};
+
+const totals = (db: Database.Database) =>
+  Object.fromEntries(
+    db.prepare<[], { stream: string; total: number }>('SELECT stream, total FROM counter_totals').all().map((r) => [r.stream, r.total]),
+  );
+const logCount = (db: Database.Database) =>
+  db.prepare<[], { n: number }>('SELECT count(*) AS n FROM counter_log').get()!.n;
+const checkpoint = (db: Database.Database, name: string) =>
+  db.prepare<[string], { position: string | null; version: number }>('SELECT position, version FROM projection_checkpoints WHERE name = ?').get(name);
+
+describe('ProjectionRunner', () => {
+  let dir: string;
+  let store: SqliteEventStore;
+  let readFile: string;
+  const runners: ProjectionRunner[] = [];
+  const logger = { log: jest.fn(), error: jest.fn() };
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'projections-'));
+    store = new SqliteEventStore({ file: join(dir, 'events.db'), pollIntervalMs: 20 });
+    readFile = join(dir, 'read.db');
+    logger.log.mockClear();
+    logger.error.mockClear();
+  });
+  afterEach(async () => {
+    for (const r of runners.splice(0)) await r.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function runner(...projections: Projection[]): ProjectionRunner {
+    const r = new ProjectionRunner({ store, file: readFile, projections, logger });
+    runners.push(r);
+    return r;
+  }
+
+  async function append(stream: string, ...events: Array<[type: string, n?: number]>): Promise<Position> {
+    const data = events.map(([type, n = 0]) => toEventData({ type, data: { n } }, buildMetadata(context)));
+    return (await store.appendToStream(stream, data)).position;
+  }
+
+  it('applies live events and resolves waitFor once every projection has them', async () => {
+    const r = runner(counter(), idle);
+    await r.start();
+    expect(await r.isCaughtUp()).toBe(true);
+    const p1 = await append('counter-a', ['test.Added', 2]);
+    const p2 = await append('counter-b', ['test.Added', 3], ['test.Added', 4]);
+    expect(await r.waitFor(p2, 5000)).toBe(true);
+    expect(totals(r.db)).toEqual({ 'counter-a': 2, 'counter-b': 7 });
+    expect(await r.waitFor(p1, 5000)).toBe(true);
+    expect(r.position()).toEqual(p2);
+    expect(await r.isCaughtUp()).toBe(true);
+    expect(checkpoint(r.db, 'counter')?.position).toBe(`${p2.commit}/${p2.prepare}`);
+  });
+
+  it('advances every checkpoint on events no projection handles', async () => {
+    const r = runner(counter(), idle);
+    await r.start();
+    const p = await append('other-1', ['other.Thing']);
+    expect(await r.waitFor(p, 5000)).toBe(true);
+    expect(checkpoint(r.db, 'idle')?.position).toBe(`${p.commit}/${p.prepare}`);
+    expect(checkpoint(r.db, 'counter')?.position).toBe(`${p.commit}/${p.prepare}`);
+    expect(logCount(r.db)).toBe(0);
+  });
+
+  it('waitFor answers null at once and false at the timeout', async () => {
+    const r = runner(counter());
+    await r.start();
+    await expect(r.waitFor(null, 10)).resolves.toBe(true);
+    const beyond: Position = { commit: 1000n, prepare: 1000n };
+    await expect(r.waitFor(beyond, 20)).resolves.toBe(false);
+  });
+
+  it('catches up from its checkpoint after a restart, applying nothing twice', async () => {
+    const first = runner(counter(), idle);
+    await first.start();
+    const p = await append('counter-a', ['test.Added', 1], ['test.Added', 2]);
+    expect(await first.waitFor(p, 5000)).toBe(true);
+    // A row the projection never writes: a restart at the same version must keep the tables.
+    first.db.prepare("INSERT INTO counter_totals VALUES ('marker', 0)").run();
+    await first.close();
+
+    await append('counter-a', ['test.Added', 10]);
+    const head = await append('counter-b', ['test.Added', 20]);
+    const second = runner(counter(), idle);
+    await second.start();
+    expect(second.position()).toEqual(p); // read from the checkpoint table
+    expect(await second.waitFor(head, 5000)).toBe(true);
+    expect(totals(second.db)).toEqual({ 'counter-a': 13, 'counter-b': 20, marker: 0 });
+    expect(logCount(second.db)).toBe(4);
+  });
+
+  it('rebuilds a projection from scratch when its version changes', async () => {
+    const first = runner(counter(1));
+    await first.start();
+    const p = await append('counter-a', ['test.Added', 5], ['test.Added', 6]);
+    expect(await first.waitFor(p, 5000)).toBe(true);
+    first.db.prepare("INSERT INTO counter_totals VALUES ('marker', 0)").run();
+    await first.close();
+
+    const second = runner(counter(2));
+    await second.start();
+    expect(second.position()).toBeNull();
+    expect(await second.waitFor(p, 5000)).toBe(true);
+    expect(totals(second.db)).toEqual({ 'counter-a': 11 });
+    expect(logCount(second.db)).toBe(2);
+    expect(checkpoint(second.db, 'counter')?.version).toBe(2);
+    expect(logger.log).toHaveBeenCalledWith(expect.stringContaining('rebuilding'));
+  });
+
+  it('rebuild() drops every table and checkpoint and replays the stream', async () => {
+    const r = runner(counter(), idle);
+    await r.start();
+    await append('counter-a', ['test.Added', 1]);
+    const p = await append('counter-a', ['test.Added', 2]);
+    expect(await r.waitFor(p, 5000)).toBe(true);
+    r.db.prepare("INSERT INTO counter_totals VALUES ('marker', 0)").run();
+
+    await r.rebuild();
+    expect(await r.waitFor(p, 5000)).toBe(true);
+    expect(totals(r.db)).toEqual({ 'counter-a': 3 });
+    expect(logCount(r.db)).toBe(2);
+    const later = await append('counter-a', ['test.Added', 4]);
+    expect(await r.waitFor(later, 5000)).toBe(true);
+    expect(totals(r.db)).toEqual({ 'counter-a': 7 });
+  });
+
+  it('rolls back rows and checkpoints of a batch whose apply throws, then stops', async () => {
+    const failing = { on: true };
+    // Appended together, so they arrive together and share one transaction.
+    const boom = await append('counter-a', ['test.Added', 1], ['test.Added', 2], ['test.Boom']);
+    const r = runner(counter(1, failing), idle);
+    await r.start();
+    expect(await r.waitFor(boom, 5000)).toBe(false); // released at once by the failure
+    expect(totals(r.db)).toEqual({});
+    expect(logCount(r.db)).toBe(0);
+    expect(checkpoint(r.db, 'counter')?.position).toBeNull();
+    expect(checkpoint(r.db, 'idle')?.position).toBeNull();
+    expect(await r.isCaughtUp()).toBe(false);
+    expect(r.lastError).toBeInstanceOf(ProjectionFailedError);
+    expect(r.lastError).toMatchObject({ projection: 'counter', position: boom });
+    expect(logger.error).toHaveBeenCalledWith(expect.stringContaining('Projection counter failed'), expect.any(String));
+
+    // Fixed (e.g. by a deploy): start again resumes from the untouched checkpoint.
+    failing.on = false;
+    await r.start();
+    expect(await r.waitFor(boom, 5000)).toBe(true);
+    expect(totals(r.db)).toEqual({ 'counter-a': 3 });
+    expect(logCount(r.db)).toBe(3);
+    expect(await r.isCaughtUp()).toBe(true);
+  });
+
+  it('keeps earlier committed batches when a later one fails', async () => {
+    const r = runner(counter());
+    await r.start();
+    const first = await append('counter-a', ['test.Added', 1]);
+    expect(await r.waitFor(first, 5000)).toBe(true);
+    const boom = await append('counter-a', ['test.Added', 2], ['test.Boom']);
+    expect(await r.waitFor(boom, 5000)).toBe(false);
+    expect(totals(r.db)).toEqual({ 'counter-a': 1 });
+    expect(checkpoint(r.db, 'counter')?.position).toBe(`${first.commit}/${first.prepare}`);
+    expect(r.position()).toEqual(first);
+  });
+
+  it('advances checkpoints on checkpoint messages', async () => {
+    const at: Position = { commit: 42n, prepare: 42n };
+    jest.spyOn(store, 'subscribeToAll').mockImplementation(() => {
+      let stopped!: () => void;
+      const stop = new Promise<void>((r) => (stopped = r));
+      async function* messages(): AsyncGenerator<SubscriptionMessage> {
+        yield { kind: 'caught-up' };
+        yield { kind: 'checkpoint', position: at };
+        await stop;
+      }
+      const it = messages();
+      return { [Symbol.asyncIterator]: () => it, stop: async () => stopped() };
+    });
+    const r = runner(counter(), idle);
+    await r.start();
+    expect(await r.waitFor(at, 5000)).toBe(true);
+    expect(r.position()).toEqual(at);
+    expect(checkpoint(r.db, 'idle')?.position).toBe('42/42');
+  });
+
+  it('refuses two projections with one name', () => {
+    expect(() => runner(counter(), counter())).toThrow(/Duplicate projection name counter/);
+  });
+});

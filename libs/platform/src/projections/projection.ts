@@ -1,0 +1,29 @@
+import type Database from 'better-sqlite3';
+import type { RecordedEnvelope } from '../events/envelope';
+
+/**
+ * A read model kept in `DATA_DIR/read.db`. Everything in it can be rebuilt from the stream, so
+ * changing its shape is a `version` bump, never a migration.
+ */
+export interface Projection {
+  /** Unique; keys the checkpoint row. */
+  readonly name: string;
+  /** Bump it when the tables or the meaning of `apply` change: the runner drops and rebuilds. */
+  readonly version: number;
+  /** Every table `setup` creates: what a rebuild drops. */
+  readonly tables: readonly string[];
+  /** `CREATE TABLE IF NOT EXISTS …` (and indexes). Runs at every start. */
+  setup(db: Database.Database): void;
+  /** Event type prefixes (`orders.`, `entities.EntityCreated`) or a predicate on the type. */
+  readonly handles: readonly string[] | ((eventType: string) => boolean);
+  /**
+   * Synchronous, inside the runner's transaction (with the checkpoint): throwing rolls the batch
+   * back and stops the runner. Must be deterministic: a rebuild must give the same rows.
+   */
+  apply(db: Database.Database, event: RecordedEnvelope): void;
+}
+
+export function projectionHandles(projection: Projection, eventType: string): boolean {
+  const { handles } = projection;
+  return typeof handles === 'function' ? handles(eventType) : handles.some((prefix) => eventType.startsWith(prefix));
+}
