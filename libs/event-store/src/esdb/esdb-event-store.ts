@@ -156,14 +156,17 @@ export class EsdbEventStore implements EventStore {
     // Forwards, the first page is inclusive of `from`; later pages restart on the last event seen.
     let skipUpTo: Position | null = null;
     let before: Position | null = backwards && typeof from === 'object' ? from : null;
+    // Start with what is asked for (+1: a later page restarts on its cursor); grow the page when
+    // system events keep filling it.
+    let page = 0;
     for (;;) {
-      const want = Math.min(maxCount - out.length, READ_ALL_PAGE) + 1;
+      page = Math.min(READ_ALL_PAGE, Math.max(page * 4, maxCount - out.length + 1));
       let received = 0;
       let last: Position | null = null;
       const read = this.client.readAll({
         direction: backwards ? BACKWARDS : FORWARDS,
         fromPosition: cursor === 'start' ? START : cursor === 'end' ? END : cursor,
-        maxCount: want,
+        maxCount: page,
       });
       for await (const resolved of read as AsyncIterable<AllStreamResolvedEvent>) {
         received++;
@@ -176,7 +179,7 @@ export class EsdbEventStore implements EventStore {
         if (!includeSystem && isSystemEvent(event)) continue;
         if (out.length < maxCount) out.push(toRecorded(event));
       }
-      if (out.length >= maxCount || received < want || last === null) return out;
+      if (out.length >= maxCount || received < page || last === null) return out;
       cursor = last;
       if (backwards) before = last;
       else skipUpTo = last;
