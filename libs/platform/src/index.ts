@@ -7,3 +7,5 @@ export * from './projections/projection';
 export * from './projections/projection-runner';
 export * from './projections/projections.module';
 export * from './http/read-your-writes';
+export * from './http/problem-details.filter';
+export * from './http/validation.pipe';

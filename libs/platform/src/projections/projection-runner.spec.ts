@@ -231,6 +231,17 @@ describe('ProjectionRunner', () => {
     expect(checkpoint(r.db, 'idle')?.position).toBe('42/42');
   });
 
+  it('catches up a backlog longer than one batch', async () => {
+    for (let i = 0; i < 7; i++) await append(`counter-${i % 2}`, ['test.Added', i]);
+    const head = await append('other-1', ['other.Thing']);
+    const r = new ProjectionRunner({ store, file: readFile, projections: [counter(), idle], logger, maxBatch: 3 });
+    runners.push(r);
+    await r.start();
+    expect(await r.waitFor(head, 5000)).toBe(true);
+    expect(totals(r.db)).toEqual({ 'counter-0': 0 + 2 + 4 + 6, 'counter-1': 1 + 3 + 5 });
+    expect(logCount(r.db)).toBe(7);
+  });
+
   it('refuses two projections with one name', () => {
     expect(() => runner(counter(), counter())).toThrow(/Duplicate projection name counter/);
   });

@@ -70,6 +70,7 @@ export class ProjectionRunner {
   /** Bumped by stop(): late callbacks of an older subscription do nothing. */
   private generation = 0;
   private failure: unknown = null;
+  private saveCheckpoint: Database.Statement<[string, string]> | undefined;
 
   constructor(options: ProjectionRunnerOptions) {
     this.store = options.store;
@@ -226,8 +227,13 @@ export class ProjectionRunner {
         this.buffer.push(message);
         // Messages that arrive together (catch-up reads, group commits) are delivered within
         // microtasks; the flush waits for the next macrotask, so they share one transaction.
-        if (this.buffer.length >= this.maxBatch) this.flush(generation);
-        else this.scheduled ??= setImmediate(() => this.flush(generation));
+        if (this.buffer.length >= this.maxBatch) {
+          this.flush(generation);
+          // A long catch-up would otherwise run on microtasks alone and starve HTTP requests.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        } else {
+          this.scheduled ??= setImmediate(() => this.flush(generation));
+        }
       }
     } catch (err) {
       if (generation === this.generation) this.fail(err);
@@ -252,7 +258,7 @@ export class ProjectionRunner {
   /** One transaction: every projection's rows and checkpoints, or nothing. Returns the new checkpoints. */
   private applyBatch(batch: readonly Work[]): Map<string, Position | null> {
     const next = new Map(this.checkpoints);
-    const save = this.db.prepare('UPDATE projection_checkpoints SET position = ? WHERE name = ?');
+    const save = (this.saveCheckpoint ??= this.db.prepare('UPDATE projection_checkpoints SET position = ? WHERE name = ?'));
     this.db
       .transaction(() => {
         for (const work of batch) {
