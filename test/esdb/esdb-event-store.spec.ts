@@ -7,7 +7,6 @@ import { describeEventStoreConformance } from '../../libs/event-store/src/testin
 import { startEsdbTestServer, type EsdbTestServer } from '../esdb-test-server/harness';
 
 let server: EsdbTestServer;
-const openStores: EsdbEventStore[] = [];
 
 describeEventStoreConformance('esdb (test server)', {
   serverBacked: true,
@@ -31,11 +30,7 @@ if (realServer) {
     serverBacked: false,
     setup: async () => ({
       store: new EsdbEventStore(realServer),
-      openAnother: async () => {
-        const store = new EsdbEventStore(realServer);
-        openStores.push(store);
-        return store;
-      },
+      openAnother: async () => new EsdbEventStore(realServer),
     }),
   });
 }

@@ -293,6 +293,8 @@ class ResilientSubscription implements EventSubscription {
   async stop(): Promise<void> {
     this.halt();
     await this.iterator.return(undefined);
+    // A generator that never started skips its finally block.
+    this.ended();
   }
 
   /** Ends the subscription with an error (the store was closed). */
@@ -303,6 +305,11 @@ class ResilientSubscription implements EventSubscription {
 
   onEnd(listener: () => void): void {
     this.endListeners.push(listener);
+  }
+
+  private ended(): void {
+    this.stopped = true;
+    for (const listener of this.endListeners.splice(0)) listener();
   }
 
   private halt(): void {
@@ -372,8 +379,7 @@ class ResilientSubscription implements EventSubscription {
       }
       if (this.failure) throw this.failure;
     } finally {
-      this.stopped = true;
-      for (const listener of this.endListeners) listener();
+      this.ended();
     }
   }
 

@@ -1,0 +1,29 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { CqrsModule } from '@nestjs/cqrs';
+import { join } from 'node:path';
+import { EventStoreModule } from '@filing/event-store';
+import { APP_CONFIG, type AppConfig, ProblemDetailsFilter, ProjectionsModule } from '@filing/platform';
+import { HealthModule } from './health/health.module';
+
+/** Composes the context modules into the one deployable service. */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      global: true,
+      imports: [
+        CqrsModule.forRoot(),
+        EventStoreModule.forRoot(config.eventStore),
+        ProjectionsModule.forRoot({ file: join(config.dataDir, 'read.db') }),
+        HealthModule,
+      ],
+      providers: [
+        { provide: APP_CONFIG, useValue: config },
+        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+      ],
+      exports: [APP_CONFIG],
+    };
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Starts the whole service in-process on a free port, on a temp DATA_DIR, with either store.
+ * With `eventStore: 'esdb'` the EventStoreDB test server runs in its own process beside it.
+ */
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '@filing/platform';
+import { createApp } from '../../apps/service/src/bootstrap';
+import { type EsdbTestServer, startEsdbTestServer } from '../esdb-test-server/harness';
+
+export interface TestService {
+  readonly url: string;
+  readonly app: NestFastifyApplication;
+  readonly dataDir: string;
+  readonly esdb?: EsdbTestServer;
+  /** Closes the app; the data stays for a restart on it. */
+  close(): Promise<void>;
+  /** Closes the app and removes everything it made. */
+  destroy(): Promise<void>;
+}
+
+export interface TestServiceOptions {
+  readonly eventStore?: 'sqlite' | 'esdb';
+  readonly env?: NodeJS.ProcessEnv;
+  /** Reuse data (and the test server) of an earlier run, e.g. to test a restart. */
+  readonly reuse?: Pick<TestService, 'dataDir' | 'esdb'>;
+}
+
+export async function startService(options: TestServiceOptions = {}): Promise<TestService> {
+  const kind = options.eventStore ?? 'sqlite';
+  const dataDir = options.reuse?.dataDir ?? mkdtempSync(join(tmpdir(), 'filing-e2e-'));
+  const esdb = kind === 'esdb' ? (options.reuse?.esdb ?? (await startEsdbTestServer())) : undefined;
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    EVENT_STORE: kind,
+    ...(esdb ? { EVENTSTORE_CONNECTION_STRING: esdb.connectionString } : {}),
+    ...options.env,
+  });
+  const app = await createApp(config);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = await app.getUrl();
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await app.close();
+  };
+  return {
+    url: url.replace('[::1]', '127.0.0.1'),
+    app,
+    dataDir,
+    esdb,
+    close,
+    async destroy() {
+      await close();
+      await esdb?.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
