@@ -3,3 +3,5 @@ export * from './errors';
 export * from './position';
 export { validateAppend } from './validate-events';
 export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite/sqlite-event-store';
+export { createEventStore, type EventStoreConfig } from './create-event-store';
+export { EventStoreModule } from './event-store.module';
