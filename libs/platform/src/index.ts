@@ -9,3 +9,4 @@ export * from './projections/projections.module';
 export * from './http/read-your-writes';
 export * from './http/problem-details.filter';
 export * from './http/validation.pipe';
+export * from './http/principal';
