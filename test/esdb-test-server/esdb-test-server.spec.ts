@@ -21,6 +21,7 @@ import {
   type ResolvedEvent,
 } from '@eventstore/db-client';
 import { startEsdbTestServer, type EsdbTestServer } from './harness';
+import { retry } from '../../libs/event-store/src/testing/retry';
 
 let server: EsdbTestServer;
 let client: EventStoreDBClient;
@@ -419,13 +420,3 @@ describe('restarts', () => {
   });
 });
 
-async function retry<T>(fn: () => Promise<T>, attempts = 50): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (i >= attempts) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}

@@ -9,6 +9,7 @@ import { comparePositions } from '../../libs/event-store/src/position';
 import { EsdbEventStore } from '../../libs/event-store/src/esdb';
 import { collect, ev } from '../../libs/event-store/src/testing/conformance';
 import { startEsdbTestServer, type EsdbTestServer } from '../esdb-test-server/harness';
+import { retry } from '../../libs/event-store/src/testing/retry';
 
 let server: EsdbTestServer;
 let store: EsdbEventStore;
@@ -42,16 +43,6 @@ async function appendSystemEvents(count: number): Promise<void> {
   );
 }
 
-async function retry<T>(fn: () => Promise<T>, attempts = 100): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (i >= attempts) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
 
 describe('system events in $all', () => {
   it('readAll skips them (over more than one page) and still returns maxCount events', async () => {

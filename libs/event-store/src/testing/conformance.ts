@@ -17,6 +17,7 @@ import {
 } from '../event-store.port';
 import { InvalidEventError, WrongExpectedVersionError } from '../errors';
 import { comparePositions } from '../position';
+import { retry } from './retry';
 
 export interface ConformanceFixture {
   /** A connected store; the suite closes it in `afterAll`. */
@@ -425,16 +426,6 @@ function expectStrictlyIncreasing(events: RecordedEvent[]): void {
   }
 }
 
-async function retry<T>(fn: () => Promise<T>, attempts = 50): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (i >= attempts) throw err;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-}
 
 /** Pulls messages from a subscription in the background so tests can wait on what arrived. */
 export function collect(sub: EventSubscription) {
