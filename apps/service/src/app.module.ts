@@ -3,8 +3,9 @@ import { APP_FILTER } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { join } from 'node:path';
 import { EventStoreModule } from '@filing/event-store';
-import { APP_CONFIG, type AppConfig, ProblemDetailsFilter, ProjectionsModule } from '@filing/platform';
+import { APP_CONFIG, type AppConfig, MetricsModule, ProblemDetailsFilter, ProjectionsModule } from '@filing/platform';
 import { HealthModule } from './health/health.module';
+import { MetricsController } from './metrics/metrics.controller';
 
 /** Composes the context modules into the one deployable service. */
 @Module({})
@@ -17,8 +18,10 @@ export class AppModule {
         CqrsModule.forRoot(),
         EventStoreModule.forRoot(config.eventStore),
         ProjectionsModule.forRoot({ file: join(config.dataDir, 'read.db') }),
+        MetricsModule,
         HealthModule,
       ],
+      controllers: [MetricsController],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },

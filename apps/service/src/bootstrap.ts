@@ -3,6 +3,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { readFileSync } from 'node:fs';
 import { type AppConfig, createLogger, PinoNestLogger } from '@filing/platform';
 import { AppModule } from './app.module';
+import { instrumentHttp } from './metrics/http-metrics';
 
 /** Largest request body: a 10 MiB document as base64 in JSON, with room for its fields. */
 export const BODY_LIMIT_BYTES = 15 * 1024 * 1024;
@@ -18,6 +19,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: new PinoNestLogger(createLogger(config.logLevel)),
   });
+  instrumentHttp(app);
   app.enableShutdownHooks();
   return app;
 }

@@ -1,6 +1,7 @@
 import { type DynamicModule, Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { createEventStore, type EventStoreConfig } from './create-event-store';
 import { EVENT_STORE, type EventStore } from './event-store.port';
+import { ObservedEventStore } from './observed-event-store';
 
 @Injectable()
 class EventStoreCloser implements OnApplicationShutdown {
@@ -13,7 +14,10 @@ class EventStoreCloser implements OnApplicationShutdown {
   }
 }
 
-/** Provides the configured `EventStore` under the `EVENT_STORE` token to every module. */
+/**
+ * Provides the configured `EventStore` under the `EVENT_STORE` token to every module, as an
+ * `ObservedEventStore` so metrics can count appends.
+ */
 @Global()
 @Module({})
 export class EventStoreModule {
@@ -21,7 +25,10 @@ export class EventStoreModule {
     return {
       module: EventStoreModule,
       global: true,
-      providers: [{ provide: EVENT_STORE, useFactory: () => createEventStore(config) }, EventStoreCloser],
+      providers: [
+        { provide: EVENT_STORE, useFactory: () => new ObservedEventStore(createEventStore(config)) },
+        EventStoreCloser,
+      ],
       exports: [EVENT_STORE],
     };
   }

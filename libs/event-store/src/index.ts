@@ -5,3 +5,4 @@ export { validateAppend } from './validate-events';
 export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite/sqlite-event-store';
 export { createEventStore, type EventStoreConfig } from './create-event-store';
 export { EventStoreModule } from './event-store.module';
+export { ObservedEventStore, type AppendObserver } from './observed-event-store';

@@ -10,3 +10,4 @@ export * from './http/read-your-writes';
 export * from './http/problem-details.filter';
 export * from './http/validation.pipe';
 export * from './http/principal';
+export * from './metrics/metrics';

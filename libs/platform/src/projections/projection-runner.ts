@@ -153,6 +153,11 @@ export class ProjectionRunner {
     return lowest;
   }
 
+  /** Each projection's checkpoint (null: nothing applied yet), for metrics and operators. */
+  projectionCheckpoints(): ReadonlyMap<string, Position | null> {
+    return new Map(this.projections.map((p) => [p.name, this.checkpoints.get(p.name) ?? null]));
+  }
+
   /** The failure that stopped the runner, if any. */
   get lastError(): unknown {
     return this.failure;

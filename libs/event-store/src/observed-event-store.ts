@@ -1,0 +1,64 @@
+import type {
+  AppendOptions,
+  AppendResult,
+  EventData,
+  EventStore,
+  EventSubscription,
+  Position,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RecordedEvent,
+  SubscribeToAllOptions,
+} from './event-store.port';
+
+export type AppendObserver = (streamId: string, events: readonly EventData[], result: AppendResult) => void;
+
+/**
+ * The configured store plus observers told of every acknowledged append (metrics), so adapters
+ * stay free of instrumentation. An observer that throws is ignored: counting must never fail a write.
+ */
+export class ObservedEventStore implements EventStore {
+  private readonly observers = new Set<AppendObserver>();
+
+  constructor(private readonly inner: EventStore) {}
+
+  get kind(): string {
+    return this.inner.kind;
+  }
+
+  onAppend(observer: AppendObserver): () => void {
+    this.observers.add(observer);
+    return () => this.observers.delete(observer);
+  }
+
+  async appendToStream(streamId: string, events: readonly EventData[], options?: AppendOptions): Promise<AppendResult> {
+    const result = await this.inner.appendToStream(streamId, events, options);
+    for (const observer of this.observers) {
+      try {
+        observer(streamId, events, result);
+      } catch {
+        // see class comment
+      }
+    }
+    return result;
+  }
+
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
+    return this.inner.readStream(streamId, options);
+  }
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]> {
+    return this.inner.readAll(options);
+  }
+  subscribeToAll(options?: SubscribeToAllOptions): EventSubscription {
+    return this.inner.subscribeToAll(options);
+  }
+  headPosition(): Promise<Position | null> {
+    return this.inner.headPosition();
+  }
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
