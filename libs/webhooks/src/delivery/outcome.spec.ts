@@ -1,0 +1,28 @@
+import { classifyAttempt, errorKind, errorMessage } from './outcome';
+
+describe('attempt outcome', () => {
+  it.each([200, 201, 202, 204, 299])('%d is delivered', (statusCode) =>
+    expect(classifyAttempt({ kind: 'response', statusCode })).toBe('delivered'),
+  );
+  it.each([500, 502, 503, 504, 408, 429])('%d is retried', (statusCode) =>
+    expect(classifyAttempt({ kind: 'response', statusCode })).toBe('retry'),
+  );
+  it.each([301, 302, 307, 308, 400, 401, 403, 404, 410, 422])('%d fails at once', (statusCode) =>
+    expect(classifyAttempt({ kind: 'response', statusCode })).toBe('failed'),
+  );
+  it.each(['timeout', 'connection', 'tls', 'dns', 'address_refused', 'other'] as const)('a %s error is retried', (error) =>
+    expect(classifyAttempt({ kind: 'error', error })).toBe('retry'),
+  );
+
+  it('tells errors apart by code, through causes', () => {
+    expect(errorKind(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }))).toBe('connection');
+    expect(errorKind(new Error('fetch failed', { cause: Object.assign(new Error('y'), { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' }) }))).toBe('tls');
+    expect(errorKind(Object.assign(new Error('x'), { code: 'SELF_SIGNED_CERT_IN_CHAIN' }))).toBe('tls');
+    expect(errorKind(Object.assign(new Error('x'), { code: 'UND_ERR_HEADERS_TIMEOUT' }))).toBe('timeout');
+    expect(errorKind(Object.assign(new Error('x'), { name: 'TimeoutError' }))).toBe('timeout');
+    expect(errorKind(Object.assign(new Error('x'), { code: 'ENOTFOUND' }))).toBe('dns');
+    expect(errorKind(Object.assign(new Error('x'), { code: 'ADDRESS_REFUSED' }))).toBe('address_refused');
+    expect(errorKind(new Error('?'))).toBe('other');
+    expect(errorMessage('tls')).toMatch(/^tls:/);
+  });
+});

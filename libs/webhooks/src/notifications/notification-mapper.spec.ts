@@ -1,0 +1,83 @@
+import { mapNotification, type MappableEvent, type ResourceFacts } from './notification-mapper';
+
+const at = '2026-11-22T10:00:00.000Z';
+let n = 0;
+function ev(type: string, streamId: string, data: MappableEvent['data']): MappableEvent {
+  n++;
+  return { id: `0193a000-0000-7000-8000-${String(n).padStart(12, '0')}`, type, streamId, data, occurredAt: at };
+}
+
+/** Runs a stream's events through the mapper as the fan-out does, carrying facts along. */
+function run(events: MappableEvent[]) {
+  let facts: ResourceFacts | undefined;
+  return events.map((e) => {
+    const r = mapNotification(e, facts);
+    facts = r.facts ?? facts;
+    return r.notification;
+  });
+}
+
+describe('notification mapper', () => {
+  it('entities: created and updated with entity_id and status', () => {
+    const created = ev('entities.EntityCreated', 'entity-E1', { entity_id: 'E1', name: 'Acme', status: 'active' });
+    const updated = ev('entities.EntityUpdated', 'entity-E1', { entity_id: 'E1', name: 'Acme 2' });
+    const dissolved = ev('entities.EntityUpdated', 'entity-E1', { entity_id: 'E1', status: 'dissolved' });
+    expect(run([created, updated, dissolved])).toEqual([
+      { event_id: created.id, event_type: 'entity.created', timestamp: at, entity_id: 'E1', status: 'active' },
+      { event_id: updated.id, event_type: 'entity.updated', timestamp: at, entity_id: 'E1', status: 'active' },
+      { event_id: dissolved.id, event_type: 'entity.updated', timestamp: at, entity_id: 'E1', status: 'dissolved' },
+    ]);
+  });
+
+  it('jurisdictions: created and updated with jurisdiction_id, entity_id, status', () => {
+    const added = ev('jurisdictions.JurisdictionAdded', 'jurisdiction-J1', { jurisdiction_id: 'J1', entity_id: 'E1', code: 'US-DE', status: 'pending' });
+    const updated = ev('jurisdictions.JurisdictionUpdated', 'jurisdiction-J1', { jurisdiction_id: 'J1', status: 'active' });
+    expect(run([added, updated])).toEqual([
+      { event_id: added.id, event_type: 'jurisdiction.created', timestamp: at, jurisdiction_id: 'J1', entity_id: 'E1', status: 'pending' },
+      { event_id: updated.id, event_type: 'jurisdiction.updated', timestamp: at, jurisdiction_id: 'J1', entity_id: 'E1', status: 'active' },
+    ]);
+  });
+
+  it('documents: created, updated, deleted with order_id (or null) and the fixed statuses', () => {
+    const added = ev('documents.DocumentAdded', 'document-D1', { document_id: 'D1', entity_id: 'E1', order_id: null, title: 't' });
+    const updated = ev('documents.DocumentUpdated', 'document-D1', { document_id: 'D1', title: 'u' });
+    const deleted = ev('documents.DocumentDeleted', 'document-D1', { document_id: 'D1' });
+    const withOrder = ev('documents.DocumentAdded', 'document-D2', { document_id: 'D2', entity_id: 'E1', order_id: 'O1' });
+    expect([...run([added, updated, deleted]), ...run([withOrder])]).toEqual([
+      { event_id: added.id, event_type: 'document.created', timestamp: at, document_id: 'D1', entity_id: 'E1', order_id: null, status: 'available' },
+      { event_id: updated.id, event_type: 'document.updated', timestamp: at, document_id: 'D1', entity_id: 'E1', order_id: null, status: 'available' },
+      { event_id: deleted.id, event_type: 'document.deleted', timestamp: at, document_id: 'D1', entity_id: 'E1', order_id: null, status: 'deleted' },
+      { event_id: withOrder.id, event_type: 'document.created', timestamp: at, document_id: 'D2', entity_id: 'E1', order_id: 'O1', status: 'available' },
+    ]);
+  });
+
+  it('tasks: created is a notification, updated is none', () => {
+    const created = ev('tasks.TaskCreated', 'task-T1', { task_id: 'T1', entity_id: 'E1', title: 'x', status: 'open' });
+    const updated = ev('tasks.TaskUpdated', 'task-T1', { task_id: 'T1', status: 'completed' });
+    expect(run([created, updated])).toEqual([
+      { event_id: created.id, event_type: 'task.created', timestamp: at, task_id: 'T1', entity_id: 'E1', status: 'open' },
+      null,
+    ]);
+  });
+
+  it('orders: submitted, cancelled, completed with their fixed statuses', () => {
+    const submitted = ev('orders.OrderSubmitted', 'order-O1', { order_id: 'O1', entity_id: 'E1', order_type: 'formation' });
+    const cancelled = ev('orders.OrderCancelled', 'order-O1', { order_id: 'O1', reason: null });
+    const completed = ev('orders.OrderCompleted', 'order-O2', { order_id: 'O2', entity_id: 'E2' });
+    expect([...run([submitted, cancelled]), ...run([completed])]).toEqual([
+      { event_id: submitted.id, event_type: 'order.submitted', timestamp: at, order_id: 'O1', entity_id: 'E1', status: 'submitted' },
+      { event_id: cancelled.id, event_type: 'order.cancelled', timestamp: at, order_id: 'O1', entity_id: 'E1', status: 'cancelled' },
+      { event_id: completed.id, event_type: 'order.completed', timestamp: at, order_id: 'O2', entity_id: 'E2', status: 'completed' },
+    ]);
+  });
+
+  it('takes the resource id from the stream when the data does not carry it', () => {
+    const created = ev('entities.EntityCreated', 'entity-E9', { name: 'x' });
+    expect(run([created])[0]).toEqual(expect.objectContaining({ entity_id: 'E9', status: 'active' }));
+  });
+
+  it('ignores events of other contexts', () => {
+    expect(mapNotification(ev('auth.ClientCreated', 'client-C1', {}), undefined)).toEqual({ notification: null, facts: null });
+    expect(mapNotification(ev('webhooks.EndpointCreated', 'webhookendpoint-1', {}), undefined).notification).toBeNull();
+  });
+});

@@ -1,0 +1,125 @@
+import type { Json, JsonObject } from '@filing/event-store';
+import type { WebhookEventTypeName } from '../catalog/event-types';
+
+/** The JSON body sent to receivers (CONTRACT.md §4 table). */
+export interface Notification extends JsonObject {
+  event_id: string;
+  event_type: WebhookEventTypeName;
+  timestamp: string;
+}
+
+/**
+ * What the fan-out remembers about one resource (keyed by its stream), so an update event that
+ * carries only the changed fields still yields a complete payload (entity_id, order_id, status).
+ */
+export interface ResourceFacts {
+  readonly entity_id?: string | null;
+  readonly order_id?: string | null;
+  readonly status?: string | null;
+}
+
+export interface MappableEvent {
+  readonly id: string;
+  readonly type: string;
+  readonly streamId: string;
+  readonly data: JsonObject;
+  readonly occurredAt: string;
+}
+
+export interface MapResult {
+  /** null: the event is not one of the eleven notifications (e.g. TaskUpdated). */
+  readonly notification: Notification | null;
+  /** The resource's facts after the event; null when the event concerns no tracked resource. */
+  readonly facts: ResourceFacts | null;
+}
+
+/** Event type prefixes whose events the mapper reads (for the subscription filter). */
+export const NOTIFIABLE_EVENT_PREFIXES = ['entities.', 'jurisdictions.', 'documents.', 'tasks.', 'orders.'] as const;
+
+const str = (v: Json | undefined): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
+
+/** The id after `<context>-`: every family's stream is named for its resource. */
+function streamResourceId(streamId: string): string {
+  const dash = streamId.indexOf('-');
+  return dash >= 0 ? streamId.slice(dash + 1) : streamId;
+}
+
+/**
+ * Domain event → notification, exactly per the contract's table. Pure and deterministic: the
+ * payload depends only on the event and the facts the earlier events of its stream left.
+ */
+export function mapNotification(event: MappableEvent, known: ResourceFacts | undefined): MapResult {
+  const d = event.data;
+  const prior = known ?? {};
+  const base = { event_id: event.id, timestamp: event.occurredAt };
+  const merged = (idField: string, defaults: ResourceFacts): { id: string; facts: ResourceFacts } => {
+    const facts: ResourceFacts = {
+      entity_id: str(d.entity_id) ?? prior.entity_id ?? defaults.entity_id ?? null,
+      order_id: d.order_id === null ? null : (str(d.order_id) ?? prior.order_id ?? defaults.order_id ?? null),
+      status: str(d.status) ?? prior.status ?? defaults.status ?? null,
+    };
+    return { id: str(d[idField]) ?? str(d.id) ?? streamResourceId(event.streamId), facts };
+  };
+
+  switch (event.type) {
+    case 'entities.EntityCreated':
+    case 'entities.EntityUpdated': {
+      const { id, facts } = merged('entity_id', { status: 'active' });
+      const type = event.type === 'entities.EntityCreated' ? 'entity.created' : 'entity.updated';
+      return {
+        notification: { ...base, event_type: type, entity_id: id, status: facts.status ?? 'active' },
+        facts: { ...facts, entity_id: id },
+      };
+    }
+    case 'jurisdictions.JurisdictionAdded':
+    case 'jurisdictions.JurisdictionUpdated': {
+      const { id, facts } = merged('jurisdiction_id', { status: 'pending' });
+      const type = event.type === 'jurisdictions.JurisdictionAdded' ? 'jurisdiction.created' : 'jurisdiction.updated';
+      return {
+        notification: { ...base, event_type: type, jurisdiction_id: id, entity_id: facts.entity_id ?? null, status: facts.status ?? 'pending' },
+        facts,
+      };
+    }
+    case 'documents.DocumentAdded':
+    case 'documents.DocumentUpdated':
+    case 'documents.DocumentDeleted': {
+      const { id, facts } = merged('document_id', {});
+      const deleted = event.type === 'documents.DocumentDeleted';
+      const type = event.type === 'documents.DocumentAdded' ? 'document.created' : deleted ? 'document.deleted' : 'document.updated';
+      return {
+        notification: {
+          ...base,
+          event_type: type,
+          document_id: id,
+          entity_id: facts.entity_id ?? null,
+          order_id: facts.order_id ?? null,
+          status: deleted ? 'deleted' : 'available',
+        },
+        facts: { ...facts, status: deleted ? 'deleted' : 'available' },
+      };
+    }
+    case 'tasks.TaskCreated': {
+      const { id, facts } = merged('task_id', { status: 'open' });
+      return {
+        notification: { ...base, event_type: 'task.created', task_id: id, entity_id: facts.entity_id ?? null, status: facts.status ?? 'open' },
+        facts,
+      };
+    }
+    case 'tasks.TaskUpdated':
+      // Not one of the eleven notifications; remembered only so facts stay right.
+      return { notification: null, facts: merged('task_id', {}).facts };
+    case 'orders.OrderSubmitted':
+    case 'orders.OrderCancelled':
+    case 'orders.OrderCompleted': {
+      const status = event.type === 'orders.OrderSubmitted' ? 'submitted' : event.type === 'orders.OrderCancelled' ? 'cancelled' : 'completed';
+      const { id, facts } = merged('order_id', {});
+      const type = `order.${status}` as WebhookEventTypeName;
+      return {
+        notification: { ...base, event_type: type, order_id: id, entity_id: facts.entity_id ?? null, status },
+        facts: { ...facts, order_id: id, status },
+      };
+    }
+    default:
+      return { notification: null, facts: null };
+  }
+}
