@@ -13,3 +13,14 @@ export interface CliCommand {
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
+
+/** The command ran and found a problem (e.g. an audit difference): exit non-zero after its report. */
+export class CommandFailedError extends Error {
+  override readonly name = 'CommandFailedError';
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}

@@ -1,6 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { EventStoreModule } from '@filing/event-store';
-import { APP_CONFIG, type AppConfig } from '@filing/platform';
+import { APP_CONFIG, type AppConfig, ProjectionsModule } from '@filing/platform';
 
 /** The same context modules as the service, without an HTTP listener or background workers. */
 @Module({})
@@ -8,7 +8,11 @@ export class CliModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: CliModule,
-      imports: [EventStoreModule.forRoot(config.eventStore)],
+      imports: [
+        EventStoreModule.forRoot(config.eventStore),
+        // Projections are registered (replay and audit need them) but never run here: the service runs them.
+        ProjectionsModule.forRoot({ dataDir: config.dataDir, run: false }),
+      ],
       providers: [{ provide: APP_CONFIG, useValue: config }],
     };
   }

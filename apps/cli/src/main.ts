@@ -1,11 +1,13 @@
 import { NestFactory } from '@nestjs/core';
 import pino from 'pino';
 import { ConfigError, createLogger, loadConfig, PinoNestLogger } from '@filing/platform';
-import { type CliCommand, UsageError } from './cli-command';
+import { type CliCommand, CommandFailedError, UsageError } from './cli-command';
 import { CliModule } from './cli.module';
+import { auditCommand } from './commands/audit.command';
 import { eventsExportCommand } from './commands/events-export.command';
+import { replayCommand } from './commands/replay.command';
 
-const COMMANDS: readonly CliCommand[] = [eventsExportCommand];
+const COMMANDS: readonly CliCommand[] = [replayCommand, auditCommand, eventsExportCommand];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.usage.length));
@@ -44,6 +46,10 @@ async function main(argv: string[]): Promise<number> {
     await command.run(app, args, process.stdout);
     return 0;
   } catch (err) {
+    if (err instanceof CommandFailedError) {
+      process.stderr.write(`${err.message}\n`);
+      return err.exitCode;
+    }
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`${(err as Error).message}\nUsage: npm run cli -- ${command.usage}\n`);
       return 2;

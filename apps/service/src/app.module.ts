@@ -1,7 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
-import { join } from 'node:path';
 import { EventStoreModule } from '@filing/event-store';
 import { APP_CONFIG, type AppConfig, MetricsModule, ProblemDetailsFilter, ProjectionsModule } from '@filing/platform';
 import { HealthModule } from './health/health.module';
@@ -17,7 +16,7 @@ export class AppModule {
       imports: [
         CqrsModule.forRoot(),
         EventStoreModule.forRoot(config.eventStore),
-        ProjectionsModule.forRoot({ file: join(config.dataDir, 'read.db') }),
+        ProjectionsModule.forRoot({ dataDir: config.dataDir }),
         MetricsModule,
         HealthModule,
       ],

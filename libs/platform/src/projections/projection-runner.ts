@@ -21,6 +21,8 @@ export interface ProjectionRunnerOptions {
   readonly projections?: readonly Projection[];
   /** Most events applied in one transaction (default 500). */
   readonly maxBatch?: number;
+  /** Apply nothing after this position, and stop there (rebuilds and audits up to a known point). */
+  readonly stopAt?: Position;
   readonly logger?: Pick<LoggerService, 'log' | 'error'>;
 }
 
@@ -55,7 +57,11 @@ interface Waiter {
  * `start()` again (or a restart) retries from the checkpoint.
  */
 export class ProjectionRunner {
-  readonly db: Database.Database;
+  private current: Database.Database;
+  /** Statements prepared on the current database; dropped when it is switched. */
+  private statements = new Map<string, Database.Statement>();
+  private readonly stopAt: Position | undefined;
+  private applied = 0;
   private readonly store: EventStore;
   private readonly projections: Projection[] = [];
   private checkpoints = new Map<string, Position | null>();
@@ -76,15 +82,54 @@ export class ProjectionRunner {
     this.store = options.store;
     this.maxBatch = options.maxBatch ?? 500;
     this.logger = options.logger ?? new Logger(ProjectionRunner.name);
-    if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true });
-    this.db = new Database(options.file);
-    this.db.pragma('journal_mode = WAL');
-    // Read models are rebuildable, and the checkpoint rides in the same transaction as the rows.
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
-    this.db.exec(`CREATE TABLE IF NOT EXISTS projection_checkpoints (
-      name TEXT PRIMARY KEY, version INTEGER NOT NULL, position TEXT)`);
+    this.stopAt = options.stopAt;
+    this.current = openReadDatabase(options.file);
     for (const p of options.projections ?? []) this.add(p);
+  }
+
+  /**
+   * The read database. Read it at every use and never keep statements prepared on it: a replay
+   * swaps in a rebuilt database (`switchTo`). `statement(sql)` caches safely.
+   */
+  get db(): Database.Database {
+    return this.current;
+  }
+
+  /** A statement on the current read database, prepared once per database. */
+  statement<P extends unknown[] = unknown[], R = unknown>(sql: string): Database.Statement<P, R> {
+    let stmt = this.statements.get(sql);
+    if (!stmt) {
+      stmt = this.current.prepare(sql);
+      this.statements.set(sql, stmt);
+    }
+    return stmt as Database.Statement<P, R>;
+  }
+
+  /** Events applied (or passed over) since this runner was made: progress for replays. */
+  get eventsProcessed(): number {
+    return this.applied;
+  }
+
+  /** The registered projections, in registration order. */
+  get registered(): readonly Projection[] {
+    return this.projections;
+  }
+
+  /**
+   * Swaps in another read database (a rebuilt one) and carries on from its checkpoints. Queries
+   * keep answering from the old database until the moment of the swap.
+   */
+  async switchTo(file: string): Promise<void> {
+    const wasRunning = this.running;
+    await this.stop();
+    const old = this.current;
+    this.current = openReadDatabase(file);
+    this.statements = new Map();
+    this.saveCheckpoint = undefined;
+    this.checkpoints = new Map();
+    if (old.open) old.close();
+    if (wasRunning) await this.start();
+    else this.prepare();
   }
 
   /** Registers a projection; only while stopped. */
@@ -127,7 +172,7 @@ export class ProjectionRunner {
   async close(): Promise<void> {
     await this.stop();
     this.settleAll(false);
-    if (this.db.open) this.db.close();
+    if (this.current.open) this.current.close();
   }
 
   /** Drops every projection's tables and checkpoint, then replays the whole stream. */
@@ -229,6 +274,11 @@ export class ProjectionRunner {
       for await (const message of subscription) {
         if (generation !== this.generation) return;
         if (message.kind === 'caught-up') continue;
+        const position = message.kind === 'event' ? message.event.position : message.position;
+        if (this.stopAt && comparePositions(position, this.stopAt) > 0) {
+          this.flush(generation);
+          return;
+        }
         this.buffer.push(message);
         // Messages that arrive together (catch-up reads, group commits) are delivered within
         // microtasks; the flush waits for the next macrotask, so they share one transaction.
@@ -253,6 +303,7 @@ export class ProjectionRunner {
     this.buffer = [];
     try {
       this.checkpoints = this.applyBatch(batch);
+      this.applied += batch.filter((work) => work.kind === 'event').length;
     } catch (err) {
       this.fail(err);
       return;
@@ -307,4 +358,16 @@ export class ProjectionRunner {
   private settleAll(reached: boolean): void {
     for (const waiter of this.waiters) waiter.settle(reached);
   }
+}
+
+function openReadDatabase(file: string): Database.Database {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  // Read models are rebuildable, and the checkpoint rides in the same transaction as the rows.
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.exec(`CREATE TABLE IF NOT EXISTS projection_checkpoints (
+    name TEXT PRIMARY KEY, version INTEGER NOT NULL, position TEXT)`);
+  return db;
 }

@@ -3,16 +3,26 @@ import {
   type BeforeApplicationShutdown,
   type DynamicModule,
   Global,
+  Inject,
   Injectable,
+  Logger,
   Module,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
+import { unwatchFile, watchFile } from 'node:fs';
+import { join } from 'node:path';
 import { ReadYourWrites } from '../http/read-your-writes';
 import type { Projection } from './projection';
 import { ProjectionRunner } from './projection-runner';
+import {
+  activeReadModelFile,
+  READ_MODEL_POINTER,
+  removeDatabaseFiles,
+  staleReadModelFiles,
+} from './read-model-files';
 
 /**
  * Marks a provider class implementing `Projection`: the runner finds it wherever it is declared,
@@ -20,9 +30,21 @@ import { ProjectionRunner } from './projection-runner';
  */
 export const RegisterProjection = DiscoveryService.createDecorator<void>();
 
+const PROJECTIONS_OPTIONS = Symbol('PROJECTIONS_OPTIONS');
+
 export interface ProjectionsModuleOptions {
-  /** `DATA_DIR/read.db`. */
-  readonly file: string;
+  /**
+   * The data directory: the live read-model database is the one its pointer names
+   * (`read-model-files.ts`), and a replay that publishes a new one is swapped in within a second.
+   */
+  readonly dataDir?: string;
+  /** A fixed read database instead (tests). */
+  readonly file?: string;
+  /**
+   * false in processes that must not apply projections (the CLI): two processes applying events
+   * to one read database would apply them twice. Default true.
+   */
+  readonly run?: boolean;
   /** Projections besides the discovered `@RegisterProjection()` providers. */
   readonly projections?: readonly Projection[];
   readonly maxBatch?: number;
@@ -37,9 +59,14 @@ export interface ProjectionsModuleOptions {
 class ProjectionRunnerLifecycle
   implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
 {
+  private readonly logger = new Logger(ProjectionRunner.name);
+  private watching: string | null = null;
+  private switching = Promise.resolve();
+
   constructor(
     private readonly runner: ProjectionRunner,
     private readonly discovery: DiscoveryService,
+    @Inject(PROJECTIONS_OPTIONS) private readonly options: ProjectionsModuleOptions,
   ) {}
 
   onModuleInit(): void {
@@ -51,10 +78,35 @@ class ProjectionRunnerLifecycle
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    if (this.options.run === false) return;
     await this.runner.start();
+    const { dataDir } = this.options;
+    if (dataDir && !this.options.file) {
+      for (const stale of staleReadModelFiles(dataDir)) removeDatabaseFiles(stale);
+      this.watching = join(dataDir, READ_MODEL_POINTER);
+      watchFile(this.watching, { interval: 500 }, () => {
+        this.switching = this.switching.then(() => this.followPointer(dataDir));
+      });
+    }
+  }
+
+  /** A replay published a rebuilt database: swap it in, then drop the old one. */
+  private async followPointer(dataDir: string): Promise<void> {
+    const next = activeReadModelFile(dataDir);
+    const previous = this.runner.db.name;
+    if (next === previous) return;
+    try {
+      await this.runner.switchTo(next);
+      removeDatabaseFiles(previous);
+      this.logger.log(`Read models switched to ${next}`);
+    } catch (err) {
+      this.logger.error(`Switching read models to ${next} failed: ${(err as Error).message}`);
+    }
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    if (this.watching) unwatchFile(this.watching);
+    await this.switching;
     await this.runner.stop();
   }
 
@@ -72,10 +124,16 @@ export class ProjectionsModule {
       global: true,
       imports: [DiscoveryModule],
       providers: [
+        { provide: PROJECTIONS_OPTIONS, useValue: options },
         {
           provide: ProjectionRunner,
           useFactory: (store: EventStore) =>
-            new ProjectionRunner({ store, file: options.file, projections: options.projections, maxBatch: options.maxBatch }),
+            new ProjectionRunner({
+              store,
+              file: options.file ?? activeReadModelFile(requireDataDir(options)),
+              projections: options.projections,
+              maxBatch: options.maxBatch,
+            }),
           inject: [EVENT_STORE],
         },
         ProjectionRunnerLifecycle,
@@ -84,4 +142,9 @@ export class ProjectionsModule {
       exports: [ProjectionRunner, ReadYourWrites],
     };
   }
+}
+
+function requireDataDir(options: ProjectionsModuleOptions): string {
+  if (!options.dataDir) throw new Error('ProjectionsModule needs dataDir or file');
+  return options.dataDir;
 }
