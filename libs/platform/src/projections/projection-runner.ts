@@ -58,8 +58,6 @@ interface Waiter {
  */
 export class ProjectionRunner {
   private current: Database.Database;
-  /** Statements prepared on the current database; dropped when it is switched. */
-  private statements = new Map<string, Database.Statement>();
   private readonly stopAt: Position | undefined;
   private applied = 0;
   private readonly store: EventStore;
@@ -89,20 +87,10 @@ export class ProjectionRunner {
 
   /**
    * The read database. Read it at every use and never keep statements prepared on it: a replay
-   * swaps in a rebuilt database (`switchTo`). `statement(sql)` caches safely.
+   * swaps in a rebuilt database (`switchTo`). `cachedStatement(runner.db, sql)` caches safely.
    */
   get db(): Database.Database {
     return this.current;
-  }
-
-  /** A statement on the current read database, prepared once per database. */
-  statement<P extends unknown[] = unknown[], R = unknown>(sql: string): Database.Statement<P, R> {
-    let stmt = this.statements.get(sql);
-    if (!stmt) {
-      stmt = this.current.prepare(sql);
-      this.statements.set(sql, stmt);
-    }
-    return stmt as Database.Statement<P, R>;
   }
 
   /** Events applied (or passed over) since this runner was made: progress for replays. */
@@ -124,7 +112,6 @@ export class ProjectionRunner {
     await this.stop();
     const old = this.current;
     this.current = openReadDatabase(file);
-    this.statements = new Map();
     this.saveCheckpoint = undefined;
     this.checkpoints = new Map();
     if (old.open) old.close();

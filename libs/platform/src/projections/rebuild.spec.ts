@@ -8,6 +8,7 @@ import type { Projection } from './projection';
 import { ProjectionRunner } from './projection-runner';
 import { activeReadModelFile, newReadModelFile, publishReadModelFile, staleReadModelFiles } from './read-model-files';
 import { compareReadModels, readModelPosition, rebuildReadModels } from './rebuild';
+import { cachedStatement } from './statements';
 
 const context = { account_id: 'acc', actor: 'test', correlation_id: 'c', causation_id: null };
 
@@ -97,10 +98,10 @@ describe('rebuilding and auditing read models', () => {
     await rebuildReadModels({ store, projections: [titles], file });
     live.db.prepare("UPDATE titles SET title = 'old database' WHERE id = 'doc-1'").run();
     await live.switchTo(file);
-    expect(live.statement('SELECT title FROM titles WHERE id = ?').get('doc-1')).toEqual({ title: 'title 29' });
+    expect(cachedStatement(live.db, 'SELECT title FROM titles WHERE id = ?').get('doc-1')).toEqual({ title: 'title 29' });
     const { position } = await write(store, 'doc-1', 'after the switch');
     expect(await live.waitFor(position, 5_000)).toBe(true);
-    expect(live.statement('SELECT title FROM titles WHERE id = ?').get('doc-1')).toEqual({ title: 'after the switch' });
+    expect(cachedStatement(live.db, 'SELECT title FROM titles WHERE id = ?').get('doc-1')).toEqual({ title: 'after the switch' });
   });
 
   it('publishes a rebuilt file through the pointer; older files become stale', () => {
