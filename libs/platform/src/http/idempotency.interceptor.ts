@@ -1,0 +1,158 @@
+import {
+  type CallHandler,
+  type ExecutionContext,
+  Inject,
+  Injectable,
+  type NestInterceptor,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createHash } from 'node:crypto';
+import { type Observable, of } from 'rxjs';
+import { ConflictError, UnprocessableError, ValidationError } from '../errors/domain-errors';
+import { IdempotencyStore, type StoredResponse } from './idempotency.store';
+import { getPrincipal } from './principal';
+
+export const IDEMPOTENCY_OPTIONS = Symbol('IDEMPOTENCY_OPTIONS');
+
+export interface IdempotencyOptions {
+  /** POSTs under these path prefixes honour `Idempotency-Key`. */
+  readonly pathPrefixes: readonly string[];
+}
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+const PENDING = Symbol('idempotency.pending');
+/** Not replayed: they describe the connection or this one response, not the answer. */
+const UNSTORED_HEADERS = new Set(['content-length', 'connection', 'keep-alive', 'transfer-encoding', 'date', 'set-cookie']);
+
+interface Pending {
+  readonly scope: string;
+  readonly key: string;
+}
+type MarkedRequest = FastifyRequest & { [PENDING]?: Pending };
+
+/**
+ * `Idempotency-Key` on POST (CONTRACT.md §3): the first request with a key runs; a retry with the
+ * same key and the same request (method, path, canonical JSON body) within 24 h replays its
+ * answer (status, headers, body, plus `Idempotent-Replayed: true`); the same key with another
+ * request is a 422; while the first is still running, a 409. Keys are scoped by account.
+ *
+ * The interceptor decides; the answer is recorded in Fastify's onSend hook (see
+ * `IdempotencyHooks`), because only there are the final status, headers and serialized body
+ * known, including the problem+json that the exception filter makes of a 4xx. 5xx and 429 are
+ * never recorded: the key is released and a retry runs again.
+ */
+@Injectable()
+export class IdempotencyInterceptor implements NestInterceptor {
+  constructor(
+    private readonly store: IdempotencyStore,
+    @Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyOptions,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (context.getType() !== 'http') return next.handle();
+    const request = context.switchToHttp().getRequest<MarkedRequest>();
+    if (request.method !== 'POST' || !this.options.pathPrefixes.some((p) => request.url.startsWith(p))) {
+      return next.handle();
+    }
+    const header = request.headers['idempotency-key'];
+    if (header === undefined) return next.handle();
+    if (typeof header !== 'string' || !KEY.test(header)) {
+      throw ValidationError.field('Idempotency-Key', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
+    }
+    const principal = getPrincipal(request);
+    if (!principal) return next.handle(); // unauthenticated routes have no account to scope keys by
+    const scope = principal.accountId ?? `${principal.kind}:${principal.subjectId}`;
+
+    const reservation = this.store.reserve(scope, header, fingerprint(request));
+    switch (reservation.kind) {
+      case 'mismatch':
+        throw new UnprocessableError('This Idempotency-Key was already used with another request; use a new key');
+      case 'in-flight':
+        throw new ConflictError('A request with this Idempotency-Key is still being processed; retry shortly');
+      case 'replay':
+        return of(toWebResponse(reservation.response));
+      case 'reserved':
+        request[PENDING] = { scope, key: header };
+        return next.handle();
+    }
+  }
+}
+
+/** Registers the Fastify hooks that record (or release) a reserved key's answer. */
+@Injectable()
+export class IdempotencyHooks implements OnModuleInit, OnApplicationShutdown {
+  constructor(
+    private readonly store: IdempotencyStore,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {}
+
+  onModuleInit(): void {
+    const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
+    if (!fastify?.addHook) return; // no HTTP server (the CLI)
+    fastify.addHook('onSend', async (request: MarkedRequest, reply: FastifyReply, payload: unknown) => {
+      const pending = request[PENDING];
+      if (!pending) return payload;
+      request[PENDING] = undefined;
+      const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? '' : null;
+      if (body !== null && isFinal(reply.statusCode)) {
+        this.store.complete(pending.scope, pending.key, { status: reply.statusCode, headers: storedHeaders(reply), body });
+      } else {
+        this.store.release(pending.scope, pending.key);
+      }
+      return payload;
+    });
+    // A response that never reached onSend (e.g. a broken connection while serializing).
+    fastify.addHook('onResponse', async (request: MarkedRequest) => {
+      const pending = request[PENDING];
+      if (pending) this.store.release(pending.scope, pending.key);
+    });
+  }
+
+  onApplicationShutdown(): void {
+    this.store.close();
+  }
+}
+
+function isFinal(status: number): boolean {
+  return status >= 200 && status < 500 && status !== 429;
+}
+
+function storedHeaders(reply: FastifyReply): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value === undefined || UNSTORED_HEADERS.has(name.toLowerCase())) continue;
+    headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
+  }
+  return headers;
+}
+
+/** Returned by an interceptor, a web Response is the whole answer: its status and headers win. */
+function toWebResponse(stored: StoredResponse): Response {
+  const noBody = stored.status === 204 || stored.status === 205 || stored.status === 304;
+  return new Response(noBody ? null : stored.body, {
+    status: stored.status,
+    headers: { ...stored.headers, 'idempotent-replayed': 'true' },
+  });
+}
+
+function fingerprint(request: FastifyRequest): string {
+  return createHash('sha256')
+    .update(`${request.method} ${request.url}\n`)
+    .update(canonicalJson(request.body ?? null))
+    .digest('base64url');
+}
+
+/** JSON with sorted keys: the same body in another key order is the same request. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

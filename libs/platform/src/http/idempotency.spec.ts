@@ -1,0 +1,270 @@
+import {
+  Body,
+  type CanActivate,
+  Controller,
+  type ExecutionContext,
+  Get,
+  Global,
+  Injectable,
+  Logger,
+  Module,
+  Param,
+  Post,
+  Res,
+} from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
+import { IsOptional, IsString } from 'class-validator';
+import type { FastifyReply } from 'fastify';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EVENT_STORE } from '@filing/event-store';
+import { ValidationError } from '../errors/domain-errors';
+import { IfMatch } from './etag';
+import { IdempotencyStore } from './idempotency.store';
+import { PROBLEM_CONTENT_TYPE, ProblemDetailsFilter } from './problem-details.filter';
+import { setPrincipal } from './principal';
+import { ReadYourWrites } from './read-your-writes';
+import { ResourceApiModule } from './resource-api.module';
+import { ResourceIdPipe } from './resource-id.pipe';
+import { createValidationPipe } from './validation.pipe';
+
+class ThingDto {
+  @IsString()
+  name!: string;
+
+  @IsOptional()
+  @IsString()
+  note?: string;
+}
+
+let runs = 0;
+let gate: Promise<void> | null = null;
+
+@Controller()
+class ThingsController {
+  @Post('external-api/v1/things')
+  async create(@Body() dto: ThingDto, @Res({ passthrough: true }) reply: FastifyReply) {
+    runs++;
+    if (gate) await gate;
+    if (dto.name === 'boom') throw new TypeError('bug');
+    if (dto.name === 'bad') throw ValidationError.field('name', 'name is not allowed');
+    const id = `thing-${runs}`;
+    reply.header('location', `/external-api/v1/things/${id}`).header('etag', '"0"');
+    return { id, name: dto.name, run: runs };
+  }
+
+  @Post('other/things')
+  other(@Body() dto: ThingDto) {
+    runs++;
+    return { run: runs, name: dto.name };
+  }
+
+  @Get('external-api/v1/things/:id')
+  get(@Param('id', ResourceIdPipe) id: string, @IfMatch() ifMatch: bigint | undefined) {
+    return { id, if_match: ifMatch === undefined ? null : String(ifMatch) };
+  }
+}
+
+/** Stands in for the auth guard: the account comes from a test header. */
+@Injectable()
+class TestAuthGuard implements CanActivate {
+  canActivate(ctx: ExecutionContext): boolean {
+    const request = ctx.switchToHttp().getRequest();
+    const account = request.headers['x-account'];
+    if (account) setPrincipal(request, { kind: 'client', accountId: account, subjectId: 'c1', scopes: ['read', 'write'] });
+    return true;
+  }
+}
+
+/** What the app's global modules provide to ResourceApiModule (unused here). */
+@Global()
+@Module({
+  providers: [
+    { provide: ReadYourWrites, useValue: {} },
+    { provide: EVENT_STORE, useValue: {} },
+  ],
+  exports: [ReadYourWrites, EVENT_STORE],
+})
+class StubsModule {}
+
+describe('Idempotency-Key (interceptor over real HTTP)', () => {
+  let app: NestFastifyApplication;
+  let url: string;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'idempotency-'));
+    const moduleRef = await Test.createTestingModule({
+      imports: [StubsModule, ResourceApiModule.forRoot({ idempotencyFile: join(dir, 'idempotency.db') })],
+      controllers: [ThingsController],
+      providers: [
+        { provide: APP_GUARD, useClass: TestAuthGuard },
+        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+      ],
+    }).compile();
+    app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { logger: false });
+    app.useGlobalPipes(createValidationPipe());
+    await app.listen(0, '127.0.0.1');
+    url = await app.getUrl();
+  });
+  afterAll(async () => {
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  beforeEach(() => {
+    runs = 0;
+    gate = null;
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  let n = 0;
+  const newKey = () => `key-${++n}-${Date.now()}`;
+
+  async function post(body: unknown, headers: Record<string, string> = {}, path = '/external-api/v1/things') {
+    const res = await fetch(url + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-account': 'acc-1', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: Object.fromEntries(res.headers), text, body: text ? JSON.parse(text) : null };
+  }
+
+  it('replays the first answer (status, Location, ETag, body) for the same key and body', async () => {
+    const key = newKey();
+    const first = await post({ name: 'a' }, { 'idempotency-key': key });
+    expect(first.status).toBe(201);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    const again = await post({ name: 'a' }, { 'idempotency-key': key });
+    expect(again.status).toBe(201);
+    expect(again.text).toBe(first.text);
+    expect(again.headers).toMatchObject({
+      location: first.headers.location,
+      etag: '"0"',
+      'content-type': first.headers['content-type'],
+      'idempotent-replayed': 'true',
+    });
+    expect(runs).toBe(1);
+  });
+
+  it('treats the same JSON in another key order as the same body', async () => {
+    const key = newKey();
+    await post('{"name":"a","note":"n"}', { 'idempotency-key': key });
+    const again = await post('{ "note": "n", "name": "a" }', { 'idempotency-key': key });
+    expect(again.status).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(runs).toBe(1);
+  });
+
+  it('answers 422 for the same key with another body, and runs nothing', async () => {
+    const key = newKey();
+    await post({ name: 'a' }, { 'idempotency-key': key });
+    const other = await post({ name: 'b' }, { 'idempotency-key': key });
+    expect(other.status).toBe(422);
+    expect(other.headers['content-type']).toBe(PROBLEM_CONTENT_TYPE);
+    expect(other.body.detail).toMatch(/Idempotency-Key/);
+    expect(runs).toBe(1);
+  });
+
+  it('scopes keys by account', async () => {
+    const key = newKey();
+    await post({ name: 'a' }, { 'idempotency-key': key });
+    const other = await post({ name: 'b' }, { 'idempotency-key': key, 'x-account': 'acc-2' });
+    expect(other.status).toBe(201);
+    expect(runs).toBe(2);
+  });
+
+  it('answers 409 while the first request with the key is in flight, then replays it', async () => {
+    const key = newKey();
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    const first = post({ name: 'a' }, { 'idempotency-key': key });
+    while (runs === 0) await new Promise((r) => setImmediate(r));
+    const concurrent = await post({ name: 'a' }, { 'idempotency-key': key });
+    expect(concurrent.status).toBe(409);
+    expect(concurrent.headers['content-type']).toBe(PROBLEM_CONTENT_TYPE);
+    open();
+    expect((await first).status).toBe(201);
+    const after = await post({ name: 'a' }, { 'idempotency-key': key });
+    expect(after.headers['idempotent-replayed']).toBe('true');
+    expect(runs).toBe(1);
+  });
+
+  it('never caches a 5xx: a retry runs again', async () => {
+    const key = newKey();
+    expect((await post({ name: 'boom' }, { 'idempotency-key': key })).status).toBe(500);
+    expect((await post({ name: 'boom' }, { 'idempotency-key': key })).status).toBe(500);
+    expect(runs).toBe(2);
+  });
+
+  it('caches a final 4xx problem answer and replays it', async () => {
+    const key = newKey();
+    const first = await post({ name: 'bad' }, { 'idempotency-key': key });
+    expect(first.status).toBe(400);
+    const again = await post({ name: 'bad' }, { 'idempotency-key': key });
+    expect(again.status).toBe(400);
+    expect(again.headers['content-type']).toBe(PROBLEM_CONTENT_TYPE);
+    expect(again.body).toEqual(first.body);
+    expect(runs).toBe(1);
+  });
+
+  it('refuses a malformed key with a 400 naming Idempotency-Key', async () => {
+    const res = await post({ name: 'a' }, { 'idempotency-key': 'k'.repeat(256) });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'Idempotency-Key', message: expect.any(String) }]);
+    expect(runs).toBe(0);
+  });
+
+  it('leaves POSTs without a key, and POSTs outside the API prefixes, alone', async () => {
+    await post({ name: 'a' });
+    await post({ name: 'a' });
+    const key = newKey();
+    await post({ name: 'a' }, { 'idempotency-key': key }, '/other/things');
+    await post({ name: 'a' }, { 'idempotency-key': key }, '/other/things');
+    expect(runs).toBe(4);
+  });
+
+  it('@Param(ResourceIdPipe) answers 400 naming the parameter; @IfMatch() parses the header', async () => {
+    const bad = await fetch(`${url}/external-api/v1/things/nope`);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { errors: unknown }).errors).toEqual([{ field: 'id', message: 'id must be a UUID' }]);
+    const id = '0193A5B2-0000-7000-8000-000000000001';
+    const ok = await fetch(`${url}/external-api/v1/things/${id}`, { headers: { 'if-match': 'W/"4"' } });
+    expect(await ok.json()).toEqual({ id: id.toLowerCase(), if_match: '4' });
+    const stale = await fetch(`${url}/external-api/v1/things/${id}`, { headers: { 'if-match': '"x"' } });
+    expect(stale.status).toBe(412);
+  });
+});
+
+describe('IdempotencyStore', () => {
+  it('forgets a key after the TTL, and releases keys left in flight by a crash', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'idempotency-store-'));
+    const file = join(dir, 'idempotency.db');
+    let now = 1_000_000;
+    const store = new IdempotencyStore({ file, ttlMs: 1000, now: () => now });
+    try {
+      expect(store.reserve('a', 'k', 'f1').kind).toBe('reserved');
+      store.complete('a', 'k', { status: 201, headers: { etag: '"0"' }, body: '{}' });
+      expect(store.reserve('a', 'k', 'f1')).toEqual({
+        kind: 'replay',
+        response: { status: 201, headers: { etag: '"0"' }, body: '{}' },
+      });
+      now += 1000;
+      expect(store.reserve('a', 'k', 'f2').kind).toBe('reserved'); // expired: a new first use
+      expect(store.reserve('a', 'k', 'f2').kind).toBe('in-flight');
+    } finally {
+      store.close();
+    }
+    const restarted = new IdempotencyStore({ file, ttlMs: 1000, now: () => now });
+    try {
+      expect(restarted.reserve('a', 'k', 'f2').kind).toBe('reserved');
+    } finally {
+      restarted.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

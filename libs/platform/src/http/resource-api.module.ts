@@ -1,0 +1,44 @@
+import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
+import { IDEMPOTENCY_OPTIONS, IdempotencyHooks, IdempotencyInterceptor, type IdempotencyOptions } from './idempotency.interceptor';
+import { IdempotencyStore } from './idempotency.store';
+import { ReferenceChecker } from './references';
+
+export interface ResourceApiModuleOptions {
+  /** `DATA_DIR/idempotency.db`. */
+  readonly idempotencyFile: string;
+  /** Default `/external-api/v1/` and `/internal-api/v1/`. */
+  readonly idempotencyPathPrefixes?: readonly string[];
+  readonly idempotencyTtlMs?: number;
+}
+
+/**
+ * The mechanisms every resource family shares and that need state: the global Idempotency-Key
+ * interceptor (with its store) and the cross-family reference checker. Needs the event store
+ * and the projections module (both global).
+ */
+@Global()
+@Module({})
+export class ResourceApiModule {
+  static forRoot(options: ResourceApiModuleOptions): DynamicModule {
+    const idempotency: IdempotencyOptions = {
+      pathPrefixes: options.idempotencyPathPrefixes ?? ['/external-api/v1/', '/internal-api/v1/'],
+    };
+    return {
+      module: ResourceApiModule,
+      global: true,
+      providers: [
+        { provide: IDEMPOTENCY_OPTIONS, useValue: idempotency },
+        {
+          provide: IdempotencyStore,
+          useFactory: () => new IdempotencyStore({ file: options.idempotencyFile, ttlMs: options.idempotencyTtlMs }),
+        },
+        IdempotencyInterceptor,
+        { provide: APP_INTERCEPTOR, useExisting: IdempotencyInterceptor },
+        IdempotencyHooks,
+        ReferenceChecker,
+      ],
+      exports: [ReferenceChecker, IdempotencyStore],
+    };
+  }
+}

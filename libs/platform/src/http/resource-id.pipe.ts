@@ -1,0 +1,22 @@
+import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
+import { ValidationError } from '../errors/domain-errors';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && UUID.test(value);
+}
+
+/**
+ * `@Param('id', ResourceIdPipe) id: string`: a path id that is not a UUID is a 400 naming the
+ * parameter (not a 404: the client sent something that can never name a resource). Lower-cased,
+ * as ids are stored.
+ */
+@Injectable()
+export class ResourceIdPipe implements PipeTransform<unknown, string> {
+  transform(value: unknown, metadata: ArgumentMetadata): string {
+    const field = metadata.data ?? 'id';
+    if (!isUuid(value)) throw ValidationError.field(field, `${field} must be a UUID`);
+    return value.toLowerCase();
+  }
+}
