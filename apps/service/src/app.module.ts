@@ -1,8 +1,16 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
+import { join } from 'node:path';
 import { EventStoreModule } from '@filing/event-store';
-import { APP_CONFIG, type AppConfig, MetricsModule, ProblemDetailsFilter, ProjectionsModule } from '@filing/platform';
+import {
+  APP_CONFIG,
+  type AppConfig,
+  MetricsModule,
+  ProblemDetailsFilter,
+  ProjectionsModule,
+  ResourceApiModule,
+} from '@filing/platform';
 import { HealthModule } from './health/health.module';
 import { MetricsController } from './metrics/metrics.controller';
 
@@ -17,6 +25,7 @@ export class AppModule {
         CqrsModule.forRoot(),
         EventStoreModule.forRoot(config.eventStore),
         ProjectionsModule.forRoot({ dataDir: config.dataDir }),
+        ResourceApiModule.forRoot({ idempotencyFile: join(config.dataDir, 'idempotency.db') }),
         MetricsModule,
         HealthModule,
       ],

@@ -20,6 +20,8 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     logger: new PinoNestLogger(createLogger(config.logLevel)),
   });
   instrumentHttp(app);
+  // JSON routes only: without Fastify's text/plain parser a text body is a 415, not a string DTO.
+  app.getHttpAdapter().getInstance().removeContentTypeParser('text/plain');
   app.enableShutdownHooks();
   return app;
 }

@@ -22,3 +22,4 @@ export * from './http/idempotency.interceptor';
 export * from './http/references';
 export * from './http/history';
 export * from './http/resource-api.module';
+export * from './http/json-body.interceptor';

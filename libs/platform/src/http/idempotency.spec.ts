@@ -90,7 +90,7 @@ class TestAuthGuard implements CanActivate {
 })
 class StubsModule {}
 
-describe('Idempotency-Key (interceptor over real HTTP)', () => {
+describe('Idempotency-Key and JSON-only bodies (interceptors over real HTTP)', () => {
   let app: NestFastifyApplication;
   let url: string;
   let dir: string;
@@ -226,6 +226,19 @@ describe('Idempotency-Key (interceptor over real HTTP)', () => {
     await post({ name: 'a' }, { 'idempotency-key': key }, '/other/things');
     await post({ name: 'a' }, { 'idempotency-key': key }, '/other/things');
     expect(runs).toBe(4);
+  });
+
+  it('refuses a form body on an API route with 415 before reserving its key', async () => {
+    const key = newKey();
+    const res = await fetch(`${url}/external-api/v1/things`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-account': 'acc-1', 'idempotency-key': key },
+      body: 'name=a',
+    });
+    expect(res.status).toBe(415);
+    expect(res.headers.get('content-type')).toBe(PROBLEM_CONTENT_TYPE);
+    expect((await post({ name: 'a' }, { 'idempotency-key': key })).status).toBe(201);
+    expect(runs).toBe(1);
   });
 
   it('@Param(ResourceIdPipe) answers 400 naming the parameter; @IfMatch() parses the header', async () => {

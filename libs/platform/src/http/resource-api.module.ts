@@ -2,6 +2,7 @@ import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { IDEMPOTENCY_OPTIONS, IdempotencyHooks, IdempotencyInterceptor, type IdempotencyOptions } from './idempotency.interceptor';
 import { IdempotencyStore } from './idempotency.store';
+import { JsonBodyInterceptor } from './json-body.interceptor';
 import { ReferenceChecker } from './references';
 
 export interface ResourceApiModuleOptions {
@@ -13,8 +14,8 @@ export interface ResourceApiModuleOptions {
 }
 
 /**
- * The mechanisms every resource family shares and that need state: the global Idempotency-Key
- * interceptor (with its store) and the cross-family reference checker. Needs the event store
+ * The mechanisms every resource family shares and that need wiring: the global JSON-only and
+ * Idempotency-Key interceptors (with the key store) and the cross-family reference checker. Needs the event store
  * and the projections module (both global).
  */
 @Global()
@@ -33,6 +34,8 @@ export class ResourceApiModule {
           provide: IdempotencyStore,
           useFactory: () => new IdempotencyStore({ file: options.idempotencyFile, ttlMs: options.idempotencyTtlMs }),
         },
+        // Global interceptors run in this order: a non-JSON body is refused before a key is reserved.
+        { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
         IdempotencyInterceptor,
         { provide: APP_INTERCEPTOR, useExisting: IdempotencyInterceptor },
         IdempotencyHooks,
