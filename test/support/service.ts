@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@filing/platform';
-import { createApp } from '../../apps/service/src/bootstrap';
+import { createApp, type CreateAppOptions } from '../../apps/service/src/bootstrap';
 import { type EsdbTestServer, startEsdbTestServer } from '../esdb-test-server/harness';
 
 export interface TestService {
@@ -26,6 +26,10 @@ export interface TestServiceOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Reuse data (and the test server) of an earlier run, e.g. to test a restart. */
   readonly reuse?: Pick<TestService, 'dataDir' | 'esdb'>;
+  /** Where the service logs (e.g. a stream a test reads back); LOG_LEVEL in `env` sets how much. */
+  readonly logDestination?: CreateAppOptions['logDestination'];
+  /** Extra modules, e.g. test/support/probe.module.ts. */
+  readonly imports?: CreateAppOptions['imports'];
 }
 
 export async function startService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -40,7 +44,7 @@ export async function startService(options: TestServiceOptions = {}): Promise<Te
     ...(esdb ? { EVENTSTORE_CONNECTION_STRING: esdb.connectionString } : {}),
     ...options.env,
   });
-  const app = await createApp(config);
+  const app = await createApp(config, { logDestination: options.logDestination, imports: options.imports });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = await app.getUrl();
   let closed = false;

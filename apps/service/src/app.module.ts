@@ -1,7 +1,8 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { join } from 'node:path';
+import { AuthModule } from '@filing/auth';
 import { EventStoreModule } from '@filing/event-store';
 import {
   APP_CONFIG,
@@ -17,7 +18,8 @@ import { MetricsController } from './metrics/metrics.controller';
 /** Composes the context modules into the one deployable service. */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  /** `extraImports`: modules added by tests and benchmarks (e.g. probe routes). */
+  static forRoot(config: AppConfig, extraImports: NonNullable<ModuleMetadata['imports']> = []): DynamicModule {
     return {
       module: AppModule,
       global: true,
@@ -28,6 +30,8 @@ export class AppModule {
         ResourceApiModule.forRoot({ idempotencyFile: join(config.dataDir, 'idempotency.db') }),
         MetricsModule,
         HealthModule,
+        AuthModule,
+        ...extraImports,
       ],
       controllers: [MetricsController],
       providers: [

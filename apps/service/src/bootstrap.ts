@@ -1,6 +1,8 @@
+import type { ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { readFileSync } from 'node:fs';
+import type pino from 'pino';
 import { type AppConfig, createLogger, PinoNestLogger } from '@filing/platform';
 import { AppModule } from './app.module';
 import { instrumentHttp } from './metrics/http-metrics';
@@ -8,16 +10,25 @@ import { instrumentHttp } from './metrics/http-metrics';
 /** Largest request body: a 10 MiB document as base64 in JSON, with room for its fields. */
 export const BODY_LIMIT_BYTES = 15 * 1024 * 1024;
 
+export interface CreateAppOptions {
+  /** Where logs go (default stdout): tests capture them to check that no secret is logged. */
+  readonly logDestination?: pino.DestinationStream;
+  /** Extra modules (tests and benchmarks: probe routes). */
+  readonly imports?: NonNullable<ModuleMetadata['imports']>;
+}
+
 /** Builds the whole service (not listening yet): used by main.ts and by the end-to-end tests. */
-export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
+export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
+    // `/o/token/` (CONTRACT.md) and `/o/token` are the same route: Nest strips the trailing slash.
+    routerOptions: { ignoreTrailingSlash: true },
     ...(config.tls
       ? { https: { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } }
       : {}),
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
-    logger: new PinoNestLogger(createLogger(config.logLevel)),
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, options.imports), adapter, {
+    logger: new PinoNestLogger(createLogger(config.logLevel, options.logDestination)),
   });
   instrumentHttp(app);
   // JSON routes only: without Fastify's text/plain parser a text body is a 415, not a string DTO.

@@ -1,0 +1,62 @@
+import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { CreateAccountHandler } from './commands/create-account';
+import { CreateClientHandler } from './commands/create-client';
+import { CreateUserHandler } from './commands/create-user';
+import { IssueTokenHandler, RevokeTokenHandler } from './commands/issue-token';
+import { RevokeClientHandler } from './commands/revoke-client';
+import { RotateClientSecretHandler } from './commands/rotate-client-secret';
+import { ApiAccessGuard } from './http/api-access.guard';
+import { BearerStrategy } from './http/bearer.strategy';
+import { ClientAuthenticator } from './http/client-authenticator';
+import { FailedAuthThrottle } from './http/failed-auth-throttle';
+import { OAuthEndpointHooks } from './http/oauth-endpoint.hooks';
+import { OAuthController } from './http/oauth.controller';
+import { AccountsController, ClientsController, UsersController } from './http/operator.controllers';
+import { AccountsProjection } from './read-model/accounts.projection';
+import { AuthQueries } from './read-model/auth.queries';
+import { ClientsProjection } from './read-model/clients.projection';
+import { TokensProjection } from './read-model/tokens.projection';
+import { UsersProjection } from './read-model/users.projection';
+
+const commandHandlers = [
+  CreateAccountHandler,
+  CreateClientHandler,
+  RotateClientSecretHandler,
+  RevokeClientHandler,
+  CreateUserHandler,
+  IssueTokenHandler,
+  RevokeTokenHandler,
+];
+
+/**
+ * The auth commands alone (on the app's CommandBus; needs the EventStoreModule and
+ * CqrsModule.forRoot() from the root module). The CLI imports this: no HTTP, no projections,
+ * no read-your-writes, so an operator process never applies projections next to the service.
+ */
+@Module({ providers: commandHandlers })
+export class AuthCoreModule {}
+
+const readModels = [AccountsProjection, ClientsProjection, TokensProjection, UsersProjection, AuthQueries];
+
+const http = [
+  { provide: FailedAuthThrottle, useFactory: () => new FailedAuthThrottle() },
+  ClientAuthenticator,
+  OAuthEndpointHooks,
+  BearerStrategy,
+  // Global: every route of every module goes through it; it decides by path (see the guard).
+  { provide: APP_GUARD, useClass: ApiAccessGuard },
+];
+
+/**
+ * Accounts, API clients, users; the OAuth 2.0 token, revocation and introspection endpoints;
+ * the bearer guard of `/external-api/v1` and `/internal-api/v1`; the operator API.
+ * Needs ProjectionsModule (read models, read-your-writes) and APP_CONFIG from the root module.
+ */
+@Module({
+  imports: [AuthCoreModule],
+  controllers: [OAuthController, AccountsController, ClientsController, UsersController],
+  providers: [...readModels, ...http],
+  exports: [FailedAuthThrottle],
+})
+export class AuthModule {}

@@ -1,0 +1,150 @@
+import { Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ClientKind } from '../auth.events';
+import { isUuid } from '../commands/load';
+import { digestsEqual, dummyHash, sha256, verifySecret } from '../crypto/secrets';
+import { AuthQueries } from '../read-model/auth.queries';
+import { FailedAuthThrottle } from './failed-auth-throttle';
+import { DuplicateParameterError, FormFields, oauthError } from './oauth-error';
+
+export interface AuthenticatedClient {
+  readonly clientId: string;
+  readonly accountId: string | null;
+  readonly kind: ClientKind;
+  readonly scopes: readonly string[];
+  readonly secretGeneration: number;
+}
+
+const BASIC_CHALLENGE = { 'www-authenticate': 'Basic realm="token"' };
+const MAX_SECRET_LENGTH = 512;
+const MAX_VERIFIED_CACHE = 10_000;
+
+/**
+ * Client authentication for the token, revocation and introspection endpoints (RFC 6749 §2.3.1):
+ * `client_id` + `client_secret` form fields, or HTTP Basic with both form-urlencoded, never both.
+ *
+ * Secrets are checked against their scrypt hash in constant time; an unknown client_id is
+ * checked against a dummy hash, so it costs the same. A secret once verified is remembered as
+ * (client_id, secret generation, SHA-256 of the secret) so repeat requests skip scrypt; the
+ * entry stops matching as soon as the read model shows a new generation or a revoked client.
+ */
+@Injectable()
+export class ClientAuthenticator {
+  private readonly verified = new Map<string, { generation: number; digest: string }>();
+
+  constructor(
+    private readonly queries: AuthQueries,
+    private readonly throttle: FailedAuthThrottle,
+  ) {}
+
+  async authenticate(request: FastifyRequest, reply: FastifyReply): Promise<AuthenticatedClient> {
+    const credentials = this.credentials(request, reply);
+    const { clientId: rawId, secret, basic } = credentials;
+    const clientId = rawId.toLowerCase();
+    const address = request.ip;
+    const row = isUuid(clientId) ? this.queries.client(clientId) : undefined;
+    const digest = sha256(secret);
+
+    const cached = this.verified.get(clientId);
+    if (cached && row && row.status === 'active' && cached.generation === row.secret_generation) {
+      if (digestsEqual(cached.digest, digest)) return this.toClient(row);
+    } else if (cached) {
+      this.verified.delete(clientId);
+    }
+
+    const retryAfter = this.throttle.retryAfter(clientId, address);
+    if (retryAfter !== null) {
+      throw oauthError(reply, 429, 'too_many_requests', `Too many failed authentication attempts; retry in ${retryAfter} s`, {
+        'retry-after': String(retryAfter),
+      });
+    }
+
+    const candidate = secret.length <= MAX_SECRET_LENGTH ? secret : '';
+    const ok = await verifySecret(candidate, row?.secret_hash ?? (await dummyHash()));
+    if (!row || !ok || candidate !== secret || row.status !== 'active') {
+      this.throttle.recordFailure(clientId, address);
+      throw oauthError(reply, 401, 'invalid_client', 'Client authentication failed', basic ? BASIC_CHALLENGE : {});
+    }
+    this.remember(clientId, row.secret_generation, digest);
+    return this.toClient(row);
+  }
+
+  /** Forgets a client's verified secret (the read model also stops it matching on its own). */
+  forget(clientId: string): void {
+    this.verified.delete(clientId);
+  }
+
+  private remember(clientId: string, generation: number, digest: string): void {
+    this.verified.delete(clientId);
+    this.verified.set(clientId, { generation, digest });
+    if (this.verified.size > MAX_VERIFIED_CACHE) this.verified.delete(this.verified.keys().next().value as string);
+  }
+
+  private toClient(row: NonNullable<ReturnType<AuthQueries['client']>>): AuthenticatedClient {
+    return {
+      clientId: row.client_id,
+      accountId: row.account_id,
+      kind: row.kind,
+      scopes: row.scopes.split(' ').filter(Boolean),
+      secretGeneration: row.secret_generation,
+    };
+  }
+
+  private credentials(
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): { clientId: string; secret: string; basic: boolean } {
+    const form = new FormFields(request.body);
+    const header = request.headers.authorization;
+    const inBody = form.has('client_id') || form.has('client_secret');
+    if (header !== undefined) {
+      if (inBody) {
+        throw oauthError(reply, 400, 'invalid_request', 'Authenticate the client either with HTTP Basic or in the body, not both');
+      }
+      const basic = parseBasic(header);
+      if (!basic) {
+        throw oauthError(reply, 401, 'invalid_client', 'The Authorization header must be HTTP Basic with the client_id and client_secret', BASIC_CHALLENGE);
+      }
+      return { ...basic, basic: true };
+    }
+    let clientId: string | undefined;
+    let secret: string | undefined;
+    try {
+      clientId = form.get('client_id');
+      secret = form.get('client_secret');
+    } catch (err) {
+      if (err instanceof DuplicateParameterError) throw oauthError(reply, 400, 'invalid_request', err.message);
+      throw err;
+    }
+    if (clientId === undefined || secret === undefined) {
+      throw oauthError(
+        reply,
+        401,
+        'invalid_client',
+        'Client authentication is required: client_id and client_secret, or HTTP Basic',
+        inBody ? {} : BASIC_CHALLENGE,
+      );
+    }
+    return { clientId, secret, basic: false };
+  }
+}
+
+/** RFC 6749 §2.3.1: `Basic base64(urlencode(client_id) ":" urlencode(client_secret))`. */
+export function parseBasic(header: string): { clientId: string; secret: string } | null {
+  const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header);
+  if (!match) return null;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return null;
+  try {
+    const clientId = formDecode(decoded.slice(0, colon));
+    const secret = formDecode(decoded.slice(colon + 1));
+    return clientId && secret ? { clientId, secret } : null;
+  } catch {
+    return null;
+  }
+}
+
+function formDecode(value: string): string {
+  return decodeURIComponent(value.replace(/\+/g, ' '));
+}

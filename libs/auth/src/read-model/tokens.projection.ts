@@ -1,0 +1,48 @@
+import { RegisterProjection, type Projection, type RecordedEnvelope } from '@filing/platform';
+import { Injectable } from '@nestjs/common';
+import type Database from 'better-sqlite3';
+import { AuthEvents, type TokenIssued, type TokenRevoked } from '../auth.events';
+
+/**
+ * `oauth_tokens`: what the bearer guard and introspection read, keyed by the token's SHA-256.
+ * Rows of tokens that expired before a later token of the same client was issued are deleted
+ * then, by the event's own time, so a rebuild gives the same rows and the table stays small.
+ */
+@Injectable()
+@RegisterProjection()
+export class TokensProjection implements Projection {
+  readonly name = 'auth.tokens';
+  readonly version = 1;
+  readonly tables = ['oauth_tokens'];
+  readonly handles = [AuthEvents.TokenIssued, AuthEvents.TokenRevoked];
+
+  setup(db: Database.Database): void {
+    db.exec(`CREATE TABLE IF NOT EXISTS oauth_tokens (
+      token_hash TEXT PRIMARY KEY, client_id TEXT NOT NULL, account_id TEXT, scopes TEXT NOT NULL,
+      issued_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, client_secret_generation INTEGER NOT NULL,
+      revoked INTEGER NOT NULL DEFAULT 0)`);
+    db.exec('CREATE INDEX IF NOT EXISTS oauth_tokens_client_expiry ON oauth_tokens (client_id, expires_at)');
+  }
+
+  apply(db: Database.Database, envelope: RecordedEnvelope): void {
+    const event = envelope as unknown as TokenIssued | TokenRevoked;
+    switch (event.type) {
+      case AuthEvents.TokenIssued: {
+        const d = event.data;
+        const issuedAt = Date.parse(d.issued_at);
+        db.prepare('DELETE FROM oauth_tokens WHERE client_id = ? AND expires_at < ?').run(d.client_id, issuedAt);
+        db.prepare(
+          `INSERT INTO oauth_tokens (token_hash, client_id, account_id, scopes, issued_at, expires_at,
+             client_secret_generation) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (token_hash) DO NOTHING`,
+        ).run(d.token_hash, d.client_id, d.account_id, d.scopes.join(' '), issuedAt, Date.parse(d.expires_at), d.client_secret_generation);
+        return;
+      }
+      case AuthEvents.TokenRevoked:
+        db.prepare('UPDATE oauth_tokens SET revoked = 1 WHERE token_hash = ? AND client_id = ?').run(
+          event.data.token_hash,
+          event.data.client_id,
+        );
+        return;
+    }
+  }
+}
