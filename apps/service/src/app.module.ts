@@ -4,6 +4,7 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { join } from 'node:path';
 import { AuthModule } from '@filing/auth';
 import { EventStoreModule } from '@filing/event-store';
+import { WebhooksModule } from '@filing/webhooks';
 import {
   APP_CONFIG,
   type AppConfig,
@@ -31,6 +32,7 @@ export class AppModule {
         MetricsModule,
         HealthModule,
         AuthModule,
+        WebhooksModule,
         ...extraImports,
       ],
       controllers: [MetricsController],

@@ -1,2 +1,8 @@
+/** What other modules and the apps may import from webhooks. */
+export { WebhooksModule, WebhooksReadModelsModule } from './webhooks.module';
 export { WEBHOOK_EVENT_TYPES, type WebhookEventType, type WebhookEventTypeName } from './catalog/event-types';
 export { verifySignature } from './signing/signature';
+export { WEBHOOK_RESOLVER } from './endpoints/endpoints.service';
+export type { Resolver, ResolvedAddress } from './address/address-guard';
+export type * from './endpoints/endpoint.events';
+export type * from './deliveries/delivery.events';

@@ -1,0 +1,47 @@
+import type { JsonObject } from '@filing/event-store';
+import type { DomainEvent } from '@filing/platform';
+
+/** One delivery of one event to one endpoint: `webhookdelivery-<uuid v5(event id, endpoint id)>`. */
+export const DELIVERY_STREAM = 'webhookdelivery';
+
+export type DeliveryScheduled = DomainEvent<
+  'webhooks.DeliveryScheduled',
+  {
+    delivery_id: string;
+    endpoint_id: string;
+    account_id: string;
+    event_id: string;
+    event_type: string;
+    /** The domain event's position in `$all` (what the decision was taken at). */
+    source_position: string;
+    /** The body sent on every attempt. */
+    payload: JsonObject;
+    /** The domain event's time: due at once, and the same data on every replay. */
+    due_at: string;
+  }
+>;
+export type DeliveryAttempted = DomainEvent<
+  'webhooks.DeliveryAttempted',
+  {
+    delivery_id: string;
+    attempt: number;
+    attempted_at: string;
+    status_code: number | null;
+    error: string | null;
+    duration_ms: number;
+  }
+>;
+export type DeliveryRetryScheduled = DomainEvent<'webhooks.DeliveryRetryScheduled', { delivery_id: string; next_attempt_at: string }>;
+export type DeliverySucceeded = DomainEvent<'webhooks.DeliverySucceeded', { delivery_id: string; attempt: number }>;
+export type DeliveryFailed = DomainEvent<'webhooks.DeliveryFailed', { delivery_id: string; reason: string }>;
+export type DeliveryCancelled = DomainEvent<'webhooks.DeliveryCancelled', { delivery_id: string; reason: string }>;
+export type DeliveryRedeliveryRequested = DomainEvent<'webhooks.DeliveryRedeliveryRequested', { delivery_id: string; due_at: string }>;
+
+export type DeliveryEvent =
+  | DeliveryScheduled
+  | DeliveryAttempted
+  | DeliveryRetryScheduled
+  | DeliverySucceeded
+  | DeliveryFailed
+  | DeliveryCancelled
+  | DeliveryRedeliveryRequested;

@@ -1,0 +1,123 @@
+import type { JsonObject } from '@filing/event-store';
+import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
+import type { AttemptVerdict } from '../delivery/outcome';
+import { retryDelay } from '../delivery/retry-schedule';
+import type { DeliveryEvent } from './delivery.events';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
+
+export interface DeliveryState {
+  readonly exists: boolean;
+  readonly status: DeliveryStatus;
+  readonly accountId: string | null;
+  readonly endpointId: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly payload: JsonObject;
+  readonly attemptCount: number;
+  /** Attempts since it was scheduled or redelivered: indexes the retry schedule. */
+  readonly roundAttempts: number;
+  readonly nextAttemptAt: string | null;
+}
+
+export const initialDelivery: DeliveryState = {
+  exists: false,
+  status: 'pending',
+  accountId: null,
+  endpointId: '',
+  eventId: '',
+  eventType: '',
+  payload: {},
+  attemptCount: 0,
+  roundAttempts: 0,
+  nextAttemptAt: null,
+};
+
+export function evolveDelivery(state: DeliveryState, event: RecordedEnvelope<DeliveryEvent>): DeliveryState {
+  switch (event.type) {
+    case 'webhooks.DeliveryScheduled':
+      return {
+        ...state,
+        exists: true,
+        status: 'pending',
+        accountId: event.data.account_id,
+        endpointId: event.data.endpoint_id,
+        eventId: event.data.event_id,
+        eventType: event.data.event_type,
+        payload: event.data.payload,
+        nextAttemptAt: event.data.due_at,
+      };
+    case 'webhooks.DeliveryAttempted':
+      return { ...state, attemptCount: state.attemptCount + 1, roundAttempts: state.roundAttempts + 1 };
+    case 'webhooks.DeliveryRetryScheduled':
+      return { ...state, nextAttemptAt: event.data.next_attempt_at };
+    case 'webhooks.DeliverySucceeded':
+      return { ...state, status: 'delivered', nextAttemptAt: null };
+    case 'webhooks.DeliveryFailed':
+      return { ...state, status: 'failed', nextAttemptAt: null };
+    case 'webhooks.DeliveryCancelled':
+      return { ...state, status: 'cancelled', nextAttemptAt: null };
+    case 'webhooks.DeliveryRedeliveryRequested':
+      return { ...state, status: 'pending', roundAttempts: 0, nextAttemptAt: event.data.due_at };
+    default:
+      return state;
+  }
+}
+
+export interface AttemptRecord {
+  readonly attemptedAt: Date;
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  readonly durationMs: number;
+  readonly verdict: AttemptVerdict;
+  /** From a 429/503 `Retry-After`, in ms. */
+  readonly retryAfterMs: number | null;
+}
+
+export type DeliveryCommand =
+  | { readonly kind: 'record-attempt'; readonly deliveryId: string; readonly attempt: AttemptRecord; readonly delaysMs: readonly number[]; readonly random: number }
+  | { readonly kind: 'cancel'; readonly deliveryId: string; readonly reason: string }
+  | { readonly kind: 'redeliver'; readonly deliveryId: string; readonly accountId: string; readonly now: Date };
+
+export function decideDelivery(state: DeliveryState, command: DeliveryCommand): DeliveryEvent[] {
+  const delivery_id = command.deliveryId;
+  if (!state.exists) throw NotFoundError.of('webhook delivery', delivery_id);
+  switch (command.kind) {
+    case 'record-attempt': {
+      const a = command.attempt;
+      const number = state.attemptCount + 1;
+      const attempted: DeliveryEvent = {
+        type: 'webhooks.DeliveryAttempted',
+        data: {
+          delivery_id,
+          attempt: number,
+          attempted_at: a.attemptedAt.toISOString(),
+          status_code: a.statusCode,
+          error: a.error,
+          duration_ms: Math.round(a.durationMs),
+        },
+      };
+      // Cancelled (or finished) while the request was in flight: the attempt is still a fact.
+      if (state.status !== 'pending') return [attempted];
+      if (a.verdict === 'delivered') return [attempted, { type: 'webhooks.DeliverySucceeded', data: { delivery_id, attempt: number } }];
+      if (a.verdict === 'failed') {
+        const reason = a.statusCode !== null ? `the receiver answered ${a.statusCode}` : (a.error ?? 'the attempt failed');
+        return [attempted, { type: 'webhooks.DeliveryFailed', data: { delivery_id, reason } }];
+      }
+      const delay = retryDelay(state.roundAttempts + 1, command.delaysMs, a.retryAfterMs, () => command.random);
+      if (delay === null) {
+        return [attempted, { type: 'webhooks.DeliveryFailed', data: { delivery_id, reason: 'retries exhausted' } }];
+      }
+      const next = new Date(a.attemptedAt.getTime() + Math.round(a.durationMs) + delay).toISOString();
+      return [attempted, { type: 'webhooks.DeliveryRetryScheduled', data: { delivery_id, next_attempt_at: next } }];
+    }
+    case 'cancel':
+      return state.status === 'pending' ? [{ type: 'webhooks.DeliveryCancelled', data: { delivery_id, reason: command.reason } }] : [];
+    case 'redeliver':
+      if (state.accountId !== command.accountId) throw NotFoundError.of('webhook delivery', delivery_id);
+      if (state.status !== 'failed' && state.status !== 'cancelled') {
+        throw new ConflictError(`Only a failed or cancelled delivery can be redelivered; this one is ${state.status}`);
+      }
+      return [{ type: 'webhooks.DeliveryRedeliveryRequested', data: { delivery_id, due_at: command.now.toISOString() } }];
+  }
+}

@@ -1,0 +1,87 @@
+import type { LookupAddress, LookupOptions } from 'node:dns';
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import { Agent, request } from 'undici';
+import { AddressRefusedError, checkUrlSyntax, resolveAllowed, type Resolver } from '../address/address-guard';
+import { type AttemptResult, errorKind } from '../delivery/outcome';
+import { parseRetryAfter } from '../delivery/retry-schedule';
+
+export interface SenderOptions {
+  readonly timeoutMs: number;
+  readonly allowPrivateNetworks: boolean;
+  /** PEM file of an extra CA trusted beside the system roots. */
+  readonly caFile: string | null;
+  readonly resolver: Resolver;
+  /** Keep-alive connections per receiver origin. */
+  readonly connectionsPerOrigin: number;
+}
+
+export interface SendResult {
+  readonly result: AttemptResult;
+  readonly durationMs: number;
+  readonly retryAfterMs: number | null;
+}
+
+export const USER_AGENT = 'FilingService-Webhooks/1.0';
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * One POST per attempt over undici keep-alive pools. TLS is always verified; redirects are never
+ * followed (undici's request has no redirect handling unless asked). The socket's DNS lookup is
+ * the address guard itself, so the connection goes to the address that passed the check: a
+ * rebinding DNS answer between the check and the connect cannot slip through.
+ */
+export class WebhookSender {
+  private readonly agent: Agent;
+
+  constructor(private readonly options: SenderOptions) {
+    const ca = options.caFile ? [...rootCertificates, readFileSync(options.caFile, 'utf8')] : undefined;
+    const lookup = (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback): void => {
+      resolveAllowed(hostname, options.resolver, options.allowPrivateNetworks).then(
+        (a) => (lookupOptions.all ? callback(null, [{ address: a.address, family: a.family }]) : callback(null, a.address, a.family)),
+        (err: NodeJS.ErrnoException) => callback(err, '', 0),
+      );
+    };
+    this.agent = new Agent({
+      connections: options.connectionsPerOrigin,
+      keepAliveTimeout: 30_000,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      connect: { ...(ca ? { ca } : {}), rejectUnauthorized: true, timeout: options.timeoutMs, lookup },
+    });
+  }
+
+  async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+    const started = performance.now();
+    const done = (result: AttemptResult, retryAfterMs: number | null = null): SendResult => ({
+      result,
+      durationMs: performance.now() - started,
+      retryAfterMs,
+    });
+    // IP-literal hosts never reach the lookup: check them here, at every attempt.
+    const checked = checkUrlSyntax(url, this.options.allowPrivateNetworks);
+    if ('problem' in checked) return done({ kind: 'error', error: checked.problem.code === 'not_public' ? 'address_refused' : 'other' });
+    try {
+      const response = await request(checked.url, {
+        method: 'POST',
+        headers,
+        body,
+        dispatcher: this.agent,
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+      // Drain (bounded) so the connection goes back to the pool; the body itself is not kept.
+      await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      const statusCode = response.statusCode;
+      const retryAfter = statusCode === 429 || statusCode === 503 ? parseRetryAfter(response.headers['retry-after']) : null;
+      return done({ kind: 'response', statusCode }, retryAfter);
+    } catch (err) {
+      if (err instanceof AddressRefusedError) return done({ kind: 'error', error: 'address_refused' });
+      return done({ kind: 'error', error: errorKind(err) });
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}

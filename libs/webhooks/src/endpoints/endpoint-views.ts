@@ -1,0 +1,41 @@
+/** The endpoint as the API shows it (CONTRACT.md §4). */
+export interface EndpointView {
+  readonly id: string;
+  readonly url: string;
+  readonly description: string | null;
+  readonly event_types: string[];
+  readonly enabled: boolean;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly version: number;
+}
+
+export interface EndpointRow {
+  id: string;
+  account_id: string;
+  url: string;
+  description: string | null;
+  event_types: string;
+  enabled: number;
+  deleted: number;
+  secret_generation: number;
+  previous_generation: number | null;
+  previous_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+  version: number;
+  rowid_seq?: number;
+}
+
+export function endpointView(row: EndpointRow): EndpointView {
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    event_types: JSON.parse(row.event_types) as string[],
+    enabled: row.enabled === 1,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    version: row.version,
+  };
+}

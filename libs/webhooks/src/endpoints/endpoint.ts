@@ -1,0 +1,140 @@
+import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
+import type { EndpointEvent } from './endpoint.events';
+
+/** How long the previous secret keeps signing after a rotation. */
+export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+export interface EndpointState {
+  readonly exists: boolean;
+  readonly deleted: boolean;
+  readonly accountId: string | null;
+  readonly enabled: boolean;
+  readonly url: string;
+  readonly description: string | null;
+  readonly eventTypes: readonly string[];
+  readonly secretGeneration: number;
+}
+
+export const initialEndpoint: EndpointState = {
+  exists: false,
+  deleted: false,
+  accountId: null,
+  enabled: false,
+  url: '',
+  description: null,
+  eventTypes: [],
+  secretGeneration: 0,
+};
+
+export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<EndpointEvent>): EndpointState {
+  switch (event.type) {
+    case 'webhooks.EndpointCreated':
+      return {
+        ...state,
+        exists: true,
+        accountId: event.metadata.account_id,
+        url: event.data.url,
+        description: event.data.description,
+        eventTypes: event.data.event_types,
+        secretGeneration: event.data.secret_generation,
+      };
+    case 'webhooks.EndpointUpdated':
+      return {
+        ...state,
+        url: event.data.url ?? state.url,
+        description: event.data.description !== undefined ? event.data.description : state.description,
+        eventTypes: event.data.event_types ?? state.eventTypes,
+      };
+    case 'webhooks.EndpointEnabled':
+      return { ...state, enabled: true };
+    case 'webhooks.EndpointDisabled':
+      return { ...state, enabled: false };
+    case 'webhooks.EndpointDeleted':
+      return { ...state, deleted: true, enabled: false };
+    case 'webhooks.EndpointSecretRotated':
+      return { ...state, secretGeneration: event.data.secret_generation };
+    default:
+      return state;
+  }
+}
+
+/** Every command names the account it acts for: another account's endpoint is "not found". */
+export type EndpointCommand =
+  | {
+      readonly kind: 'create';
+      readonly accountId: string;
+      readonly endpointId: string;
+      readonly url: string;
+      readonly description: string | null;
+      readonly eventTypes: readonly string[];
+      readonly secretFingerprint: string;
+    }
+  | {
+      readonly kind: 'update';
+      readonly accountId: string;
+      readonly endpointId: string;
+      readonly url?: string;
+      readonly description?: string | null;
+      readonly eventTypes?: readonly string[];
+    }
+  | { readonly kind: 'enable' | 'disable' | 'delete'; readonly accountId: string; readonly endpointId: string }
+  | {
+      readonly kind: 'rotate-secret';
+      readonly accountId: string;
+      readonly endpointId: string;
+      readonly secretFingerprint: string;
+      readonly now: Date;
+    };
+
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+export function decideEndpoint(state: EndpointState, command: EndpointCommand): EndpointEvent[] {
+  const endpoint_id = command.endpointId;
+  if (command.kind === 'create') {
+    if (state.exists) throw new ConflictError(`A webhook endpoint with id ${endpoint_id} already exists`);
+    return [
+      {
+        type: 'webhooks.EndpointCreated',
+        data: {
+          endpoint_id,
+          url: command.url,
+          description: command.description,
+          event_types: [...command.eventTypes],
+          secret_generation: 1,
+          secret_fingerprint: command.secretFingerprint,
+        },
+      },
+    ];
+  }
+  if (!state.exists || state.deleted || state.accountId !== command.accountId) {
+    throw NotFoundError.of('webhook endpoint', endpoint_id);
+  }
+  switch (command.kind) {
+    case 'update': {
+      const data: { endpoint_id: string; url?: string; description?: string | null; event_types?: string[] } = { endpoint_id };
+      if (command.url !== undefined && command.url !== state.url) data.url = command.url;
+      if (command.description !== undefined && command.description !== state.description) data.description = command.description;
+      if (command.eventTypes !== undefined && !sameList(command.eventTypes, state.eventTypes)) data.event_types = [...command.eventTypes];
+      return Object.keys(data).length > 1 ? [{ type: 'webhooks.EndpointUpdated', data }] : [];
+    }
+    case 'enable':
+      return state.enabled ? [] : [{ type: 'webhooks.EndpointEnabled', data: { endpoint_id } }];
+    case 'disable':
+      return state.enabled ? [{ type: 'webhooks.EndpointDisabled', data: { endpoint_id } }] : [];
+    case 'delete':
+      return [{ type: 'webhooks.EndpointDeleted', data: { endpoint_id } }];
+    case 'rotate-secret':
+      return [
+        {
+          type: 'webhooks.EndpointSecretRotated',
+          data: {
+            endpoint_id,
+            secret_generation: state.secretGeneration + 1,
+            secret_fingerprint: command.secretFingerprint,
+            previous_generation: state.secretGeneration,
+            previous_expires_at: new Date(command.now.getTime() + ROTATION_OVERLAP_MS).toISOString(),
+          },
+        },
+      ];
+  }
+}

@@ -1,0 +1,183 @@
+import { EVENT_STORE, type EventStore } from '@filing/event-store';
+import {
+  APP_CONFIG,
+  type AppConfig,
+  type CommandContext,
+  handleCommand,
+  NotFoundError,
+  ProjectionRunner,
+  ReadYourWrites,
+  streamName,
+  ValidationError,
+  type FieldError,
+  type Page,
+  pageRequest,
+  toPage,
+} from '@filing/platform';
+import { Inject, Injectable } from '@nestjs/common';
+import type { StreamRevision } from '@filing/event-store';
+import { v7 as uuidv7 } from 'uuid';
+import { checkUrlSyntax, hostOf, NOT_PUBLIC, resolveAllowed, type Resolver } from '../address/address-guard';
+import { isWebhookEventType } from '../catalog/event-types';
+import { cachedStatement as stmt } from '@filing/platform';
+import { SecretStore } from '../secrets/secret-store';
+import { generateSecret, secretFingerprint } from '../signing/signature';
+import { decideEndpoint, evolveEndpoint, initialEndpoint, type EndpointCommand } from './endpoint';
+import { ENDPOINT_STREAM, type EndpointEvent } from './endpoint.events';
+import { endpointView, type EndpointRow, type EndpointView } from './endpoint-views';
+
+export const WEBHOOK_RESOLVER = Symbol('WEBHOOK_RESOLVER');
+
+export interface CreateEndpointInput {
+  readonly url: string;
+  readonly description?: string | null;
+  readonly event_types?: string[];
+}
+export type UpdateEndpointInput = Partial<CreateEndpointInput>;
+
+/** Endpoint commands and queries; the controller only maps HTTP onto these. */
+@Injectable()
+export class EndpointsService {
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(WEBHOOK_RESOLVER) private readonly resolver: Resolver,
+    private readonly secrets: SecretStore,
+    private readonly runner: ProjectionRunner,
+    private readonly ryw: ReadYourWrites,
+  ) {}
+
+  async create(ctx: CommandContext, input: CreateEndpointInput): Promise<EndpointView & { secret: string }> {
+    const accountId = accountOf(ctx);
+    const eventTypes = input.event_types ?? [];
+    await this.validate(input.url, eventTypes);
+    const id = uuidv7();
+    const secret = generateSecret();
+    this.secrets.put(id, 1, secret);
+    await this.run(ctx, undefined, {
+      kind: 'create',
+      accountId,
+      endpointId: id,
+      url: input.url,
+      description: input.description ?? null,
+      eventTypes: dedupe(eventTypes),
+      secretFingerprint: secretFingerprint(secret),
+    });
+    return { ...this.get(ctx, id), secret };
+  }
+
+  async update(ctx: CommandContext, id: string, input: UpdateEndpointInput, ifMatch?: StreamRevision): Promise<EndpointView> {
+    const accountId = accountOf(ctx);
+    this.get(ctx, id);
+    if (input.url !== undefined || input.event_types !== undefined) await this.validate(input.url, input.event_types ?? []);
+    await this.run(ctx, ifMatch, {
+      kind: 'update',
+      accountId,
+      endpointId: id,
+      url: input.url,
+      description: input.description,
+      eventTypes: input.event_types ? dedupe(input.event_types) : undefined,
+    });
+    return this.get(ctx, id);
+  }
+
+  async action(ctx: CommandContext, id: string, kind: 'enable' | 'disable' | 'delete', ifMatch?: StreamRevision): Promise<EndpointView | null> {
+    await this.run(ctx, ifMatch, { kind, accountId: accountOf(ctx), endpointId: id });
+    return kind === 'delete' ? null : this.get(ctx, id);
+  }
+
+  /** A new secret; the old one keeps signing for 24 h beside it. */
+  async rotateSecret(ctx: CommandContext, id: string, ifMatch?: StreamRevision): Promise<EndpointView & { secret: string }> {
+    const row = this.row(ctx, id);
+    const secret = generateSecret();
+    const generation = row.secret_generation + 1;
+    this.secrets.put(id, generation, secret);
+    const result = await this.run(ctx, ifMatch ?? BigInt(row.version), {
+      kind: 'rotate-secret',
+      accountId: accountOf(ctx),
+      endpointId: id,
+      secretFingerprint: secretFingerprint(secret),
+      now: new Date(),
+    });
+    if (result !== generation) throw new Error('Secret generation moved during rotation');
+    return { ...this.get(ctx, id), secret };
+  }
+
+  secret(ctx: CommandContext, id: string): { secret: string } {
+    const row = this.row(ctx, id);
+    const secret = this.secrets.get(id, row.secret_generation);
+    if (secret === null) throw new NotFoundError(`The signing secret of webhook endpoint ${id} is not on this server`);
+    return { secret };
+  }
+
+  get(ctx: CommandContext, id: string): EndpointView {
+    return endpointView(this.row(ctx, id));
+  }
+
+  list(ctx: CommandContext, query: { limit?: string; cursor?: string }): Page<EndpointView> {
+    const request = pageRequest<number>(query, 'webhook-endpoints', 'number');
+    const rows = stmt(
+      this.runner.db,
+      `SELECT rowid AS rowid_seq, * FROM webhook_endpoints WHERE account_id = ? AND deleted = 0 AND rowid > ? ORDER BY rowid LIMIT ?`,
+    ).all(accountOf(ctx), request.after ?? 0, request.limit + 1) as EndpointRow[];
+    const page = toPage(rows, request, 'webhook-endpoints', (r) => r.rowid_seq ?? 0);
+    return { data: page.data.map(endpointView), next_cursor: page.next_cursor };
+  }
+
+  private row(ctx: CommandContext, id: string): EndpointRow {
+    const row = stmt(this.runner.db, 'SELECT * FROM webhook_endpoints WHERE id = ? AND account_id = ? AND deleted = 0').get(
+      id,
+      accountOf(ctx),
+    ) as EndpointRow | undefined;
+    if (!row) throw NotFoundError.of('webhook endpoint', id);
+    return row;
+  }
+
+  /** Returns the secret generation after the command (for rotation's check). */
+  private async run(ctx: CommandContext, ifMatch: StreamRevision | undefined, command: EndpointCommand): Promise<number> {
+    const result = await handleCommand<typeof initialEndpoint, EndpointEvent, EndpointCommand>({
+      store: this.store,
+      streamId: streamName(ENDPOINT_STREAM, command.endpointId),
+      initialState: initialEndpoint,
+      evolve: evolveEndpoint,
+      decide: decideEndpoint,
+      command,
+      context: ctx,
+      ifMatch,
+    });
+    await this.ryw.await(result.position);
+    return result.state.secretGeneration;
+  }
+
+  /** URL (https, public address after DNS) and event types; every problem in one 400. */
+  private async validate(url: string | undefined, eventTypes: readonly string[]): Promise<void> {
+    const errors: FieldError[] = [];
+    const allowPrivate = this.config.webhookAllowPrivateNetworks;
+    if (url !== undefined) {
+      const checked = checkUrlSyntax(url, allowPrivate);
+      if ('problem' in checked) errors.push({ field: 'url', message: checked.problem.message });
+      else {
+        try {
+          await resolveAllowed(hostOf(checked.url), this.resolver, allowPrivate);
+        } catch (err) {
+          const refused = (err as { code?: string }).code === 'ADDRESS_REFUSED';
+          errors.push({ field: 'url', message: refused ? NOT_PUBLIC : 'The URL host could not be resolved' });
+        }
+      }
+    }
+    const unknown = eventTypes.filter((t) => !isWebhookEventType(t));
+    if (unknown.length > 0) {
+      errors.push({ field: 'event_types', message: `Unknown event types: ${unknown.join(', ')} (see GET /webhook-event-types)` });
+    }
+    if (errors.length > 0) throw new ValidationError(errors);
+  }
+}
+
+function accountOf(ctx: CommandContext): string {
+  if (!ctx.account_id) throw new NotFoundError('Webhook endpoints belong to an account');
+  return ctx.account_id;
+}
+
+function dedupe(list: readonly string[]): string[] {
+  return [...new Set(list)];
+}

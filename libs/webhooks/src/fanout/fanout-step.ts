@@ -1,0 +1,95 @@
+import type { JsonObject, RecordedEvent } from '@filing/event-store';
+import { positionToString } from '@filing/event-store';
+import { mapNotification, type ResourceFacts } from '../notifications/notification-mapper';
+import type { DeliveryScheduled } from '../deliveries/delivery.events';
+import { deliveryId } from './delivery-id';
+import { type MemoryFanOutView, recipients } from './fanout-view';
+
+export type CancelScope = { readonly endpointId: string } | { readonly accountId: string };
+
+export interface StepResult {
+  readonly scheduled: DeliveryScheduled[];
+  /** Pending deliveries scheduled before this event that must end as cancelled. */
+  readonly cancel: CancelScope | null;
+  /** The resource's facts changed (stream id → facts). */
+  readonly facts: readonly [string, ResourceFacts] | null;
+  /** The endpoint or account whose row in the view changed. */
+  readonly endpointChanged: string | null;
+  readonly switchChanged: string | null;
+}
+
+const NONE: StepResult = { scheduled: [], cancel: null, facts: null, endpointChanged: null, switchChanged: null };
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const accountOf = (event: RecordedEvent): string | null => {
+  const a = (event.metadata as JsonObject).account_id;
+  return typeof a === 'string' && a.length > 0 ? a : null;
+};
+
+/**
+ * One event through the fan-out: updates the view (in place) and says what to schedule. Pure
+ * apart from the view it is given, and deterministic: a replay from the start takes the same
+ * decisions and makes the same delivery ids.
+ */
+export function fanOutStep(
+  view: MemoryFanOutView,
+  factsOf: (streamId: string) => ResourceFacts | undefined,
+  event: RecordedEvent,
+): StepResult {
+  const d = event.data;
+  if (event.type.startsWith('webhooks.')) {
+    const accountId = accountOf(event);
+    if (event.type === 'webhooks.NotificationsSwitched') {
+      const account = str(d.account_id) || accountId;
+      if (!account) return NONE;
+      view.putSwitch(account, d.enabled === true);
+      return { ...NONE, switchChanged: account, cancel: d.enabled === true ? null : { accountId: account } };
+    }
+    const id = str(d.endpoint_id);
+    const current = view.endpoint(id);
+    switch (event.type) {
+      case 'webhooks.EndpointCreated':
+        if (!accountId) return NONE;
+        view.putEndpoint({ id, accountId, enabled: false, deleted: false, eventTypes: (d.event_types as string[]) ?? [] });
+        return { ...NONE, endpointChanged: id };
+      case 'webhooks.EndpointUpdated':
+        if (!current || !Array.isArray(d.event_types)) return NONE;
+        view.putEndpoint({ ...current, eventTypes: d.event_types as string[] });
+        return { ...NONE, endpointChanged: id };
+      case 'webhooks.EndpointEnabled':
+        if (!current) return NONE;
+        view.putEndpoint({ ...current, enabled: true });
+        return { ...NONE, endpointChanged: id };
+      case 'webhooks.EndpointDisabled':
+      case 'webhooks.EndpointDeleted':
+        if (!current) return NONE;
+        view.putEndpoint({ ...current, enabled: false, deleted: current.deleted || event.type === 'webhooks.EndpointDeleted' });
+        return { ...NONE, endpointChanged: id, cancel: { endpointId: id } };
+      default:
+        return NONE;
+    }
+  }
+
+  const occurredAt = str((event.metadata as JsonObject).occurred_at) || event.created.toISOString();
+  const mapped = mapNotification({ id: event.id, type: event.type, streamId: event.streamId, data: d, occurredAt }, factsOf(event.streamId));
+  const facts = mapped.facts ? ([event.streamId, mapped.facts] as const) : null;
+  const accountId = accountOf(event);
+  if (!mapped.notification || !accountId) return { ...NONE, facts };
+  const notification = mapped.notification;
+  const scheduled = recipients(view, accountId, notification.event_type).map(
+    (endpoint): DeliveryScheduled => ({
+      type: 'webhooks.DeliveryScheduled',
+      data: {
+        delivery_id: deliveryId(event.id, endpoint.id),
+        endpoint_id: endpoint.id,
+        account_id: accountId,
+        event_id: event.id,
+        event_type: notification.event_type,
+        source_position: positionToString(event.position),
+        payload: notification,
+        due_at: occurredAt,
+      },
+    }),
+  );
+  return { ...NONE, scheduled, facts };
+}

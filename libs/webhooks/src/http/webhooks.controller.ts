@@ -1,0 +1,140 @@
+import type { StreamRevision } from '@filing/event-store';
+import {
+  type CommandContext,
+  createValidationPipe,
+  Ctx,
+  IfMatch,
+  PageQueryDto,
+  ReadYourWrites,
+  ResourceIdPipe,
+  withETag,
+} from '@filing/platform';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res, UsePipes } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { WEBHOOK_EVENT_TYPES } from '../catalog/event-types';
+import { DeliveriesQueries } from '../deliveries/deliveries.queries';
+import { DeliveryCommands } from '../deliveries/delivery-commands';
+import { EndpointsService } from '../endpoints/endpoints.service';
+import { SettingsService } from '../settings/settings.service';
+import { CreateEndpointDto, DeliveriesQueryDto, SettingsDto, UpdateEndpointDto } from './webhooks.dto';
+
+/** Webhook endpoints, the account switch, the catalog and the delivery log (CONTRACT.md §4). */
+@Controller('external-api/v1')
+@UsePipes(createValidationPipe())
+export class WebhooksController {
+  constructor(
+    private readonly endpoints: EndpointsService,
+    private readonly settings: SettingsService,
+    private readonly deliveries: DeliveriesQueries,
+    private readonly deliveryCommands: DeliveryCommands,
+    private readonly ryw: ReadYourWrites,
+  ) {}
+
+  @Get('webhook-event-types')
+  eventTypes() {
+    return { data: WEBHOOK_EVENT_TYPES };
+  }
+
+  @Post('webhook-endpoints')
+  async create(@Ctx() ctx: CommandContext, @Body() body: CreateEndpointDto, @Res({ passthrough: true }) reply: FastifyReply) {
+    const created = await this.endpoints.create(ctx, body);
+    reply.status(201).header('location', `/external-api/v1/webhook-endpoints/${created.id}`);
+    return withETag(reply, created);
+  }
+
+  @Get('webhook-endpoints')
+  list(@Ctx() ctx: CommandContext, @Query() query: PageQueryDto) {
+    return this.endpoints.list(ctx, query);
+  }
+
+  @Get('webhook-endpoints/:id')
+  get(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string, @Res({ passthrough: true }) reply: FastifyReply) {
+    return withETag(reply, this.endpoints.get(ctx, id));
+  }
+
+  @Patch('webhook-endpoints/:id')
+  async update(
+    @Ctx() ctx: CommandContext,
+    @Param('id', ResourceIdPipe) id: string,
+    @Body() body: UpdateEndpointDto,
+    @IfMatch() ifMatch: StreamRevision | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    return withETag(reply, await this.endpoints.update(ctx, id, body, ifMatch));
+  }
+
+  @Delete('webhook-endpoints/:id')
+  @HttpCode(204)
+  async remove(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string, @IfMatch() ifMatch: StreamRevision | undefined) {
+    await this.endpoints.action(ctx, id, 'delete', ifMatch);
+  }
+
+  @Post('webhook-endpoints/:id/enable')
+  @HttpCode(200)
+  async enable(
+    @Ctx() ctx: CommandContext,
+    @Param('id', ResourceIdPipe) id: string,
+    @IfMatch() ifMatch: StreamRevision | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    return withETag(reply, (await this.endpoints.action(ctx, id, 'enable', ifMatch))!);
+  }
+
+  @Post('webhook-endpoints/:id/disable')
+  @HttpCode(200)
+  async disable(
+    @Ctx() ctx: CommandContext,
+    @Param('id', ResourceIdPipe) id: string,
+    @IfMatch() ifMatch: StreamRevision | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    return withETag(reply, (await this.endpoints.action(ctx, id, 'disable', ifMatch))!);
+  }
+
+  @Post('webhook-endpoints/:id/rotate-secret')
+  @HttpCode(200)
+  async rotate(
+    @Ctx() ctx: CommandContext,
+    @Param('id', ResourceIdPipe) id: string,
+    @IfMatch() ifMatch: StreamRevision | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    return withETag(reply, await this.endpoints.rotateSecret(ctx, id, ifMatch));
+  }
+
+  @Get('webhook-endpoints/:id/secret')
+  secret(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string, @Res({ passthrough: true }) reply: FastifyReply) {
+    // A secret must not sit in a shared cache.
+    reply.header('cache-control', 'no-store');
+    return this.endpoints.secret(ctx, id);
+  }
+
+  @Get('webhook-endpoints/:id/deliveries')
+  listDeliveries(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string, @Query() query: DeliveriesQueryDto) {
+    return this.deliveries.list(ctx, id, query);
+  }
+
+  @Get('webhook-deliveries/:id')
+  delivery(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string) {
+    return this.deliveries.get(ctx, id);
+  }
+
+  @Post('webhook-deliveries/:id/redeliver')
+  @HttpCode(202)
+  async redeliver(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string) {
+    this.deliveries.get(ctx, id);
+    const result = await this.deliveryCommands.execute({ kind: 'redeliver', deliveryId: id, accountId: ctx.account_id ?? '', now: new Date() }, ctx);
+    await this.ryw.await(result.position);
+    return this.deliveries.get(ctx, id);
+  }
+
+  @Get('webhook-settings')
+  getSettings(@Ctx() ctx: CommandContext) {
+    return this.settings.get(ctx.account_id ?? '');
+  }
+
+  @Put('webhook-settings')
+  putSettings(@Ctx() ctx: CommandContext, @Body() body: SettingsDto) {
+    return this.settings.set(ctx, ctx.account_id ?? '', body.notifications_enabled);
+  }
+}

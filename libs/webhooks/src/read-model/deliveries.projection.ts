@@ -1,0 +1,83 @@
+import { RegisterProjection, type Projection, type RecordedEnvelope } from '@filing/platform';
+import { Injectable } from '@nestjs/common';
+import type Database from 'better-sqlite3';
+import type { DeliveryEvent } from '../deliveries/delivery.events';
+import { DeliverySignal } from './delivery-signal';
+import { cachedStatement as stmt } from '@filing/platform';
+
+/** `webhook_deliveries` + `webhook_delivery_attempts`: the delivery log and the dispatcher's queue. */
+@Injectable()
+@RegisterProjection()
+export class DeliveriesProjection implements Projection {
+  readonly name = 'webhooks.deliveries';
+  readonly version = 1;
+  readonly tables = ['webhook_deliveries', 'webhook_delivery_attempts'];
+  readonly handles = ['webhooks.Delivery'];
+
+  constructor(private readonly signal: DeliverySignal) {}
+
+  setup(db: Database.Database): void {
+    db.exec(`CREATE TABLE IF NOT EXISTS webhook_deliveries (
+      id TEXT PRIMARY KEY, account_id TEXT NOT NULL, endpoint_id TEXT NOT NULL, event_id TEXT NOT NULL,
+      event_type TEXT NOT NULL, status TEXT NOT NULL, attempt_count INTEGER NOT NULL, last_attempt_at TEXT,
+      next_attempt_at TEXT, source_position TEXT NOT NULL, seq INTEGER NOT NULL,
+      created_at TEXT NOT NULL, updated_at TEXT NOT NULL, version INTEGER NOT NULL);
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq);
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint_status ON webhook_deliveries (endpoint_id, status, seq);
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
+    CREATE TABLE IF NOT EXISTS webhook_delivery_attempts (
+      delivery_id TEXT NOT NULL, attempt INTEGER NOT NULL, attempted_at TEXT NOT NULL, status_code INTEGER,
+      error TEXT, duration_ms INTEGER NOT NULL, PRIMARY KEY (delivery_id, attempt))`);
+  }
+
+  apply(db: Database.Database, envelope: RecordedEnvelope): void {
+    const event = envelope as RecordedEnvelope<DeliveryEvent>;
+    const at = event.metadata.occurred_at;
+    const version = Number(event.revision);
+    const id = event.data.delivery_id;
+    const set = (sets: string, ...params: unknown[]) =>
+      stmt(db, `UPDATE webhook_deliveries SET ${sets}, updated_at = ?, version = ? WHERE id = ?`).run(...params, at, version, id);
+    switch (event.type) {
+      case 'webhooks.DeliveryScheduled': {
+        const d = event.data;
+        // seq: the scheduling position, so a delivery log lists oldest first whatever the id.
+        stmt(
+          db,
+          `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempt_count,
+             next_attempt_at, source_position, seq, created_at, updated_at, version)
+           VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+        ).run(id, d.account_id, d.endpoint_id, d.event_id, d.event_type, d.due_at, d.source_position,
+          Number(event.position.commit), at, at, version);
+        this.signal.ring();
+        return;
+      }
+      case 'webhooks.DeliveryAttempted': {
+        const d = event.data;
+        stmt(
+          db,
+          `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms)
+           VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        ).run(id, d.attempt, d.attempted_at, d.status_code, d.error, d.duration_ms);
+        set('attempt_count = attempt_count + 1, last_attempt_at = ?', d.attempted_at);
+        return;
+      }
+      case 'webhooks.DeliveryRetryScheduled':
+        set('next_attempt_at = ?', event.data.next_attempt_at);
+        this.signal.ring();
+        return;
+      case 'webhooks.DeliverySucceeded':
+        set("status = 'delivered', next_attempt_at = NULL");
+        return;
+      case 'webhooks.DeliveryFailed':
+        set("status = 'failed', next_attempt_at = NULL");
+        return;
+      case 'webhooks.DeliveryCancelled':
+        set("status = 'cancelled', next_attempt_at = NULL");
+        return;
+      case 'webhooks.DeliveryRedeliveryRequested':
+        set("status = 'pending', next_attempt_at = ?", event.data.due_at);
+        this.signal.ring();
+        return;
+    }
+  }
+}

@@ -1,0 +1,87 @@
+import { RegisterProjection, type Projection, type RecordedEnvelope } from '@filing/platform';
+import { Injectable } from '@nestjs/common';
+import type Database from 'better-sqlite3';
+import type { EndpointEvent, NotificationsSwitched } from '../endpoints/endpoint.events';
+import { cachedStatement as stmt } from '@filing/platform';
+
+/** `webhook_endpoints` and `webhook_settings`: the API's reads and the dispatcher's current view. */
+@Injectable()
+@RegisterProjection()
+export class EndpointsProjection implements Projection {
+  readonly name = 'webhooks.endpoints';
+  readonly version = 1;
+  readonly tables = ['webhook_endpoints', 'webhook_settings'];
+  readonly handles = ['webhooks.Endpoint', 'webhooks.NotificationsSwitched'];
+
+  setup(db: Database.Database): void {
+    db.exec(`CREATE TABLE IF NOT EXISTS webhook_endpoints (
+      id TEXT PRIMARY KEY, account_id TEXT NOT NULL, url TEXT NOT NULL, description TEXT, event_types TEXT NOT NULL,
+      enabled INTEGER NOT NULL, deleted INTEGER NOT NULL, secret_generation INTEGER NOT NULL,
+      previous_generation INTEGER, previous_expires_at TEXT,
+      created_at TEXT NOT NULL, updated_at TEXT NOT NULL, version INTEGER NOT NULL);
+    CREATE INDEX IF NOT EXISTS webhook_endpoints_account ON webhook_endpoints (account_id, deleted, id);
+    CREATE TABLE IF NOT EXISTS webhook_settings (
+      account_id TEXT PRIMARY KEY, notifications_enabled INTEGER NOT NULL, updated_at TEXT NOT NULL, version INTEGER NOT NULL)`);
+  }
+
+  apply(db: Database.Database, envelope: RecordedEnvelope): void {
+    const event = envelope as RecordedEnvelope<EndpointEvent | NotificationsSwitched>;
+    const at = event.metadata.occurred_at;
+    const version = Number(event.revision);
+    if (event.type === 'webhooks.NotificationsSwitched') {
+      stmt(
+        db,
+        `INSERT INTO webhook_settings (account_id, notifications_enabled, updated_at, version) VALUES (?, ?, ?, ?)
+         ON CONFLICT (account_id) DO UPDATE SET notifications_enabled = excluded.notifications_enabled,
+           updated_at = excluded.updated_at, version = excluded.version`,
+      ).run(event.data.account_id, event.data.enabled ? 1 : 0, at, version);
+      return;
+    }
+    const id = event.data.endpoint_id;
+    const touch = (sets: string, ...params: unknown[]) =>
+      stmt(db, `UPDATE webhook_endpoints SET ${sets}${sets ? ', ' : ''}updated_at = ?, version = ? WHERE id = ?`).run(
+        ...params,
+        at,
+        version,
+        id,
+      );
+    switch (event.type) {
+      case 'webhooks.EndpointCreated':
+        stmt(
+          db,
+          `INSERT INTO webhook_endpoints (id, account_id, url, description, event_types, enabled, deleted, secret_generation,
+             created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+        ).run(id, event.metadata.account_id, event.data.url, event.data.description, JSON.stringify(event.data.event_types),
+          event.data.secret_generation, at, at, version);
+        return;
+      case 'webhooks.EndpointUpdated': {
+        const d = event.data;
+        touch(
+          'url = coalesce(?, url), description = CASE WHEN ? THEN ? ELSE description END, event_types = coalesce(?, event_types)',
+          d.url ?? null,
+          d.description !== undefined ? 1 : 0,
+          d.description ?? null,
+          d.event_types ? JSON.stringify(d.event_types) : null,
+        );
+        return;
+      }
+      case 'webhooks.EndpointEnabled':
+        touch('enabled = 1');
+        return;
+      case 'webhooks.EndpointDisabled':
+        touch('enabled = 0');
+        return;
+      case 'webhooks.EndpointDeleted':
+        touch('enabled = 0, deleted = 1');
+        return;
+      case 'webhooks.EndpointSecretRotated':
+        touch(
+          'secret_generation = ?, previous_generation = ?, previous_expires_at = ?',
+          event.data.secret_generation,
+          event.data.previous_generation,
+          event.data.previous_expires_at,
+        );
+        return;
+    }
+  }
+}

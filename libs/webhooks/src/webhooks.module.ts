@@ -1,0 +1,96 @@
+import { APP_CONFIG, type AppConfig } from '@filing/platform';
+import {
+  type BeforeApplicationShutdown,
+  Injectable,
+  Module,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { join } from 'node:path';
+import { systemResolver } from './address/dns-resolver';
+import { DeliveriesQueries } from './deliveries/deliveries.queries';
+import { DeliveryCommands } from './deliveries/delivery-commands';
+import { DISPATCHER_LIMITS, DispatcherService, WEBHOOK_SENDER } from './dispatch/dispatcher.service';
+import { WebhookSender } from './dispatch/webhook-sender';
+import { EndpointsService, WEBHOOK_RESOLVER } from './endpoints/endpoints.service';
+import { FanOutService } from './fanout/fanout.service';
+import { OperatorWebhooksController } from './http/operator-webhooks.controller';
+import { WebhooksController } from './http/webhooks.controller';
+import { DeliveriesProjection } from './read-model/deliveries.projection';
+import { DeliverySignal } from './read-model/delivery-signal';
+import { EndpointsProjection } from './read-model/endpoints.projection';
+import { SecretStore } from './secrets/secret-store';
+import { SettingsService } from './settings/settings.service';
+import type { Resolver } from './address/address-guard';
+
+/** The read models alone (endpoints, settings, deliveries): what the CLI's replay and audit need. */
+@Module({
+  providers: [DeliverySignal, EndpointsProjection, DeliveriesProjection],
+  exports: [DeliverySignal],
+})
+export class WebhooksReadModelsModule {}
+
+/** Starts the fan-out and the dispatcher once the app is up; stops them before the store closes. */
+@Injectable()
+class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+  constructor(
+    private readonly fanOut: FanOutService,
+    private readonly dispatcher: DispatcherService,
+    private readonly sender: WebhookSender,
+    private readonly secrets: SecretStore,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.fanOut.start();
+    this.dispatcher.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.dispatcher.stop();
+    await this.fanOut.stop();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.sender.close();
+    this.secrets.close();
+  }
+}
+
+/**
+ * Webhooks (DESIGN.md "Webhooks"): endpoints and the account switch, the catalog, the fan-out
+ * subscription, the dispatcher and the delivery log. Needs the event store, the projections
+ * module and APP_CONFIG (all global).
+ */
+@Module({
+  imports: [WebhooksReadModelsModule],
+  controllers: [WebhooksController, OperatorWebhooksController],
+  providers: [
+    { provide: WEBHOOK_RESOLVER, useValue: systemResolver },
+    {
+      provide: SecretStore,
+      useFactory: (config: AppConfig) => new SecretStore(join(config.dataDir, 'webhook-secrets.db')),
+      inject: [APP_CONFIG],
+    },
+    {
+      provide: WebhookSender,
+      useFactory: (config: AppConfig, resolver: Resolver) =>
+        new WebhookSender({
+          timeoutMs: config.webhookTimeoutMs,
+          allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+          caFile: config.webhookCaFile,
+          resolver,
+          connectionsPerOrigin: DISPATCHER_LIMITS.perEndpoint,
+        }),
+      inject: [APP_CONFIG, WEBHOOK_RESOLVER],
+    },
+    { provide: WEBHOOK_SENDER, useExisting: WebhookSender },
+    EndpointsService,
+    SettingsService,
+    DeliveriesQueries,
+    DeliveryCommands,
+    FanOutService,
+    DispatcherService,
+    WebhookWorkers,
+  ],
+})
+export class WebhooksModule {}

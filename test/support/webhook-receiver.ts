@@ -1,0 +1,88 @@
+/**
+ * A real HTTPS webhook receiver on 127.0.0.1 for end-to-end tests: records every request and
+ * answers from a script (status, headers, or a hang), defaulting to 200.
+ */
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { TestPki } from './tls-certs';
+
+export interface ReceivedRequest {
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+  readonly json: Record<string, unknown>;
+  readonly receivedAt: number;
+  readonly path: string;
+}
+
+export type Reply = { status: number; headers?: Record<string, string> } | 'hang';
+
+export interface WebhookReceiver {
+  readonly url: string;
+  readonly port: number;
+  readonly requests: ReceivedRequest[];
+  /** Answers for the next requests, in order; afterwards `fallback`. */
+  script(...replies: Reply[]): void;
+  fallback: Reply;
+  /** Resolves when `count` requests (in total) matched `predicate`. */
+  waitFor(count: number, predicate?: (r: ReceivedRequest) => boolean): Promise<ReceivedRequest[]>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(pki: Pick<TestPki, 'cert' | 'key'>, path = '/hook'): Promise<WebhookReceiver> {
+  const requests: ReceivedRequest[] = [];
+  const queue: Reply[] = [];
+  const waiters = new Set<() => void>();
+  const hanging = new Set<() => void>();
+  const server: Server = createServer({ cert: pki.cert, key: pki.key }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let json: Record<string, unknown> = {};
+      try {
+        json = JSON.parse(body) as Record<string, unknown>;
+      } catch {
+        /* recorded as is */
+      }
+      requests.push({ headers: req.headers, body, json, receivedAt: Date.now(), path: req.url ?? '' });
+      for (const w of waiters) w();
+      const reply = queue.shift() ?? receiver.fallback;
+      if (reply === 'hang') {
+        hanging.add(() => res.destroy());
+        return;
+      }
+      res.writeHead(reply.status, reply.headers ?? {});
+      res.end('ok');
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as { port: number }).port;
+  const receiver: WebhookReceiver = {
+    url: `https://127.0.0.1:${port}${path}`,
+    port,
+    requests,
+    fallback: { status: 200 },
+    script: (...replies) => queue.push(...replies),
+    waitFor(count, predicate = () => true) {
+      return new Promise((resolve) => {
+        const check = () => {
+          const matched = requests.filter(predicate);
+          if (matched.length >= count) {
+            waiters.delete(check);
+            resolve(matched);
+          }
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+    async close() {
+      for (const h of hanging) h();
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+  return receiver;
+}
