@@ -3,6 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { join } from 'node:path';
 import { AuthModule } from '@filing/auth';
+import { EntitiesModule } from '@filing/entities';
 import { EventStoreModule } from '@filing/event-store';
 import { WebhooksModule } from '@filing/webhooks';
 import {
@@ -32,6 +33,7 @@ export class AppModule {
         MetricsModule,
         HealthModule,
         AuthModule,
+        EntitiesModule,
         WebhooksModule,
         ...extraImports,
       ],

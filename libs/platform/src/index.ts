@@ -23,3 +23,4 @@ export * from './http/references';
 export * from './http/history';
 export * from './http/resource-api.module';
 export * from './http/json-body.interceptor';
+export * from './http/account-id';

@@ -132,7 +132,7 @@ export interface KeysetPageOptions<Row, T> {
  * One keyset query on a read-model table: `WHERE <filters> AND id > :after ORDER BY id LIMIT n`.
  * Index `(account_id, <filter>, id)` to keep it an index range scan at any depth.
  */
-export function keysetPage<Row extends Record<string, unknown>, T>(
+export function keysetPage<Row extends object, T>(
   db: Database.Database,
   options: KeysetPageOptions<Row, T>,
 ): Page<T> {
@@ -149,6 +149,6 @@ export function keysetPage<Row extends Record<string, unknown>, T>(
     (conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '') +
     ` ORDER BY "${key}" LIMIT ?`;
   const rows = cachedStatement(db, sql).all(...params, options.page.limit + 1) as Row[];
-  const page = toPage(rows, options.page, options.collection, (row) => row[key] as string);
+  const page = toPage(rows, options.page, options.collection, (row) => (row as Record<string, unknown>)[key] as string);
   return { data: page.data.map(options.map), next_cursor: page.next_cursor };
 }
