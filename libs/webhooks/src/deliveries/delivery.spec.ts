@@ -1,0 +1,88 @@
+import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
+import { decideDelivery, evolveDelivery, initialDelivery, type AttemptRecord, type DeliveryState } from './delivery';
+import type { DeliveryEvent } from './delivery.events';
+
+let rev = 0;
+const envelope = (e: DeliveryEvent) =>
+  ({ ...e, id: `id-${rev}`, revision: BigInt(rev++), streamId: 's', position: { commit: 1n, prepare: 1n }, metadata: { account_id: 'A' } }) as unknown as RecordedEnvelope<DeliveryEvent>;
+const fold = (state: DeliveryState, events: DeliveryEvent[]) => events.map(envelope).reduce(evolveDelivery, state);
+
+const scheduled: DeliveryEvent = {
+  type: 'webhooks.DeliveryScheduled',
+  data: {
+    delivery_id: 'D',
+    endpoint_id: 'E',
+    account_id: 'A',
+    event_id: 'EV',
+    event_type: 'entity.created',
+    source_position: '5/5',
+    payload: { event_id: 'EV' },
+    due_at: '2026-11-22T10:00:00.000Z',
+  },
+};
+const pending = fold(initialDelivery, [scheduled]);
+const at = new Date('2026-11-22T10:00:01.000Z');
+const attempt = (over: Partial<AttemptRecord>): AttemptRecord => ({
+  attemptedAt: at,
+  statusCode: 503,
+  error: null,
+  durationMs: 10,
+  verdict: 'retry',
+  retryAfterMs: null,
+  ...over,
+});
+const record = (state: DeliveryState, a: AttemptRecord, delaysMs = [100, 200]) =>
+  decideDelivery(state, { kind: 'record-attempt', deliveryId: 'D', attempt: a, delaysMs, random: 0.5 });
+
+describe('delivery', () => {
+  it('is pending and due when scheduled', () => {
+    expect(pending).toEqual(expect.objectContaining({ exists: true, status: 'pending', nextAttemptAt: '2026-11-22T10:00:00.000Z' }));
+  });
+
+  it('a 2xx attempt delivers it', () => {
+    const events = record(pending, attempt({ statusCode: 200, verdict: 'delivered' }));
+    expect(events.map((e) => e.type)).toEqual(['webhooks.DeliveryAttempted', 'webhooks.DeliverySucceeded']);
+    expect(events[0].data).toEqual({ delivery_id: 'D', attempt: 1, attempted_at: at.toISOString(), status_code: 200, error: null, duration_ms: 10 });
+    expect(fold(pending, events).status).toBe('delivered');
+  });
+
+  it('retries on the schedule, with growing gaps, then fails when exhausted', () => {
+    const first = record(pending, attempt({}));
+    expect(first[1]).toEqual({ type: 'webhooks.DeliveryRetryScheduled', data: { delivery_id: 'D', next_attempt_at: '2026-11-22T10:00:01.110Z' } });
+    const s1 = fold(pending, first);
+    const second = record(s1, attempt({}));
+    expect(second[1].data).toEqual({ delivery_id: 'D', next_attempt_at: '2026-11-22T10:00:01.210Z' });
+    const s2 = fold(s1, second);
+    const third = record(s2, attempt({}));
+    expect(third[1]).toEqual({ type: 'webhooks.DeliveryFailed', data: { delivery_id: 'D', reason: 'retries exhausted' } });
+    expect(fold(s2, third)).toEqual(expect.objectContaining({ status: 'failed', attemptCount: 3 }));
+  });
+
+  it('honours Retry-After', () => {
+    const events = record(pending, attempt({ statusCode: 429, retryAfterMs: 5000 }));
+    expect(events[1].data).toEqual({ delivery_id: 'D', next_attempt_at: '2026-11-22T10:00:06.010Z' });
+  });
+
+  it('fails at once on a 4xx or 3xx', () => {
+    const events = record(pending, attempt({ statusCode: 404, verdict: 'failed' }));
+    expect(events[1]).toEqual({ type: 'webhooks.DeliveryFailed', data: { delivery_id: 'D', reason: 'the receiver answered 404' } });
+  });
+
+  it('cancels a pending delivery only; an attempt that raced the cancel is recorded alone', () => {
+    const cancel = decideDelivery(pending, { kind: 'cancel', deliveryId: 'D', reason: 'endpoint disabled or deleted' });
+    expect(cancel.map((e) => e.type)).toEqual(['webhooks.DeliveryCancelled']);
+    const cancelled = fold(pending, cancel);
+    expect(decideDelivery(cancelled, { kind: 'cancel', deliveryId: 'D', reason: 'x' })).toEqual([]);
+    expect(record(cancelled, attempt({ statusCode: 200, verdict: 'delivered' })).map((e) => e.type)).toEqual(['webhooks.DeliveryAttempted']);
+  });
+
+  it('redelivers failed or cancelled deliveries of the same account, with a fresh schedule', () => {
+    const now = new Date('2026-11-22T11:00:00.000Z');
+    const failed = fold(pending, record(pending, attempt({ statusCode: 410, verdict: 'failed' })));
+    const events = decideDelivery(failed, { kind: 'redeliver', deliveryId: 'D', accountId: 'A', now });
+    expect(events).toEqual([{ type: 'webhooks.DeliveryRedeliveryRequested', data: { delivery_id: 'D', due_at: now.toISOString() } }]);
+    expect(fold(failed, events)).toEqual(expect.objectContaining({ status: 'pending', roundAttempts: 0, attemptCount: 1 }));
+    expect(() => decideDelivery(failed, { kind: 'redeliver', deliveryId: 'D', accountId: 'B', now })).toThrow(NotFoundError);
+    expect(() => decideDelivery(pending, { kind: 'redeliver', deliveryId: 'D', accountId: 'A', now })).toThrow(ConflictError);
+  });
+});

@@ -1,0 +1,69 @@
+import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
+import { decideEndpoint, evolveEndpoint, initialEndpoint, type EndpointCommand, type EndpointState } from './endpoint';
+import type { EndpointEvent } from './endpoint.events';
+
+const envelope = (e: EndpointEvent, account = 'A') =>
+  ({ ...e, metadata: { account_id: account } }) as unknown as RecordedEnvelope<EndpointEvent>;
+const run = (state: EndpointState, command: EndpointCommand) => {
+  const events = decideEndpoint(state, command);
+  return { events, state: events.map((e) => envelope(e)).reduce(evolveEndpoint, state) };
+};
+const create: EndpointCommand = {
+  kind: 'create',
+  accountId: 'A',
+  endpointId: 'E',
+  url: 'https://example.com/hook',
+  description: null,
+  eventTypes: [],
+  secretFingerprint: 'f1',
+};
+
+describe('webhook endpoint', () => {
+  const created = run(initialEndpoint, create).state;
+
+  it('is created disabled, with secret generation 1 and no secret in the event', () => {
+    const { events } = run(initialEndpoint, create);
+    expect(events).toEqual([
+      {
+        type: 'webhooks.EndpointCreated',
+        data: { endpoint_id: 'E', url: 'https://example.com/hook', description: null, event_types: [], secret_generation: 1, secret_fingerprint: 'f1' },
+      },
+    ]);
+    expect(created).toEqual(expect.objectContaining({ exists: true, enabled: false, accountId: 'A' }));
+    expect(() => decideEndpoint(created, create)).toThrow(ConflictError);
+  });
+
+  it('enables and disables, recording nothing when already there', () => {
+    const enabled = run(created, { kind: 'enable', accountId: 'A', endpointId: 'E' });
+    expect(enabled.events.map((e) => e.type)).toEqual(['webhooks.EndpointEnabled']);
+    expect(run(enabled.state, { kind: 'enable', accountId: 'A', endpointId: 'E' }).events).toEqual([]);
+    expect(run(enabled.state, { kind: 'disable', accountId: 'A', endpointId: 'E' }).state.enabled).toBe(false);
+    expect(run(created, { kind: 'disable', accountId: 'A', endpointId: 'E' }).events).toEqual([]);
+  });
+
+  it('updates only what changed', () => {
+    const { events } = run(created, { kind: 'update', accountId: 'A', endpointId: 'E', url: 'https://example.com/hook', description: 'd', eventTypes: ['entity.created'] });
+    expect(events).toEqual([{ type: 'webhooks.EndpointUpdated', data: { endpoint_id: 'E', description: 'd', event_types: ['entity.created'] } }]);
+    expect(run(created, { kind: 'update', accountId: 'A', endpointId: 'E', url: 'https://example.com/hook' }).events).toEqual([]);
+  });
+
+  it('rotates the secret: the previous one keeps signing for 24 h', () => {
+    const now = new Date('2026-11-22T10:00:00.000Z');
+    const { events, state } = run(created, { kind: 'rotate-secret', accountId: 'A', endpointId: 'E', secretFingerprint: 'f2', now });
+    expect(events[0].data).toEqual({
+      endpoint_id: 'E',
+      secret_generation: 2,
+      secret_fingerprint: 'f2',
+      previous_generation: 1,
+      previous_expires_at: '2026-11-23T10:00:00.000Z',
+    });
+    expect(state.secretGeneration).toBe(2);
+  });
+
+  it('answers another account, a missing and a deleted endpoint alike: not found', () => {
+    expect(() => decideEndpoint(created, { kind: 'enable', accountId: 'B', endpointId: 'E' })).toThrow(NotFoundError);
+    expect(() => decideEndpoint(initialEndpoint, { kind: 'enable', accountId: 'A', endpointId: 'E' })).toThrow(NotFoundError);
+    const deleted = run(created, { kind: 'delete', accountId: 'A', endpointId: 'E' }).state;
+    expect(() => decideEndpoint(deleted, { kind: 'enable', accountId: 'A', endpointId: 'E' })).toThrow(NotFoundError);
+  });
+});

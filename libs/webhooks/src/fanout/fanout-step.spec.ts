@@ -1,0 +1,81 @@
+import type { RecordedEvent } from '@filing/event-store';
+import type { ResourceFacts } from '../notifications/notification-mapper';
+import { deliveryId } from './delivery-id';
+import { fanOutStep } from './fanout-step';
+import { MemoryFanOutView } from './fanout-view';
+
+let pos = 0n;
+function ev(type: string, data: RecordedEvent['data'], account = 'A', streamId = 'entity-X'): RecordedEvent {
+  pos++;
+  return {
+    id: `0193a000-0000-7000-8000-${String(pos).padStart(12, '0')}`,
+    type,
+    streamId,
+    revision: 0n,
+    position: { commit: pos, prepare: pos },
+    data,
+    metadata: { account_id: account, occurred_at: '2026-11-22T10:00:00.000Z' },
+    created: new Date(),
+  };
+}
+
+/** Runs events through a fresh view, as the fan-out does; returns the delivery ids scheduled. */
+function replay(events: RecordedEvent[]): string[] {
+  const view = new MemoryFanOutView();
+  const facts = new Map<string, ResourceFacts>();
+  const ids: string[] = [];
+  for (const e of events) {
+    const step = fanOutStep(view, (s) => facts.get(s), e);
+    if (step.facts) facts.set(step.facts[0], step.facts[1]);
+    ids.push(...step.scheduled.map((s) => s.data.delivery_id));
+  }
+  return ids;
+}
+
+const entity = (account = 'A') => ev('entities.EntityCreated', { entity_id: 'X', status: 'active' }, account);
+
+describe('fan-out step', () => {
+  const created = (id: string, types: string[] = []) => ev('webhooks.EndpointCreated', { endpoint_id: id, event_types: types });
+  const enabled = (id: string) => ev('webhooks.EndpointEnabled', { endpoint_id: id });
+  const disabled = (id: string) => ev('webhooks.EndpointDisabled', { endpoint_id: id });
+  const switched = (on: boolean, account = 'A') => ev('webhooks.NotificationsSwitched', { account_id: account, enabled: on });
+
+  it('schedules only while the switch is on and the endpoint enabled, decided at the event', () => {
+    const e1 = entity(); // before anything: nothing
+    const setup = [created('E1'), enabled('E1')];
+    const e2 = entity(); // switch still off
+    const on = switched(true);
+    const e3 = entity(); // delivered
+    const off = disabled('E1');
+    const e4 = entity(); // endpoint disabled
+    const ids = replay([e1, ...setup, e2, on, e3, off, e4]);
+    expect(ids).toEqual([deliveryId(e3.id, 'E1')]);
+  });
+
+  it('follows the event-type selection and the account', () => {
+    const events = [created('E1', ['order.submitted']), enabled('E1'), created('E2'), enabled('E2'), switched(true)];
+    const mine = entity();
+    const theirs = entity('B');
+    expect(replay([...events, mine, theirs])).toEqual([deliveryId(mine.id, 'E2')]);
+  });
+
+  it('a replay from scratch schedules exactly the same deliveries', () => {
+    const events = [created('E1'), enabled('E1'), created('E2'), enabled('E2'), switched(true), entity(), entity(), disabled('E2'), entity()];
+    const first = replay(events);
+    expect(first).toHaveLength(5);
+    expect(replay(events)).toEqual(first);
+  });
+
+  it('asks to cancel what is pending when an endpoint is disabled or the switch goes off', () => {
+    const view = new MemoryFanOutView();
+    fanOutStep(view, () => undefined, created('E1'));
+    expect(fanOutStep(view, () => undefined, disabled('E1')).cancel).toEqual({ endpointId: 'E1' });
+    expect(fanOutStep(view, () => undefined, switched(false)).cancel).toEqual({ accountId: 'A' });
+    expect(fanOutStep(view, () => undefined, switched(true)).cancel).toBeNull();
+  });
+
+  it('makes one stable delivery id per (event, endpoint)', () => {
+    expect(deliveryId('a', 'b')).toBe(deliveryId('A', 'B'));
+    expect(deliveryId('a', 'b')).not.toBe(deliveryId('a', 'c'));
+  });
+});
