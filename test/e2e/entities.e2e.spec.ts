@@ -23,6 +23,7 @@ interface Entity {
   readonly id: string;
   readonly name: string;
   readonly version: number;
+  readonly created_at: string;
   readonly [field: string]: unknown;
 }
 

@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { EntitiesCoreModule } from '@filing/entities';
 import { EventStoreModule } from '@filing/event-store';
 import { APP_CONFIG, type AppConfig, ProjectionsModule } from '@filing/platform';
 
@@ -12,6 +13,7 @@ export class CliModule {
         EventStoreModule.forRoot(config.eventStore),
         // Projections are registered (replay and audit need them) but never run here: the service runs them.
         ProjectionsModule.forRoot({ dataDir: config.dataDir, run: false }),
+        EntitiesCoreModule,
       ],
       providers: [{ provide: APP_CONFIG, useValue: config }],
     };

@@ -7,11 +7,10 @@ import { EntitiesProjection } from './read-model/entities.projection';
 import { EntitiesQueries } from './read-model/entities.queries';
 
 /**
- * The entities context. Needs, from the app: CqrsModule, the event store, ProjectionsModule and
- * ResourceApiModule (all global).
+ * Commands and read model, no HTTP: what the CLI imports (replay and audit rebuild this read
+ * model). Needs CqrsModule, the event store and ProjectionsModule (global in both apps).
  */
 @Module({
-  controllers: [EntitiesController],
   providers: [
     // write side
     CreateEntityHandler,
@@ -20,6 +19,14 @@ import { EntitiesQueries } from './read-model/entities.queries';
     EntitiesProjection,
     EntitiesQueries,
   ],
+  exports: [EntitiesQueries],
+})
+export class EntitiesCoreModule {}
+
+/** The entities context in the service: the core plus the HTTP API. Also needs ResourceApiModule. */
+@Module({
+  imports: [EntitiesCoreModule],
+  controllers: [EntitiesController],
 })
 export class EntitiesModule implements OnModuleInit {
   constructor(

@@ -1,3 +1,3 @@
-/** What other modules may import from entities: the module and its event contract, nothing else. */
-export { EntitiesModule } from './entities.module';
+/** What other modules and the apps may import from entities: its modules and its event contract. */
+export { EntitiesModule, EntitiesCoreModule } from './entities.module';
 export * from './entity.events';
