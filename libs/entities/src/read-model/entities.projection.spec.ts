@@ -1,0 +1,78 @@
+import { decodeCursor, type RecordedEnvelope, type ProjectionRunner } from '@filing/platform';
+import Database from 'better-sqlite3';
+import { ENTITY_CREATED, ENTITY_UPDATED, type EntityEvent } from '../entity.events';
+import { EntitiesProjection } from './entities.projection';
+import { EntitiesQueries } from './entities.queries';
+
+let revision = 0;
+function recorded(event: EntityEvent, account: string, at: string): RecordedEnvelope {
+  const r = revision++;
+  return {
+    ...event,
+    id: `ev-${r}`,
+    streamId: `entity-${event.data.entity_id}`,
+    revision: event.type === ENTITY_CREATED ? 0n : 1n,
+    position: { commit: BigInt(r), prepare: BigInt(r) },
+    metadata: { account_id: account, actor: 'client:c', correlation_id: 'x', causation_id: null, occurred_at: at, schema_version: 1 },
+  } as RecordedEnvelope;
+}
+
+const fields = (name: string, entity_type: 'llc' | 'corporation' = 'llc') =>
+  ({ name, entity_type, status: 'active', formation_jurisdiction: null, formation_date: null }) as const;
+
+describe('entities read model', () => {
+  let db: Database.Database;
+  let queries: EntitiesQueries;
+  const projection = new EntitiesProjection();
+
+  beforeEach(() => {
+    db = new Database(':memory:');
+    projection.setup(db);
+    queries = new EntitiesQueries({ db } as unknown as ProjectionRunner);
+    const at = '2026-01-01T00:00:00.000Z';
+    projection.apply(db, recorded({ type: ENTITY_CREATED, data: { entity_id: 'e1', ...fields('Straße GmbH') } }, 'a', at));
+    projection.apply(db, recorded({ type: ENTITY_CREATED, data: { entity_id: 'e2', ...fields('Other', 'corporation') } }, 'a', at));
+    projection.apply(db, recorded({ type: ENTITY_CREATED, data: { entity_id: 'e3', ...fields('Foreign') } }, 'b', at));
+    projection.apply(
+      db,
+      recorded(
+        { type: ENTITY_UPDATED, data: { entity_id: 'e2', ...fields('Other Inc', 'corporation'), status: 'inactive', changed: ['name', 'status'] } },
+        'a',
+        '2026-01-02T00:00:00.000Z',
+      ),
+    );
+  });
+  afterEach(() => db.close());
+
+  it('keeps each entity as of its last event, with version and times', () => {
+    expect(queries.get('a', 'e2')).toEqual({
+      id: 'e2',
+      name: 'Other Inc',
+      entity_type: 'corporation',
+      status: 'inactive',
+      formation_jurisdiction: null,
+      formation_date: null,
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-02T00:00:00.000Z',
+      version: 1,
+    });
+  });
+
+  it('answers only within the account', () => {
+    expect(queries.get('b', 'e2')).toBeNull();
+    expect(queries.exists('a', 'e1')).toBe(true);
+    expect(queries.exists('b', 'e1')).toBe(false);
+    expect(queries.list('b', {}, { limit: 50, after: null }).data.map((e) => e.id)).toEqual(['e3']);
+  });
+
+  it('filters and pages', () => {
+    const page = queries.list('a', {}, { limit: 1, after: null });
+    expect(page.data.map((e) => e.id)).toEqual(['e1']);
+    expect(decodeCursor(page.next_cursor)).toMatchObject({ c: 'entities', k: 'e1' });
+    expect(queries.list('a', {}, { limit: 1, after: 'e1' })).toEqual({ data: [expect.objectContaining({ id: 'e2' })], next_cursor: null });
+    expect(queries.list('a', { status: 'inactive' }, { limit: 50, after: null }).data.map((e) => e.id)).toEqual(['e2']);
+    expect(queries.list('a', { entity_type: 'llc' }, { limit: 50, after: null }).data.map((e) => e.id)).toEqual(['e1']);
+    expect(queries.list('a', { q: 'STR' }, { limit: 50, after: null }).data.map((e) => e.id)).toEqual(['e1']);
+    expect(queries.list('a', { q: 'straße' }, { limit: 50, after: null }).data.map((e) => e.id)).toEqual(['e1']);
+  });
+});
