@@ -1,4 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { CqrsModule } from '@nestjs/cqrs';
+import { AuthCoreModule } from '@filing/auth';
 import { EntitiesCoreModule } from '@filing/entities';
 import { EventStoreModule } from '@filing/event-store';
 import { APP_CONFIG, type AppConfig, ProjectionsModule } from '@filing/platform';
@@ -14,6 +16,9 @@ export class CliModule {
         // Projections are registered (replay and audit need them) but never run here: the service runs them.
         ProjectionsModule.forRoot({ dataDir: config.dataDir, run: false }),
         EntitiesCoreModule,
+        CqrsModule.forRoot(),
+        // Commands and projections, no HTTP: the commands never wait on the projection runner.
+        AuthCoreModule,
       ],
       providers: [{ provide: APP_CONFIG, useValue: config }],
     };

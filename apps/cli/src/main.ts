@@ -4,10 +4,11 @@ import { ConfigError, createLogger, loadConfig, PinoNestLogger } from '@filing/p
 import { type CliCommand, CommandFailedError, UsageError } from './cli-command';
 import { CliModule } from './cli.module';
 import { auditCommand } from './commands/audit.command';
+import { authCommands } from './commands/auth.commands';
 import { eventsExportCommand } from './commands/events-export.command';
 import { replayCommand } from './commands/replay.command';
 
-const COMMANDS: readonly CliCommand[] = [replayCommand, auditCommand, eventsExportCommand];
+const COMMANDS: readonly CliCommand[] = [...authCommands, replayCommand, auditCommand, eventsExportCommand];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.usage.length));

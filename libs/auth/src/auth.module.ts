@@ -29,15 +29,16 @@ const commandHandlers = [
   RevokeTokenHandler,
 ];
 
-/**
- * The auth commands alone (on the app's CommandBus; needs the EventStoreModule and
- * CqrsModule.forRoot() from the root module). The CLI imports this: no HTTP, no projections,
- * no read-your-writes, so an operator process never applies projections next to the service.
- */
-@Module({ providers: commandHandlers })
-export class AuthCoreModule {}
+const projections = [AccountsProjection, ClientsProjection, TokensProjection, UsersProjection];
 
-const readModels = [AccountsProjection, ClientsProjection, TokensProjection, UsersProjection, AuthQueries];
+/**
+ * The auth commands (on the app's CommandBus; needs the EventStoreModule and
+ * CqrsModule.forRoot() from the root module) and the auth projections (found by the
+ * ProjectionsModule, for `replay` and `audit`). The CLI imports this: no HTTP, and nothing here
+ * waits on the projection runner, so the CLI never needs one running beside the service's.
+ */
+@Module({ providers: [...commandHandlers, ...projections] })
+export class AuthCoreModule {}
 
 const http = [
   { provide: FailedAuthThrottle, useFactory: () => new FailedAuthThrottle() },
@@ -56,7 +57,7 @@ const http = [
 @Module({
   imports: [AuthCoreModule],
   controllers: [OAuthController, AccountsController, ClientsController, UsersController],
-  providers: [...readModels, ...http],
+  providers: [AuthQueries, ...http],
   exports: [FailedAuthThrottle],
 })
 export class AuthModule {}

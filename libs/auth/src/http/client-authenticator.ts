@@ -1,4 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { EVENT_STORE, type EventStore } from '@filing/event-store';
+import { ReadYourWrites } from '@filing/platform';
+import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ClientKind } from '../auth.events';
 import { isUuid } from '../commands/load';
@@ -18,6 +20,7 @@ export interface AuthenticatedClient {
 const BASIC_CHALLENGE = { 'www-authenticate': 'Basic realm="token"' };
 const MAX_SECRET_LENGTH = 512;
 const MAX_VERIFIED_CACHE = 10_000;
+const CATCH_UP_MS = 2_000;
 
 /**
  * Client authentication for the token, revocation and introspection endpoints (RFC 6749 §2.3.1):
@@ -35,6 +38,8 @@ export class ClientAuthenticator {
   constructor(
     private readonly queries: AuthQueries,
     private readonly throttle: FailedAuthThrottle,
+    private readonly readYourWrites: ReadYourWrites,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
   ) {}
 
   async authenticate(request: FastifyRequest, reply: FastifyReply): Promise<AuthenticatedClient> {
@@ -42,7 +47,8 @@ export class ClientAuthenticator {
     const { clientId: rawId, secret, basic } = credentials;
     const clientId = rawId.toLowerCase();
     const address = request.ip;
-    const row = isUuid(clientId) ? this.queries.client(clientId) : undefined;
+    const known = isUuid(clientId);
+    let row = known ? this.queries.client(clientId) : undefined;
     const digest = sha256(secret);
 
     const cached = this.verified.get(clientId);
@@ -60,7 +66,17 @@ export class ClientAuthenticator {
     }
 
     const candidate = secret.length <= MAX_SECRET_LENGTH ? secret : '';
-    const ok = await verifySecret(candidate, row?.secret_hash ?? (await dummyHash()));
+    let ok = await verifySecret(candidate, row?.secret_hash ?? (await dummyHash()));
+    if (!ok && known) {
+      // The client may have just been created or rotated by another process (the CLI) and not be
+      // in the read model yet: catch up with the store once, and check again if the row changed.
+      await this.readYourWrites.await(await this.store.headPosition(), CATCH_UP_MS);
+      const fresh = this.queries.client(clientId);
+      if (fresh && fresh.secret_hash !== row?.secret_hash) {
+        row = fresh;
+        ok = await verifySecret(candidate, row.secret_hash);
+      }
+    }
     if (!row || !ok || candidate !== secret || row.status !== 'active') {
       this.throttle.recordFailure(clientId, address);
       throw oauthError(reply, 401, 'invalid_client', 'Client authentication failed', basic ? BASIC_CHALLENGE : {});

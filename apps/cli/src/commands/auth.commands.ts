@@ -1,0 +1,137 @@
+import { parseArgs } from 'node:util';
+import { randomUUID } from 'node:crypto';
+import type { INestApplicationContext } from '@nestjs/common';
+import { type Command, CommandBus } from '@nestjs/cqrs';
+import {
+  CreateAccountCommand,
+  CreateClientCommand,
+  CreateUserCommand,
+  RevokeClientCommand,
+  RotateClientSecretCommand,
+} from '@filing/auth';
+import { type CommandContext, DomainError, ValidationError } from '@filing/platform';
+import { type CliCommand, CommandFailedError, UsageError } from '../cli-command';
+
+/**
+ * The operator's auth commands (CONTRACT.md §6): how the first operator client is made. They
+ * append events only; the running service's projections pick them up (within a second).
+ * Each prints one JSON object on stdout; a secret is printed once and never stored.
+ */
+function operatorContext(): CommandContext {
+  return { account_id: null, actor: 'operator:cli', correlation_id: randomUUID(), causation_id: null };
+}
+
+async function execute<R>(app: INestApplicationContext, command: Command<R>): Promise<R> {
+  try {
+    return await app.get(CommandBus).execute(command);
+  } catch (err) {
+    if (err instanceof ValidationError) {
+      throw new CommandFailedError(err.errors.map((e) => `${e.field}: ${e.message}`).join('\n'));
+    }
+    if (err instanceof DomainError) throw new CommandFailedError(err.message);
+    throw err;
+  }
+}
+
+function print(out: NodeJS.WritableStream, value: object): void {
+  out.write(JSON.stringify(value) + '\n');
+}
+
+function oneId(positionals: string[], usage: string): string {
+  if (positionals.length !== 1) throw new UsageError(`Expected one client id (${usage})`);
+  return positionals[0];
+}
+
+export const accountsCreateCommand: CliCommand = {
+  name: 'accounts:create',
+  usage: 'accounts:create --name NAME',
+  summary: 'Create an account; prints {"id",...}',
+  async run(app, args, out) {
+    const { values } = parseArgs({ args, options: { name: { type: 'string' } }, strict: true });
+    if (!values.name) throw new UsageError('--name is required');
+    const result = await execute(app, new CreateAccountCommand(values.name, operatorContext()));
+    print(out, { id: result.accountId, name: result.name, created_at: result.createdAt });
+  },
+};
+
+export const clientsCreateCommand: CliCommand = {
+  name: 'clients:create',
+  usage: 'clients:create (--account ID [--scope "read write"] | --operator)',
+  summary: 'Create an API client; prints {"client_id","client_secret",...} (the secret only this once)',
+  async run(app, args, out) {
+    const { values } = parseArgs({
+      args,
+      options: { account: { type: 'string' }, scope: { type: 'string' }, operator: { type: 'boolean' } },
+      strict: true,
+    });
+    if (values.operator && values.account) throw new UsageError('--operator clients belong to no account: drop --account');
+    if (!values.operator && !values.account) throw new UsageError('--account ID or --operator is required');
+    const result = await execute(
+      app,
+      new CreateClientCommand(
+        { accountId: values.account ?? null, kind: values.operator ? 'operator' : 'customer', scope: values.scope },
+        operatorContext(),
+      ),
+    );
+    print(out, {
+      client_id: result.clientId,
+      client_secret: result.clientSecret,
+      account_id: result.accountId,
+      kind: result.kind,
+      scope: result.scopes.join(' '),
+      created_at: result.createdAt,
+    });
+  },
+};
+
+export const clientsRotateSecretCommand: CliCommand = {
+  name: 'clients:rotate-secret',
+  usage: 'clients:rotate-secret CLIENT_ID',
+  summary: 'Give a client a new secret (printed once); the old one and its tokens stop working',
+  async run(app, args, out) {
+    const { positionals } = parseArgs({ args, options: {}, allowPositionals: true, strict: true });
+    const id = oneId(positionals, this.usage);
+    const result = await execute(app, new RotateClientSecretCommand(id, operatorContext()));
+    print(out, { client_id: result.clientId, client_secret: result.clientSecret, secret_generation: result.secretGeneration });
+  },
+};
+
+export const clientsRevokeCommand: CliCommand = {
+  name: 'clients:revoke',
+  usage: 'clients:revoke CLIENT_ID',
+  summary: 'Revoke a client; it and its tokens stop working',
+  async run(app, args, out) {
+    const { positionals } = parseArgs({ args, options: {}, allowPositionals: true, strict: true });
+    const id = oneId(positionals, this.usage);
+    const result = await execute(app, new RevokeClientCommand(id, operatorContext()));
+    print(out, { client_id: result.clientId, status: 'revoked' });
+  },
+};
+
+export const usersCreateCommand: CliCommand = {
+  name: 'users:create',
+  usage: 'users:create --account ID --email EMAIL --password PASSWORD',
+  summary: 'Create a settings-screen user of an account; prints {"id",...}',
+  async run(app, args, out) {
+    const { values } = parseArgs({
+      args,
+      options: { account: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' } },
+      strict: true,
+    });
+    const missing = (['account', 'email', 'password'] as const).filter((k) => !values[k]);
+    if (missing.length > 0) throw new UsageError(`Missing ${missing.map((m) => `--${m}`).join(', ')}`);
+    const result = await execute(
+      app,
+      new CreateUserCommand({ accountId: values.account!, email: values.email!, password: values.password! }, operatorContext()),
+    );
+    print(out, { id: result.userId, account_id: result.accountId, email: result.email, created_at: result.createdAt });
+  },
+};
+
+export const authCommands: readonly CliCommand[] = [
+  accountsCreateCommand,
+  clientsCreateCommand,
+  clientsRotateSecretCommand,
+  clientsRevokeCommand,
+  usersCreateCommand,
+];

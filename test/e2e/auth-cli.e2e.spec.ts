@@ -1,0 +1,92 @@
+/**
+ * The operator CLI's auth commands (CONTRACT.md §6) against a running service on the same
+ * DATA_DIR: what the CLI creates works over HTTP at once (the service catches up with the
+ * store when it does not know a client yet), rotation and revocation take effect.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { EVENT_STORE, type EventStore } from '@filing/event-store';
+import { ReadYourWrites } from '@filing/platform';
+import { bearer, requestToken } from '../support/auth';
+import { ProbeModule } from '../support/probe.module';
+import { startService, type TestService } from '../support/service';
+
+const run = promisify(execFile);
+const MAIN = join(__dirname, '../../apps/cli/src/main.ts');
+
+describe('auth CLI commands', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startService({ imports: [ProbeModule] });
+  }, 60_000);
+  afterAll(async () => service?.destroy());
+
+  async function cli(...args: string[]): Promise<{ code: number; json: Record<string, string>; stderr: string }> {
+    try {
+      const { stdout, stderr } = await run(process.execPath, ['-r', '@swc-node/register', MAIN, ...args], {
+        env: { ...process.env, DATA_DIR: service.dataDir, EVENT_STORE: 'sqlite', LOG_LEVEL: 'warn' },
+        timeout: 30_000,
+      });
+      const lines = stdout.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      return { code: 0, json: JSON.parse(lines[0]) as Record<string, string>, stderr };
+    } catch (err) {
+      const e = err as { code: number; stderr: string };
+      return { code: e.code, json: {}, stderr: e.stderr };
+    }
+  }
+
+  it('makes the first operator client, whose token works on the internal API', async () => {
+    const op = await cli('clients:create', '--operator');
+    expect(op.code).toBe(0);
+    expect(op.json).toMatchObject({ kind: 'operator', account_id: null, scope: 'operator' });
+    const token = await requestToken(service.url, op.json.client_id, op.json.client_secret);
+    const res = await fetch(`${service.url}/internal-api/v1/accounts`, { headers: bearer(token) });
+    expect(res.status).toBe(200);
+  }, 30_000);
+
+  it('creates an account, a narrowed client and a user; rotates and revokes the client', async () => {
+    const account = await cli('accounts:create', '--name', 'Gamma Co');
+    expect(account.code).toBe(0);
+    expect(account.json).toEqual({ id: expect.any(String), name: 'Gamma Co', created_at: expect.any(String) });
+
+    const [client, user] = await Promise.all([
+      cli('clients:create', '--account', account.json.id, '--scope', 'read'),
+      cli('users:create', '--account', account.json.id, '--email', 'Ops@Gamma.example', '--password', 'correct horse'),
+    ]);
+    expect(client.json).toMatchObject({ account_id: account.json.id, kind: 'customer', scope: 'read' });
+    expect(client.json.client_secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(user.json).toEqual({ id: expect.any(String), account_id: account.json.id, email: 'ops@gamma.example', created_at: expect.any(String) });
+    const token = await requestToken(service.url, client.json.client_id, client.json.client_secret);
+    const probe = await fetch(`${service.url}/external-api/v1/_probe`, { headers: bearer(token) });
+    expect(((await probe.json()) as { principal: { accountId: string } }).principal.accountId).toBe(account.json.id);
+
+    const rotated = await cli('clients:rotate-secret', client.json.client_id);
+    expect(rotated.json).toMatchObject({ client_id: client.json.client_id, secret_generation: 2 });
+    expect(rotated.json.client_secret).not.toBe(client.json.client_secret);
+    // The new secret works at once: the service catches up with the store on an unknown secret.
+    const fresh = await requestToken(service.url, client.json.client_id, rotated.json.client_secret);
+    expect((await fetch(`${service.url}/external-api/v1/_probe`, { headers: bearer(fresh) })).status).toBe(200);
+
+    const revoked = await cli('clients:revoke', client.json.client_id);
+    expect(revoked.json).toEqual({ client_id: client.json.client_id, status: 'revoked' });
+    // Another process's append reaches the service's read models within its poll interval.
+    await service.app.get(ReadYourWrites).await(await service.app.get<EventStore>(EVENT_STORE).headPosition());
+    await expect(requestToken(service.url, client.json.client_id, rotated.json.client_secret)).rejects.toThrow(/401/);
+    expect((await fetch(`${service.url}/external-api/v1/_probe`, { headers: bearer(fresh) })).status).toBe(401);
+  }, 60_000);
+
+  it('reports bad input without a stack trace and exits non-zero', async () => {
+    const [noAccount, dupUser, usage] = await Promise.all([
+      cli('clients:create', '--account', '01900000-0000-7000-8000-000000000000'),
+      cli('users:create', '--account', 'x', '--email', 'a@b.co'),
+      cli('clients:revoke'),
+    ]);
+    expect(noAccount.code).toBe(1);
+    expect(noAccount.stderr).toContain('account_id: No account with id');
+    expect(dupUser.code).toBe(2);
+    expect(dupUser.stderr).toContain('--password');
+    expect(usage.code).toBe(2);
+  }, 30_000);
+});
