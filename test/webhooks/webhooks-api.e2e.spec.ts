@@ -1,0 +1,138 @@
+/** The webhook management API (CONTRACT.md §4) over real HTTP, and the address guard at creation. */
+import { provisionAccount, provisionOperator } from '../support/auth';
+import { startService, type TestService } from '../support/service';
+import { apiClient, type Api } from '../support/webhooks';
+
+const V1 = '/external-api/v1';
+
+describe('webhook endpoints API', () => {
+  let service: TestService;
+  let api: Api;
+  let other: Api;
+
+  beforeAll(async () => {
+    service = await startService({ env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
+    api = apiClient(service.url, (await provisionAccount(service)).token);
+    other = apiClient(service.url, (await provisionAccount(service)).token);
+  });
+  afterAll(async () => {
+    await service?.destroy();
+  });
+
+  it('lists the event-type catalog', async () => {
+    const res = await api('GET', `${V1}/webhook-event-types`);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toHaveLength(11);
+    expect(res.body.data[0]).toEqual({ name: 'entity.created', label: 'New Entity', category: 'Entities' });
+    expect(res.body.data[7]).toEqual({ name: 'task.created', label: 'New Task Instance', category: 'Tasks' });
+  });
+
+  it('creates an endpoint disabled, with a whsec_ secret shown again only via /secret', async () => {
+    const res = await api('POST', `${V1}/webhook-endpoints`, { url: 'https://127.0.0.1:9/a', description: 'Orders', event_types: ['order.submitted'] });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      url: 'https://127.0.0.1:9/a',
+      description: 'Orders',
+      event_types: ['order.submitted'],
+      enabled: false,
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+      created_at: expect.stringMatching(/Z$/),
+      updated_at: expect.any(String),
+      version: 0,
+    });
+    expect(res.headers.get('location')).toBe(`${V1}/webhook-endpoints/${res.body.id}`);
+    expect(res.headers.get('etag')).toBe('"0"');
+    const got = await api('GET', `${V1}/webhook-endpoints/${res.body.id}`);
+    expect(got.body).not.toHaveProperty('secret');
+    const secret = await api('GET', `${V1}/webhook-endpoints/${res.body.id}/secret`);
+    expect(secret.body).toEqual({ secret: res.body.secret });
+    expect(secret.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('refuses http: with a message saying HTTPS is required, and other bad input, field by field', async () => {
+    const http = await api('POST', `${V1}/webhook-endpoints`, { url: 'http://example.com/hook' });
+    expect(http.status).toBe(400);
+    expect(http.body.errors).toEqual([{ field: 'url', message: expect.stringMatching(/HTTPS/) }]);
+    const bad = await api('POST', `${V1}/webhook-endpoints`, { url: '/relative', event_types: ['entity.created', 'task.updated'] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors).toEqual([
+      { field: 'url', message: expect.stringMatching(/absolute https/) },
+      { field: 'event_types', message: expect.stringMatching(/task\.updated/) },
+    ]);
+    expect((await api('POST', `${V1}/webhook-endpoints`, { url: 'https://a.example', extra: 1 })).status).toBe(400);
+    expect((await api('POST', `${V1}/webhook-endpoints`, {})).status).toBe(400);
+  });
+
+  it('updates, enables, disables and deletes, with ETag and If-Match', async () => {
+    const { body: ep } = await api('POST', `${V1}/webhook-endpoints`, { url: 'https://127.0.0.1:9/b' });
+    const patched = await api('PATCH', `${V1}/webhook-endpoints/${ep.id}`, { description: 'new', event_types: ['entity.updated'] }, { 'if-match': '"0"' });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toEqual(expect.objectContaining({ description: 'new', event_types: ['entity.updated'], version: 1 }));
+    expect((await api('PATCH', `${V1}/webhook-endpoints/${ep.id}`, { description: 'x' }, { 'if-match': '"0"' })).status).toBe(412);
+    expect((await api('PATCH', `${V1}/webhook-endpoints/${ep.id}`, { url: 'http://x.example' })).status).toBe(400);
+    const enabled = await api('POST', `${V1}/webhook-endpoints/${ep.id}/enable`);
+    expect(enabled.status).toBe(200);
+    expect(enabled.body.enabled).toBe(true);
+    expect(enabled.headers.get('etag')).toBe('"2"');
+    const disabled = await api('POST', `${V1}/webhook-endpoints/${ep.id}/disable`);
+    expect(disabled.body.enabled).toBe(false);
+    expect((await api('DELETE', `${V1}/webhook-endpoints/${ep.id}`)).status).toBe(204);
+    expect((await api('GET', `${V1}/webhook-endpoints/${ep.id}`)).status).toBe(404);
+    expect((await api('POST', `${V1}/webhook-endpoints/${ep.id}/enable`)).status).toBe(404);
+  });
+
+  it('rotates the secret', async () => {
+    const { body: ep } = await api('POST', `${V1}/webhook-endpoints`, { url: 'https://127.0.0.1:9/c' });
+    const rotated = await api('POST', `${V1}/webhook-endpoints/${ep.id}/rotate-secret`);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).toMatch(/^whsec_/);
+    expect(rotated.body.secret).not.toBe(ep.secret);
+    expect((await api('GET', `${V1}/webhook-endpoints/${ep.id}/secret`)).body.secret).toBe(rotated.body.secret);
+  });
+
+  it("answers another account's endpoint as missing, and lists only the account's own", async () => {
+    const { body: ep } = await api('POST', `${V1}/webhook-endpoints`, { url: 'https://127.0.0.1:9/d' });
+    for (const [method, path] of [
+      ['GET', ''],
+      ['GET', '/secret'],
+      ['GET', '/deliveries'],
+      ['POST', '/enable'],
+      ['POST', '/rotate-secret'],
+      ['DELETE', ''],
+    ] as const) {
+      expect((await other(method, `${V1}/webhook-endpoints/${ep.id}${path}`)).status).toBe(404);
+    }
+    expect((await other('PATCH', `${V1}/webhook-endpoints/${ep.id}`, { description: 'x' })).status).toBe(404);
+    const mine = await api('GET', `${V1}/webhook-endpoints`);
+    expect(mine.body.data.map((e: { id: string }) => e.id)).toContain(ep.id);
+    expect((await other('GET', `${V1}/webhook-endpoints`)).body.data).toEqual([]);
+  });
+
+  it('pages the endpoint list oldest first', async () => {
+    const a = apiClient(service.url, (await provisionAccount(service)).token);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await a('POST', `${V1}/webhook-endpoints`, { url: `https://127.0.0.1:9/p${i}` })).body.id);
+    const first = await a('GET', `${V1}/webhook-endpoints?limit=2`);
+    expect(first.body.data.map((e: { id: string }) => e.id)).toEqual(ids.slice(0, 2));
+    const second = await a('GET', `${V1}/webhook-endpoints?limit=2&cursor=${first.body.next_cursor}`);
+    expect(second.body).toEqual({ data: [expect.objectContaining({ id: ids[2] })], next_cursor: null });
+    expect((await a('GET', `${V1}/webhook-endpoints?limit=0`)).status).toBe(400);
+    expect((await a('GET', `${V1}/webhook-endpoints?cursor=nope`)).status).toBe(400);
+  });
+
+  it('keeps the account switch off until turned on, by the account or an operator', async () => {
+    const account = await provisionAccount(service);
+    const a = apiClient(service.url, account.token);
+    expect((await a('GET', `${V1}/webhook-settings`)).body).toEqual({ notifications_enabled: false });
+    expect((await a('PUT', `${V1}/webhook-settings`, { notifications_enabled: true })).body).toEqual({ notifications_enabled: true });
+    expect((await a('PUT', `${V1}/webhook-settings`, { notifications_enabled: 'yes' })).status).toBe(400);
+    const operator = apiClient(service.url, (await provisionOperator(service)).token);
+    const put = await operator('PUT', `/internal-api/v1/accounts/${account.accountId}/webhook-settings`, { notifications_enabled: false });
+    expect(put).toEqual(expect.objectContaining({ status: 200, body: { notifications_enabled: false } }));
+    expect((await a('GET', `${V1}/webhook-settings`)).body).toEqual({ notifications_enabled: false });
+    const missing = await operator('PUT', `/internal-api/v1/accounts/0193a000-0000-7000-8000-000000000000/webhook-settings`, { notifications_enabled: true });
+    expect(missing.status).toBe(404);
+    expect((await a('PUT', `/internal-api/v1/accounts/${account.accountId}/webhook-settings`, { notifications_enabled: true })).status).toBe(403);
+  });
+});
