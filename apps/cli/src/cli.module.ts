@@ -3,7 +3,7 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { AuthCoreModule } from '@filing/auth';
 import { EntitiesCoreModule } from '@filing/entities';
 import { EventStoreModule } from '@filing/event-store';
-import { APP_CONFIG, type AppConfig, ProjectionsModule } from '@filing/platform';
+import { APP_CONFIG, type AppConfig, ProjectionsModule, ReferencesModule } from '@filing/platform';
 
 /** The same context modules as the service, without an HTTP listener or background workers. */
 @Module({})
@@ -15,6 +15,7 @@ export class CliModule {
         EventStoreModule.forRoot(config.eventStore),
         // Projections are registered (replay and audit need them) but never run here: the service runs them.
         ProjectionsModule.forRoot({ dataDir: config.dataDir, run: false }),
+        ReferencesModule,
         EntitiesCoreModule,
         CqrsModule.forRoot(),
         // Commands and projections, no HTTP: the commands never wait on the projection runner.

@@ -8,7 +8,8 @@ import { EntitiesQueries } from './read-model/entities.queries';
 
 /**
  * Commands and read model, no HTTP: what the CLI imports (replay and audit rebuild this read
- * model). Needs CqrsModule, the event store and ProjectionsModule (global in both apps).
+ * model). Needs CqrsModule, the event store, ProjectionsModule and ReferencesModule (global in
+ * both apps).
  */
 @Module({
   providers: [
@@ -21,14 +22,7 @@ import { EntitiesQueries } from './read-model/entities.queries';
   ],
   exports: [EntitiesQueries],
 })
-export class EntitiesCoreModule {}
-
-/** The entities context in the service: the core plus the HTTP API. Also needs ResourceApiModule. */
-@Module({
-  imports: [EntitiesCoreModule],
-  controllers: [EntitiesController],
-})
-export class EntitiesModule implements OnModuleInit {
+export class EntitiesCoreModule implements OnModuleInit {
   constructor(
     private readonly references: ReferenceChecker,
     private readonly queries: EntitiesQueries,
@@ -39,3 +33,10 @@ export class EntitiesModule implements OnModuleInit {
     this.references.register('entity', (accountId, id) => this.queries.exists(accountId, id));
   }
 }
+
+/** The entities context in the service: the core plus the HTTP API. Also needs ResourceApiModule. */
+@Module({
+  imports: [EntitiesCoreModule],
+  controllers: [EntitiesController],
+})
+export class EntitiesModule {}

@@ -1,5 +1,5 @@
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
-import { Inject, Injectable } from '@nestjs/common';
+import { Global, Inject, Injectable, Module } from '@nestjs/common';
 import { type FieldError, ValidationError } from '../errors/domain-errors';
 import { ReadYourWrites } from './read-your-writes';
 
@@ -61,3 +61,11 @@ export class ReferenceChecker {
 function kindOf(field: string): string {
   return field.replace(/_id$/, '');
 }
+
+/**
+ * Provides the one ReferenceChecker to every module, in the service (through ResourceApiModule)
+ * and in the CLI. Families register their lookups in their core module, which both apps import.
+ */
+@Global()
+@Module({ providers: [ReferenceChecker], exports: [ReferenceChecker] })
+export class ReferencesModule {}

@@ -3,7 +3,7 @@ import { APP_INTERCEPTOR } from '@nestjs/core';
 import { IDEMPOTENCY_OPTIONS, IdempotencyHooks, IdempotencyInterceptor, type IdempotencyOptions } from './idempotency.interceptor';
 import { IdempotencyStore } from './idempotency.store';
 import { JsonBodyInterceptor } from './json-body.interceptor';
-import { ReferenceChecker } from './references';
+import { ReferencesModule } from './references';
 
 export interface ResourceApiModuleOptions {
   /** `DATA_DIR/idempotency.db`. */
@@ -14,9 +14,9 @@ export interface ResourceApiModuleOptions {
 }
 
 /**
- * The mechanisms every resource family shares and that need wiring: the global JSON-only and
- * Idempotency-Key interceptors (with the key store) and the cross-family reference checker. Needs the event store
- * and the projections module (both global).
+ * The HTTP mechanisms every resource family shares and that need wiring: the global JSON-only
+ * and Idempotency-Key interceptors (with the key store), plus the cross-family reference checker
+ * (ReferencesModule). Needs the event store and the projections module (both global).
  */
 @Global()
 @Module({})
@@ -28,6 +28,7 @@ export class ResourceApiModule {
     return {
       module: ResourceApiModule,
       global: true,
+      imports: [ReferencesModule],
       providers: [
         { provide: IDEMPOTENCY_OPTIONS, useValue: idempotency },
         {
@@ -39,9 +40,8 @@ export class ResourceApiModule {
         IdempotencyInterceptor,
         { provide: APP_INTERCEPTOR, useExisting: IdempotencyInterceptor },
         IdempotencyHooks,
-        ReferenceChecker,
       ],
-      exports: [ReferenceChecker, IdempotencyStore],
+      exports: [ReferencesModule, IdempotencyStore],
     };
   }
 }
