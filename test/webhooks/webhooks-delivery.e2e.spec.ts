@@ -1,0 +1,329 @@
+/**
+ * Webhook delivery end to end: real HTTPS receivers on 127.0.0.1 with a CA made for the test
+ * (trusted through WEBHOOK_CA_FILE), notifications triggered through the API. Retry delays are
+ * compressed to milliseconds; assertions wait for outcomes, never for a time.
+ */
+import { EVENT_STORE, type EventStore } from '@filing/event-store';
+import { verifySignature } from '@filing/webhooks';
+import { createServer } from 'node:net';
+import { provisionAccount } from '../support/auth';
+import { startService, type TestService } from '../support/service';
+import { makeTestPki, type TestPki } from '../support/tls-certs';
+import { startReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver';
+import { apiClient, eventually, type Api } from '../support/webhooks';
+
+const V1 = '/external-api/v1';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+interface Delivery {
+  id: string;
+  event_id: string;
+  event_type: string;
+  endpoint_id: string;
+  status: string;
+  attempt_count: number;
+  last_attempt_at: string | null;
+  next_attempt_at: string | null;
+  created_at: string;
+  attempts?: Array<{ attempted_at: string; status_code: number | null; error: string | null; duration_ms: number }>;
+}
+
+describe('webhook delivery over HTTPS', () => {
+  let pki: TestPki;
+  let strangerPki: TestPki;
+  let service: TestService;
+  let store: EventStore;
+  const receivers: WebhookReceiver[] = [];
+
+  beforeAll(async () => {
+    pki = makeTestPki('Trusted');
+    strangerPki = makeTestPki('Unknown');
+    service = await startService({
+      env: {
+        WEBHOOK_CA_FILE: pki.caFile,
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+        WEBHOOK_RETRY_DELAYS: '100ms,400ms,800ms',
+        WEBHOOK_TIMEOUT_MS: '500',
+      },
+    });
+    store = service.app.get<EventStore>(EVENT_STORE);
+  });
+  afterAll(async () => {
+    await service?.destroy();
+    await Promise.all(receivers.map((r) => r.close()));
+  });
+
+  async function receiver(which: TestPki = pki): Promise<WebhookReceiver> {
+    const r = await startReceiver(which);
+    receivers.push(r);
+    return r;
+  }
+
+  /** A new account with the switch on and one enabled endpoint per URL. */
+  async function account(urls: string[], eventTypes: string[][] = []) {
+    const acc = await provisionAccount(service);
+    const api = apiClient(service.url, acc.token);
+    const endpoints: Array<{ id: string; secret: string }> = [];
+    for (const [i, url] of urls.entries()) {
+      const res = await api('POST', `${V1}/webhook-endpoints`, { url, ...(eventTypes[i] ? { event_types: eventTypes[i] } : {}) });
+      expect(res.status).toBe(201);
+      expect((await api('POST', `${V1}/webhook-endpoints/${res.body.id}/enable`)).status).toBe(200);
+      endpoints.push(res.body);
+    }
+    expect((await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: true })).status).toBe(200);
+    return { api, accountId: acc.accountId, endpoints };
+  }
+
+  const createEntity = async (api: Api, name = 'Acme LLC') => {
+    const res = await api('POST', `${V1}/entities`, { name, entity_type: 'llc' });
+    expect(res.status).toBe(201);
+    return res.body as { id: string };
+  };
+
+  const deliveries = async (api: Api, endpointId: string, status?: string): Promise<Delivery[]> =>
+    (await api('GET', `${V1}/webhook-endpoints/${endpointId}/deliveries${status ? `?status=${status}` : ''}`)).body.data;
+
+  const delivery = async (api: Api, id: string): Promise<Delivery> => (await api('GET', `${V1}/webhook-deliveries/${id}`)).body;
+
+  /** Waits until the endpoint's only delivery satisfies `until`. */
+  const onlyDelivery = (api: Api, endpointId: string, until: (d: Delivery) => boolean) =>
+    eventually(async () => {
+      const list = await deliveries(api, endpointId);
+      if (list.length !== 1) return undefined;
+      const d = await delivery(api, list[0].id);
+      return until(d) ? d : undefined;
+    });
+
+  function expectSigned(req: ReceivedRequest, secret: string) {
+    const id = String(req.headers['webhook-id']);
+    const ts = Number(req.headers['webhook-timestamp']);
+    expect(verifySignature(secret, String(req.headers['webhook-signature']), id, ts, req.body)).toBe(true);
+  }
+
+  it('delivers entity.created and entity.updated with every payload field, header and signature', async () => {
+    const r = await receiver();
+    const { api, endpoints } = await account([r.url]);
+    const before = Math.floor(Date.now() / 1000);
+    const entity = await createEntity(api);
+    expect((await api('PATCH', `${V1}/entities/${entity.id}`, { status: 'dissolved' })).status).toBe(200);
+    const got = await r.waitFor(2);
+    const after = Math.ceil(Date.now() / 1000);
+    const events = await store.readStream(`entity-${entity.id}`);
+    const byType = (t: string) => got.find((g) => g.json.event_type === t)!;
+
+    const created = byType('entity.created');
+    expect(created.json).toEqual({
+      event_id: events[0].id,
+      event_type: 'entity.created',
+      timestamp: events[0].metadata.occurred_at,
+      entity_id: entity.id,
+      status: 'active',
+    });
+    const updated = byType('entity.updated');
+    expect(updated.json).toEqual({
+      event_id: events[1].id,
+      event_type: 'entity.updated',
+      timestamp: events[1].metadata.occurred_at,
+      entity_id: entity.id,
+      status: 'dissolved',
+    });
+    for (const req of got) {
+      expect(req.path).toBe('/hook');
+      expect(req.headers['content-type']).toBe('application/json');
+      expect(req.headers['user-agent']).toMatch(/^FilingService-Webhooks\//);
+      expect(req.headers['webhook-id']).toBe(req.json.event_id);
+      expect(req.headers['webhook-id']).toMatch(UUID);
+      expect(String(req.headers['webhook-timestamp'])).toMatch(/^\d+$/);
+      expect(Number(req.headers['webhook-timestamp'])).toBeGreaterThanOrEqual(before);
+      expect(Number(req.headers['webhook-timestamp'])).toBeLessThanOrEqual(after);
+      expect(String(req.headers['webhook-signature'])).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+      expectSigned(req, endpoints[0].secret);
+      expect(req.json.timestamp).toMatch(ISO_MS);
+    }
+    const log = await eventually(async () => {
+      const list = await deliveries(api, endpoints[0].id, 'delivered');
+      return list.length === 2 ? list : undefined;
+    });
+    expect(log[0]).toEqual({
+      id: expect.stringMatching(UUID),
+      event_id: events[0].id,
+      event_type: 'entity.created',
+      endpoint_id: endpoints[0].id,
+      status: 'delivered',
+      attempt_count: 1,
+      last_attempt_at: expect.stringMatching(ISO_MS),
+      next_attempt_at: null,
+      created_at: expect.stringMatching(ISO_MS),
+    });
+    const one = await delivery(api, log[0].id);
+    expect(one.attempts).toEqual([{ attempted_at: expect.stringMatching(ISO_MS), status_code: 200, error: null, duration_ms: expect.any(Number) }]);
+  });
+
+  it('follows each endpoint’s event-type selection; event_id is the same on every endpoint', async () => {
+    const [onlyUpdates, all] = [await receiver(), await receiver()];
+    const { api } = await account([onlyUpdates.url, all.url], [['entity.updated'], []]);
+    const entity = await createEntity(api);
+    await api('PATCH', `${V1}/entities/${entity.id}`, { name: 'Renamed' });
+    const [fromAll] = [await all.waitFor(2)];
+    const [update] = await onlyUpdates.waitFor(1);
+    expect(update.json.event_type).toBe('entity.updated');
+    expect(fromAll.map((g) => g.json.event_type).sort()).toEqual(['entity.created', 'entity.updated']);
+    expect(fromAll.find((g) => g.json.event_type === 'entity.updated')!.headers['webhook-id']).toBe(update.headers['webhook-id']);
+  });
+
+  it('delivers nothing while the endpoint is disabled or the switch is off, and not later either', async () => {
+    const r = await receiver();
+    const { api, endpoints } = await account([r.url]);
+    const ep = endpoints[0].id;
+    await api('POST', `${V1}/webhook-endpoints/${ep}/disable`);
+    await createEntity(api, 'While disabled');
+    await api('POST', `${V1}/webhook-endpoints/${ep}/enable`);
+    await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: false });
+    await createEntity(api, 'While switched off');
+    await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: true });
+    const third = await createEntity(api, 'Now');
+    const d = await onlyDelivery(api, ep, (x) => x.status === 'delivered');
+    expect(r.requests).toHaveLength(1);
+    expect(r.requests[0].json.entity_id).toBe(third.id);
+    expect(d.attempt_count).toBe(1);
+  });
+
+  it('retries 503, 503 then 200 with growing gaps and one webhook-id', async () => {
+    const r = await receiver();
+    r.script({ status: 503 }, { status: 503 });
+    const { api, endpoints } = await account([r.url]);
+    await createEntity(api);
+    const got = await r.waitFor(3);
+    expect(new Set(got.map((g) => g.headers['webhook-id'])).size).toBe(1);
+    const gap1 = got[1].receivedAt - got[0].receivedAt;
+    const gap2 = got[2].receivedAt - got[1].receivedAt;
+    expect(gap2).toBeGreaterThan(gap1);
+    const d = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'delivered');
+    expect(d.attempts!.map((a) => a.status_code)).toEqual([503, 503, 200]);
+  });
+
+  it('does not retry a 404: the delivery fails at once', async () => {
+    const r = await receiver();
+    r.script({ status: 404 });
+    const { api, endpoints } = await account([r.url]);
+    await createEntity(api);
+    const d = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'failed');
+    expect(d.attempt_count).toBe(1);
+    expect(d.attempts!.map((a) => a.status_code)).toEqual([404]);
+    expect(r.requests).toHaveLength(1);
+    expect(await deliveries(api, endpoints[0].id, 'failed')).toHaveLength(1);
+    expect(await deliveries(api, endpoints[0].id, 'pending')).toHaveLength(0);
+  });
+
+  it('does not follow a redirect: a 3xx fails at once', async () => {
+    const r = await receiver();
+    r.script({ status: 302, headers: { location: 'https://127.0.0.1:1/elsewhere' } });
+    const { api, endpoints } = await account([r.url]);
+    await createEntity(api);
+    const d = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'failed');
+    expect(d.attempts!.map((a) => a.status_code)).toEqual([302]);
+  });
+
+  it('honours Retry-After on a 429', async () => {
+    const r = await receiver();
+    r.script({ status: 429, headers: { 'retry-after': '1' } });
+    const { api, endpoints } = await account([r.url]);
+    await createEntity(api);
+    const got = await r.waitFor(2);
+    expect(got[1].receivedAt - got[0].receivedAt).toBeGreaterThanOrEqual(1000);
+    const d = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'delivered');
+    expect(d.attempts!.map((a) => a.status_code)).toEqual([429, 200]);
+  });
+
+  it('retries after a timeout', async () => {
+    const r = await receiver();
+    r.script('hang');
+    const { api, endpoints } = await account([r.url]);
+    await createEntity(api);
+    const d = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'delivered');
+    expect(d.attempts!.map((a) => [a.status_code, a.error?.split(':')[0] ?? null])).toEqual([
+      [null, 'timeout'],
+      [200, null],
+    ]);
+    expect(new Set(r.requests.map((q) => q.headers['webhook-id'])).size).toBe(1);
+  });
+
+  it('retries a refused connection until the schedule is exhausted, then fails', async () => {
+    const port = await closedPort();
+    const { api, endpoints } = await account([`https://127.0.0.1:${port}/hook`]);
+    await createEntity(api);
+    const d = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'failed');
+    expect(d.attempts).toHaveLength(4);
+    for (const a of d.attempts!) expect(a).toEqual(expect.objectContaining({ status_code: null, error: expect.stringMatching(/^connection:/) }));
+  });
+
+  it('refuses a certificate from an unknown CA (a TLS failure, retried)', async () => {
+    const r = await receiver(strangerPki);
+    const { api, endpoints } = await account([r.url]);
+    await createEntity(api);
+    const d = await onlyDelivery(api, endpoints[0].id, (x) => x.attempt_count >= 1);
+    expect(d.attempts![0]).toEqual(expect.objectContaining({ status_code: null, error: expect.stringMatching(/^tls:/) }));
+    expect(r.requests).toHaveLength(0);
+  });
+
+  it('cancels a pending retry when the endpoint is disabled', async () => {
+    const r = await receiver();
+    r.script({ status: 429, headers: { 'retry-after': '3600' } });
+    const { api, endpoints } = await account([r.url]);
+    await createEntity(api);
+    const pending = await onlyDelivery(api, endpoints[0].id, (x) => x.attempt_count === 1 && x.next_attempt_at !== null);
+    expect(pending.status).toBe('pending');
+    await api('POST', `${V1}/webhook-endpoints/${endpoints[0].id}/disable`);
+    const d = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'cancelled');
+    expect(d.next_attempt_at).toBeNull();
+    expect(r.requests).toHaveLength(1);
+  });
+
+  it('cancels pending retries when the account switch goes off', async () => {
+    const r = await receiver();
+    r.script({ status: 503, headers: { 'retry-after': '3600' } });
+    const { api, endpoints } = await account([r.url]);
+    await createEntity(api);
+    await onlyDelivery(api, endpoints[0].id, (x) => x.attempt_count === 1 && x.next_attempt_at !== null);
+    await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: false });
+    await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'cancelled');
+  });
+
+  it('redelivers a failed delivery by hand, with the same webhook-id', async () => {
+    const r = await receiver();
+    r.script({ status: 410 });
+    const { api, endpoints } = await account([r.url]);
+    await createEntity(api);
+    const failed = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'failed');
+    const res = await api('POST', `${V1}/webhook-deliveries/${failed.id}/redeliver`);
+    expect(res.status).toBe(202);
+    const d = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'delivered');
+    expect(d.attempts!.map((a) => a.status_code)).toEqual([410, 200]);
+    expect(r.requests.map((q) => q.headers['webhook-id'])).toEqual([failed.event_id, failed.event_id]);
+    expect((await api('POST', `${V1}/webhook-deliveries/${failed.id}/redeliver`)).status).toBe(409);
+    const stranger = apiClient(service.url, (await provisionAccount(service)).token);
+    expect((await stranger('GET', `${V1}/webhook-deliveries/${failed.id}`)).status).toBe(404);
+    expect((await stranger('POST', `${V1}/webhook-deliveries/${failed.id}/redeliver`)).status).toBe(404);
+  });
+
+  it('signs with both the old and the new secret after a rotation', async () => {
+    const r = await receiver();
+    const { api, endpoints } = await account([r.url]);
+    const rotated = await api('POST', `${V1}/webhook-endpoints/${endpoints[0].id}/rotate-secret`);
+    await createEntity(api);
+    const [req] = await r.waitFor(1);
+    expect(String(req.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expectSigned(req, endpoints[0].secret);
+    expectSigned(req, rotated.body.secret);
+  });
+});
+
+/** A port nobody listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
