@@ -2,10 +2,12 @@
  * `npm run bench -- <name...>`: runs the named benchmarks (all when none is named). Each prints
  * its figure next to a baseline measured in the same run, on this machine.
  */
+import { authBench } from './auth.bench';
 import { storeBench } from './store.bench';
 
 const benches: Record<string, () => Promise<void>> = {
   store: storeBench,
+  auth: authBench,
 };
 
 async function main(): Promise<void> {

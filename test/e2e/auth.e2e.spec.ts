@@ -444,6 +444,7 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
       secrets.add(secret);
       expect(created.body).toMatchObject({ account_id: accountId, kind: 'customer', scope: 'read', status: 'active', version: 0 });
       expect(created.headers.get('location')).toBe(`/internal-api/v1/clients/${created.body.client_id}`);
+      expect(created.headers.get('cache-control')).toBe('no-store');
       const shown = await call('GET', `/internal-api/v1/clients/${created.body.client_id}`, json(op.token));
       expect(shown.status).toBe(200);
       expect(shown.body).not.toHaveProperty('client_secret');

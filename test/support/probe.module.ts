@@ -13,6 +13,12 @@ class ProbeController {
     return { ok: true };
   }
 
+  /** The same handler as `/_probe`, behind the guard (the auth benchmark compares the two). */
+  @Get('external-api/v1/_probe/plain')
+  guarded() {
+    return { ok: true };
+  }
+
   @Get('external-api/v1/_probe')
   read(@CurrentPrincipal() principal: Principal, @Ctx() context: CommandContext) {
     return { principal, context };

@@ -96,6 +96,7 @@ export class ClientsController extends OperatorController {
     await this.readYourWrites.await(result.position);
     const client = this.found(this.queries.client(result.clientId), 'client', result.clientId);
     reply.header('location', `${BASE}/clients/${result.clientId}`).header('etag', `"${client.version}"`);
+    reply.header('cache-control', 'no-store');
     return { ...clientView(client), client_secret: result.clientSecret };
   }
 
@@ -109,10 +110,11 @@ export class ClientsController extends OperatorController {
   /** A new secret, shown once; the old secret and every token issued with it stop working at once. */
   @Post(':id/rotate-secret')
   @HttpCode(200)
-  async rotate(@Param('id', ResourceIdPipe) id: string, @Ctx() ctx: CommandContext) {
+  async rotate(@Param('id', ResourceIdPipe) id: string, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) reply: FastifyReply) {
     const result = await this.commandBus.execute(new RotateClientSecretCommand(id, ctx));
     await this.readYourWrites.await(result.position);
     const client = this.found(this.queries.client(result.clientId), 'client', id);
+    reply.header('cache-control', 'no-store');
     return { ...clientView(client), client_secret: result.clientSecret };
   }
 
