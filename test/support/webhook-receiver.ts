@@ -13,6 +13,8 @@ export interface ReceivedRequest {
   readonly json: Record<string, unknown>;
   readonly receivedAt: number;
   readonly path: string;
+  /** The status this receiver answered with (null: it hung up without answering). */
+  answered: number | null;
 }
 
 export type Reply = { status: number; headers?: Record<string, string> } | 'hang';
@@ -45,9 +47,11 @@ export async function startReceiver(pki: Pick<TestPki, 'cert' | 'key'>, path = '
       } catch {
         /* recorded as is */
       }
-      requests.push({ headers: req.headers, body, json, receivedAt: Date.now(), path: req.url ?? '' });
-      for (const w of waiters) w();
       const reply = queue.shift() ?? receiver.fallback;
+      const record: ReceivedRequest = { headers: req.headers, body, json, receivedAt: Date.now(), path: req.url ?? '', answered: null };
+      if (reply !== 'hang') record.answered = reply.status;
+      requests.push(record);
+      for (const w of waiters) w();
       if (reply === 'hang') {
         hanging.add(() => res.destroy());
         return;
