@@ -4,6 +4,7 @@ import { AuthCoreModule } from '@filing/auth';
 import { EntitiesCoreModule } from '@filing/entities';
 import { EventStoreModule } from '@filing/event-store';
 import { APP_CONFIG, type AppConfig, ProjectionsModule, ReferencesModule } from '@filing/platform';
+import { WebhooksCoreModule } from '@filing/webhooks';
 
 /** The same context modules as the service, without an HTTP listener or background workers. */
 @Module({})
@@ -20,6 +21,8 @@ export class CliModule {
         CqrsModule.forRoot(),
         // Commands and projections, no HTTP: the commands never wait on the projection runner.
         AuthCoreModule,
+        // Webhook read models only: the fan-out and the dispatcher run in the service alone.
+        WebhooksCoreModule,
       ],
       providers: [{ provide: APP_CONFIG, useValue: config }],
     };

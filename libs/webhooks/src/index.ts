@@ -1,5 +1,5 @@
 /** What other modules and the apps may import from webhooks. */
-export { WebhooksModule, WebhooksReadModelsModule } from './webhooks.module';
+export { WebhooksModule, WebhooksCoreModule } from './webhooks.module';
 export { WEBHOOK_EVENT_TYPES, type WebhookEventType, type WebhookEventTypeName } from './catalog/event-types';
 export { verifySignature } from './signing/signature';
 export { WEBHOOK_RESOLVER } from './endpoints/endpoints.service';

@@ -28,7 +28,7 @@ import type { Resolver } from './address/address-guard';
   providers: [DeliverySignal, EndpointsProjection, DeliveriesProjection],
   exports: [DeliverySignal],
 })
-export class WebhooksReadModelsModule {}
+export class WebhooksCoreModule {}
 
 /** Starts the fan-out and the dispatcher once the app is up; stops them before the store closes. */
 @Injectable()
@@ -62,7 +62,7 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
  * module and APP_CONFIG (all global).
  */
 @Module({
-  imports: [WebhooksReadModelsModule],
+  imports: [WebhooksCoreModule],
   controllers: [WebhooksController, OperatorWebhooksController],
   providers: [
     { provide: WEBHOOK_RESOLVER, useValue: systemResolver },

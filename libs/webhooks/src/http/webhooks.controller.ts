@@ -38,7 +38,8 @@ export class WebhooksController {
   @Post('webhook-endpoints')
   async create(@Ctx() ctx: CommandContext, @Body() body: CreateEndpointDto, @Res({ passthrough: true }) reply: FastifyReply) {
     const created = await this.endpoints.create(ctx, body);
-    reply.status(201).header('location', `/external-api/v1/webhook-endpoints/${created.id}`);
+    // The answer carries the signing secret: no cache may keep it.
+    reply.status(201).header('location', `/external-api/v1/webhook-endpoints/${created.id}`).header('cache-control', 'no-store');
     return withETag(reply, created);
   }
 
@@ -99,6 +100,7 @@ export class WebhooksController {
     @IfMatch() ifMatch: StreamRevision | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
+    reply.header('cache-control', 'no-store');
     return withETag(reply, await this.endpoints.rotateSecret(ctx, id, ifMatch));
   }
 
