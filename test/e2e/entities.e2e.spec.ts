@@ -4,6 +4,7 @@
  * the other families' end-to-end specs.
  */
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
+import { encodeCursor } from '@filing/platform';
 import { bearer, provisionAccount, type ProvisionedClient } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 
@@ -253,6 +254,17 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
       expect((await call(owner, 'GET', `/entities/${entity.id}`)).body).toMatchObject({ name: 'v3', version: 3 });
     });
 
+    it('lets one of two concurrent PATCHes with the same If-Match win; the other is 412', async () => {
+      const entity = await createEntity(owner);
+      const answers = await Promise.all(
+        ['left', 'right'].map((name) => call(owner, 'PATCH', `/entities/${entity.id}`, { name }, { 'if-match': '"0"' })),
+      );
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 412]);
+      const winner = answers.find((a) => a.status === 200)!;
+      expect((await call(owner, 'GET', `/entities/${entity.id}`)).body).toEqual(winner.body);
+      expect((await call(owner, 'GET', `/entities/${entity.id}/history`)).body.data).toHaveLength(2);
+    });
+
     it('answers 400 for fields that cannot be changed, and 404 for an unknown entity', async () => {
       const entity = await createEntity(owner);
       expectProblem(await call(owner, 'PATCH', `/entities/${entity.id}`, { entity_type: 'corporation', id: MISSING_ID }), 400, [
@@ -294,6 +306,8 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
       const { items, pages } = await walk(owner, `/entities/${entity.id}/history`, 1);
       expect(pages).toBe(3);
       expect(items).toEqual(res.body.data);
+      const past = encodeCursor('entities/history', 99);
+      expect((await call(owner, 'GET', `/entities/${entity.id}/history?cursor=${past}`)).body).toEqual({ data: [], next_cursor: null });
       expectProblem(await call(owner, 'GET', `/entities/${entity.id}/history?cursor=nope`), 400, ['cursor']);
       expectProblem(await call(owner, 'GET', `/entities/${MISSING_ID}/history`), 404);
     });
