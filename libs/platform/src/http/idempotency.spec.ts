@@ -239,6 +239,11 @@ describe('Idempotency-Key and JSON-only bodies (interceptors over real HTTP)', (
     expect(res.headers.get('content-type')).toBe(PROBLEM_CONTENT_TYPE);
     expect((await post({ name: 'a' }, { 'idempotency-key': key })).status).toBe(201);
     expect(runs).toBe(1);
+    // No body, no media type to refuse.
+    const get = await fetch(`${url}/external-api/v1/things/0193a5b2-0000-7000-8000-000000000001`, {
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(get.status).toBe(200);
   });
 
   it('@Param(ResourceIdPipe) answers 400 naming the parameter; @IfMatch() parses the header', async () => {
