@@ -530,6 +530,11 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
           body: new URLSearchParams({ grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret }),
         });
         expect(((await issued.json()) as { expires_in: number }).expires_in).toBe(1);
+        // Two services in one process each check their own tokens (passport's registry is global).
+        const mine = await customer();
+        expect((await call('GET', '/external-api/v1/_probe', { headers: bearer(mine.token) })).status).toBe(200);
+        expect((await call('GET', '/external-api/v1/_probe', { headers: bearer(c.token) })).status).toBe(401);
+        expect((await fetch(`${short.url}/external-api/v1/_probe`, { headers: bearer(mine.token) })).status).toBe(401);
         // Once its second has passed, the token must fail.
         await new Promise((resolve) => setTimeout(resolve, 1100));
         const expired = await fetch(`${short.url}/external-api/v1/_probe`, { headers: bearer(c.token) });

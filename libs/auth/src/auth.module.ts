@@ -7,7 +7,7 @@ import { IssueTokenHandler, RevokeTokenHandler } from './commands/issue-token';
 import { RevokeClientHandler } from './commands/revoke-client';
 import { RotateClientSecretHandler } from './commands/rotate-client-secret';
 import { ApiAccessGuard } from './http/api-access.guard';
-import { BearerStrategy } from './http/bearer.strategy';
+import { BearerStrategy, BearerTokenVerifier } from './http/bearer.strategy';
 import { ClientAuthenticator } from './http/client-authenticator';
 import { FailedAuthThrottle } from './http/failed-auth-throttle';
 import { OAuthEndpointHooks } from './http/oauth-endpoint.hooks';
@@ -44,6 +44,7 @@ const http = [
   { provide: FailedAuthThrottle, useFactory: () => new FailedAuthThrottle() },
   ClientAuthenticator,
   OAuthEndpointHooks,
+  BearerTokenVerifier,
   BearerStrategy,
   // Global: every route of every module goes through it; it decides by path (see the guard).
   { provide: APP_GUARD, useClass: ApiAccessGuard },

@@ -2,6 +2,7 @@ import { type Principal, setPrincipal } from '@filing/platform';
 import { type ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
 import { AuthGuard } from '@nestjs/passport';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { attachVerifier, BearerTokenVerifier } from './bearer.strategy';
 import { oauthError } from './oauth-error';
 
 /** Which bearer realm a path belongs to and the scope a method needs there; null for public paths. */
@@ -25,6 +26,10 @@ export function requirementOf(path: string, method: string): { realm: string; sc
  */
 @Injectable()
 export class ApiAccessGuard extends AuthGuard('bearer') {
+  constructor(private readonly verifier: BearerTokenVerifier) {
+    super();
+  }
+
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
@@ -38,6 +43,7 @@ export class ApiAccessGuard extends AuthGuard('bearer') {
         'www-authenticate': `Bearer realm="${realm}", error="invalid_request"`,
       });
     }
+    attachVerifier(request, this.verifier);
     await super.canActivate(context);
     const principal = (request as FastifyRequest & { user?: Principal }).user as Principal;
     if (!principal.scopes.includes(scope)) {

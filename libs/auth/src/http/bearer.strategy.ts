@@ -5,18 +5,13 @@ import { Strategy } from 'passport-http-bearer';
 import { sha256 } from '../crypto/secrets';
 import { AuthQueries, isTokenLive } from '../read-model/auth.queries';
 
-/**
- * passport-http-bearer extracts the token from `Authorization: Bearer …`; `validate` looks its
- * SHA-256 up in `oauth_tokens` (with its client's status and secret generation) and returns the
- * principal, or false for an unknown, expired, revoked or superseded token.
- */
+/** Looks a token's SHA-256 up in `oauth_tokens` (with its client's status and secret generation). */
 @Injectable()
-export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
-  constructor(private readonly queries: AuthQueries) {
-    super();
-  }
+export class BearerTokenVerifier {
+  constructor(private readonly queries: AuthQueries) {}
 
-  validate(token: string): Principal | false {
+  /** The principal, or false for an unknown, expired, revoked or superseded token. */
+  verify(token: string): Principal | false {
     const row = this.queries.token(sha256(token));
     if (!row || !isTokenLive(row, Date.now())) return false;
     return {
@@ -25,5 +20,30 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
       subjectId: row.client_id,
       scopes: row.scopes.split(' ').filter(Boolean),
     };
+  }
+}
+
+const VERIFIER = Symbol('auth.bearerVerifier');
+
+/** The guard hands its app's verifier to the strategy through the request. */
+export function attachVerifier(request: object, verifier: BearerTokenVerifier): void {
+  (request as { [VERIFIER]?: BearerTokenVerifier })[VERIFIER] = verifier;
+}
+
+/**
+ * passport-http-bearer extracts the token from `Authorization: Bearer …`. Passport keeps
+ * strategies in one process-wide registry, so the strategy holds no state of its own: it
+ * verifies with the verifier of the app handling the request (two apps in one process, as in
+ * the tests, each check their own tokens).
+ */
+@Injectable()
+export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
+  constructor() {
+    super({ passReqToCallback: true });
+  }
+
+  validate(request: object, token: string): Principal | false {
+    const verifier = (request as { [VERIFIER]?: BearerTokenVerifier })[VERIFIER];
+    return verifier ? verifier.verify(token) : false;
   }
 }
