@@ -33,6 +33,14 @@ module.exports = {
       to: { path: '^apps/' },
     },
     {
+      name: 'client-is-standalone',
+      comment:
+        'libs/client is the SDK customers install on its own: Node built-ins only (and better-sqlite3 in its separate dedupe-sqlite entry), no other lib, no Nest.',
+      severity: 'error',
+      from: { path: '^libs/client/' },
+      to: { dependencyTypesNot: ['core'], pathNot: ['^libs/client/', '^node_modules/(@types/)?better-sqlite3/'] },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: {},
