@@ -84,7 +84,8 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     if (exception instanceof HttpException) return this.fromHttpException(exception, request);
 
     // Anything else is a bug or an outage: log it whole, tell the client nothing about it.
-    this.logger.error(`Unhandled error on ${request.method} ${request.url}: ${describe(exception)}`, stackOf(exception));
+    // The path only: a query string may carry credentials (e.g. a misplaced access_token).
+    this.logger.error(`Unhandled error on ${request.method} ${request.url.split('?')[0]}: ${describe(exception)}`, stackOf(exception));
     return { problem: problem(500, 'An unexpected error occurred') };
   }
 
