@@ -6,8 +6,9 @@ import {
   type NestInterceptor,
   type OnApplicationShutdown,
   type OnModuleInit,
+  SetMetadata,
 } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
 import { type Observable, of } from 'rxjs';
@@ -21,6 +22,14 @@ export interface IdempotencyOptions {
   /** POSTs under these path prefixes honour `Idempotency-Key`. */
   readonly pathPrefixes: readonly string[];
 }
+
+const SKIP_IDEMPOTENCY = 'filing:skip-idempotency';
+
+/**
+ * For a POST whose answer holds a credential (a client secret shown once): its answer must not be
+ * stored at rest, so `Idempotency-Key` is ignored there and every request runs.
+ */
+export const SkipIdempotency = () => SetMetadata(SKIP_IDEMPOTENCY, true);
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 const PENDING = Symbol('idempotency.pending');
@@ -49,6 +58,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   constructor(
     private readonly store: IdempotencyStore,
     @Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyOptions,
+    private readonly reflector: Reflector,
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -59,6 +69,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
     const header = request.headers['idempotency-key'];
     if (header === undefined) return next.handle();
+    if (this.reflector.getAllAndOverride<boolean>(SKIP_IDEMPOTENCY, [context.getHandler(), context.getClass()])) {
+      return next.handle();
+    }
     if (typeof header !== 'string' || !KEY.test(header)) {
       throw ValidationError.field('Idempotency-Key', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
     }

@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { EVENT_STORE } from '@filing/event-store';
 import { ValidationError } from '../errors/domain-errors';
 import { IfMatch } from './etag';
+import { SkipIdempotency } from './idempotency.interceptor';
 import { IdempotencyStore } from './idempotency.store';
 import { PROBLEM_CONTENT_TYPE, ProblemDetailsFilter } from './problem-details.filter';
 import { setPrincipal } from './principal';
@@ -54,6 +55,13 @@ class ThingsController {
     const id = `thing-${runs}`;
     reply.header('location', `/external-api/v1/things/${id}`).header('etag', '"0"');
     return { id, name: dto.name, run: runs };
+  }
+
+  @Post('external-api/v1/credentials')
+  @SkipIdempotency()
+  credential() {
+    runs++;
+    return { secret: `s-${runs}` };
   }
 
   @Post('other/things')
@@ -226,6 +234,13 @@ describe('Idempotency-Key and JSON-only bodies (interceptors over real HTTP)', (
     await post({ name: 'a' }, { 'idempotency-key': key }, '/other/things');
     await post({ name: 'a' }, { 'idempotency-key': key }, '/other/things');
     expect(runs).toBe(4);
+  });
+
+  it('ignores the key on a route whose answer must not be stored (@SkipIdempotency)', async () => {
+    const key = newKey();
+    const first = await post({}, { 'idempotency-key': key }, '/external-api/v1/credentials');
+    const second = await post({}, { 'idempotency-key': key }, '/external-api/v1/credentials');
+    expect([first.body.secret, second.body.secret]).toEqual(['s-1', 's-2']);
   });
 
   it('refuses a form body on an API route with 415 before reserving its key', async () => {

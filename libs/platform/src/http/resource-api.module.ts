@@ -8,7 +8,7 @@ import { ReferencesModule } from './references';
 export interface ResourceApiModuleOptions {
   /** `DATA_DIR/idempotency.db`. */
   readonly idempotencyFile: string;
-  /** Default `/external-api/v1/` and `/internal-api/v1/`. */
+  /** Default `/external-api/v1/` (the operator API answers with secrets, which must not be stored). */
   readonly idempotencyPathPrefixes?: readonly string[];
   readonly idempotencyTtlMs?: number;
 }
@@ -23,7 +23,7 @@ export interface ResourceApiModuleOptions {
 export class ResourceApiModule {
   static forRoot(options: ResourceApiModuleOptions): DynamicModule {
     const idempotency: IdempotencyOptions = {
-      pathPrefixes: options.idempotencyPathPrefixes ?? ['/external-api/v1/', '/internal-api/v1/'],
+      pathPrefixes: options.idempotencyPathPrefixes ?? ['/external-api/v1/'],
     };
     return {
       module: ResourceApiModule,
