@@ -4,7 +4,7 @@
  * the other families' end-to-end specs.
  */
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
-import { encodeCursor } from '@filing/platform';
+import { encodeCursor, ReferenceChecker, ValidationError } from '@filing/platform';
 import { bearer, provisionAccount, type ProvisionedClient } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 
@@ -329,6 +329,17 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
       expect(all.items.filter((e) => e.name === 'Twice')).toHaveLength(0);
       // Keys belong to the account: another account's request with the key runs.
       expect((await call(other, 'POST', '/entities', body, { 'idempotency-key': key })).status).toBe(201);
+    });
+  });
+
+  describe('references from other families', () => {
+    it('the ReferenceChecker knows entity_id within the account only, listing each missing field', async () => {
+      const entity = await createEntity(owner);
+      const references = service.app.get(ReferenceChecker);
+      await expect(references.assertExist(owner.accountId!, { entity_id: entity.id })).resolves.toBeUndefined();
+      const refused = await references.assertExist(other.accountId!, { entity_id: entity.id }).catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(ValidationError);
+      expect((refused as ValidationError).errors).toEqual([{ field: 'entity_id', message: expect.stringContaining(entity.id) }]);
     });
   });
 
