@@ -77,6 +77,15 @@ describe('auth CLI commands', () => {
     expect((await fetch(`${service.url}/external-api/v1/_probe`, { headers: bearer(fresh) })).status).toBe(401);
   }, 60_000);
 
+  it('audit finds the auth read models equal to a rebuild from the stream', async () => {
+    const { stdout } = await run(process.execPath, ['-r', '@swc-node/register', MAIN, 'audit'], {
+      env: { ...process.env, DATA_DIR: service.dataDir, EVENT_STORE: 'sqlite', LOG_LEVEL: 'warn' },
+      timeout: 30_000,
+    });
+    // execFile rejects on a non-zero exit, i.e. on any difference.
+    expect(stdout).toMatch(/audited \d+ tables/);
+  }, 30_000);
+
   it('reports bad input without a stack trace and exits non-zero', async () => {
     const [noAccount, dupUser, usage] = await Promise.all([
       cli('clients:create', '--account', '01900000-0000-7000-8000-000000000000'),
