@@ -7,6 +7,7 @@ import {
   pageRequest,
   ReadYourWrites,
   ResourceIdPipe,
+  SkipIdempotency,
   ValidationError,
 } from '@filing/platform';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res, UsePipes } from '@nestjs/common';
@@ -77,8 +78,9 @@ export class ClientsController extends OperatorController {
     super(commandBus, queries, readYourWrites);
   }
 
-  /** The secret is in this answer only; the service keeps its scrypt hash. */
+  /** The secret is in this answer only; the service keeps its scrypt hash (so no Idempotency-Key replay). */
   @Post()
+  @SkipIdempotency()
   async create(@Body() body: CreateClientDto, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) reply: FastifyReply) {
     const operator = body.operator === true || (body.account_id === undefined && body.scope === 'operator');
     if (operator && body.account_id !== undefined) {
@@ -110,6 +112,7 @@ export class ClientsController extends OperatorController {
   /** A new secret, shown once; the old secret and every token issued with it stop working at once. */
   @Post(':id/rotate-secret')
   @HttpCode(200)
+  @SkipIdempotency()
   async rotate(@Param('id', ResourceIdPipe) id: string, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) reply: FastifyReply) {
     const result = await this.commandBus.execute(new RotateClientSecretCommand(id, ctx));
     await this.readYourWrites.await(result.position);
