@@ -220,8 +220,8 @@ export class WebhookDeliveriesApi {
     return this.http.json({ method: 'GET', path: `/webhook-deliveries/${seg(id)}`, options });
   }
 
-  /** `POST /webhook-deliveries/{id}/redeliver` (202): sends a `failed` or `cancelled` delivery again. */
-  redeliver(id: string, options?: CreateOptions): Promise<WebhookDelivery> {
+  /** `POST /webhook-deliveries/{id}/redeliver` (202): sends a `failed` or `cancelled` delivery again; answers the delivery. */
+  redeliver(id: string, options?: CreateOptions): Promise<WebhookDeliveryDetail> {
     return this.http.json({ method: 'POST', path: `/webhook-deliveries/${seg(id)}/redeliver`, options });
   }
 }
