@@ -12,6 +12,7 @@ import { ClientAuthenticator } from './http/client-authenticator';
 import { FailedAuthThrottle } from './http/failed-auth-throttle';
 import { OAuthEndpointHooks } from './http/oauth-endpoint.hooks';
 import { OAuthController } from './http/oauth.controller';
+import { VerifyUserPasswordHandler } from './queries/verify-user-password';
 import { AccountsController, ClientsController, UsersController } from './http/operator.controllers';
 import { AccountsProjection } from './read-model/accounts.projection';
 import { AuthQueries } from './read-model/auth.queries';
@@ -58,7 +59,7 @@ const http = [
 @Module({
   imports: [AuthCoreModule],
   controllers: [OAuthController, AccountsController, ClientsController, UsersController],
-  providers: [AuthQueries, ...http],
+  providers: [AuthQueries, VerifyUserPasswordHandler, ...http],
   exports: [FailedAuthThrottle],
 })
 export class AuthModule {}

@@ -6,4 +6,5 @@ export { CreateClientCommand, type CreateClientInput, type CreateClientResult } 
 export { RotateClientSecretCommand, type RotateClientSecretResult } from './commands/rotate-client-secret';
 export { RevokeClientCommand, type RevokeClientResult } from './commands/revoke-client';
 export { CreateUserCommand, type CreateUserInput, type CreateUserResult } from './commands/create-user';
+export { VerifyUserPasswordQuery, type VerifiedUser } from './queries/verify-user-password';
 export { FailedAuthThrottle, DEFAULT_THROTTLE_LIMITS, type ThrottleLimits } from './http/failed-auth-throttle';
