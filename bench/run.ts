@@ -4,10 +4,12 @@
  */
 import { authBench } from './auth.bench';
 import { storeBench } from './store.bench';
+import { webhooksBench } from './webhooks.bench';
 
 const benches: Record<string, () => Promise<void>> = {
   store: storeBench,
   auth: authBench,
+  webhooks: webhooksBench,
 };
 
 async function main(): Promise<void> {

@@ -1,3 +1,4 @@
+import { comparePositions, type Position } from '@filing/event-store';
 import { APP_CONFIG, type AppConfig, ProjectionRunner } from '@filing/platform';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { classifyAttempt, errorMessage } from '../delivery/outcome';
@@ -26,14 +27,16 @@ interface DueRow {
 /**
  * Sends due deliveries from the deliveries read model and records each attempt and its outcome
  * as events. Woken by the projection (new work), by a timer set to the next due retry, and by a
- * periodic tick. A delivery stays "in flight" until the read model shows its outcome, so it is
- * never picked twice; after a crash, whatever was in flight is still pending and is sent again
- * (at least once, same webhook-id).
+ * periodic tick. After an attempt, a delivery is "settling" until the read model shows its
+ * outcome, so a stale row never sends it twice (its concurrency slot is free at once); after a
+ * crash, whatever was in flight is still pending and is sent again (at least once, same webhook-id).
  */
 @Injectable()
 export class DispatcherService {
   private readonly logger = new Logger('WebhookDispatcher');
   private readonly inFlight = new Set<string>();
+  /** Attempted deliveries whose outcome the read model does not show yet, with its position. */
+  private readonly settling = new Map<string, Position>();
   private readonly perEndpoint = new Map<string, number>();
   private running = false;
   private pumpScheduled = false;
@@ -85,16 +88,17 @@ export class DispatcherService {
     if (!this.running || !this.runner.db.open) return;
     const free = MAX_IN_FLIGHT - this.inFlight.size;
     if (free <= 0) return;
+    this.pruneSettled();
     const now = new Date().toISOString();
     const due = stmt(
       this.runner.db,
       `SELECT id, endpoint_id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?
        ORDER BY next_attempt_at LIMIT ?`,
-    ).all(now, free + this.inFlight.size + MAX_IN_FLIGHT) as DueRow[];
+    ).all(now, free + this.inFlight.size + this.settling.size + MAX_IN_FLIGHT) as DueRow[];
     let started = 0;
     for (const row of due) {
       if (started >= free) break;
-      if (this.inFlight.has(row.id)) continue;
+      if (this.inFlight.has(row.id) || this.settling.has(row.id)) continue;
       const busy = this.perEndpoint.get(row.endpoint_id) ?? 0;
       if (busy >= MAX_IN_FLIGHT_PER_ENDPOINT) continue;
       this.inFlight.add(row.id);
@@ -113,6 +117,14 @@ export class DispatcherService {
       this.active.add(task);
     }
     this.armNextDue();
+  }
+
+  private pruneSettled(): void {
+    if (this.settling.size === 0) return;
+    const reached = this.runner.position();
+    for (const [id, position] of this.settling) {
+      if (reached !== null && comparePositions(reached, position) >= 0) this.settling.delete(id);
+    }
   }
 
   /** A timer for the earliest future retry, so short test delays are not rounded up to the tick. */
@@ -149,7 +161,7 @@ export class DispatcherService {
             : null;
     if (stopReason || !endpoint) {
       const r = await this.deliveries.cancel(deliveryId, stopReason ?? 'endpoint disabled or deleted');
-      await this.settled(r.position);
+      this.settled(deliveryId, r.position);
       return;
     }
 
@@ -194,11 +206,11 @@ export class DispatcherService {
       delaysMs: this.config.webhookRetryDelaysMs,
       random: Math.random(),
     });
-    await this.settled(recorded.position);
+    this.settled(deliveryId, recorded.position);
   }
 
-  /** Holds the delivery "in flight" until the read model shows what was just written. */
-  private async settled(position: Parameters<ProjectionRunner['waitFor']>[0]): Promise<void> {
-    await this.runner.waitFor(position, 10_000);
+  /** Keeps the delivery from being picked again until the read model shows what was just written. */
+  private settled(deliveryId: string, position: Position | null): void {
+    if (position !== null) this.settling.set(deliveryId, position);
   }
 }

@@ -1,6 +1,6 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import { AddressRefusedError, checkUrlSyntax, resolveAllowed, type Resolver } from '../address/address-guard';
 import { type AttemptResult, errorKind } from '../delivery/outcome';
@@ -36,7 +36,10 @@ export class WebhookSender {
   private readonly agent: Agent;
 
   constructor(private readonly options: SenderOptions) {
-    const ca = options.caFile ? [...rootCertificates, readFileSync(options.caFile, 'utf8')] : undefined;
+    // One secure context for every connection: parsing the ~140 system roots per handshake was
+    // a third of the dispatcher's CPU in the benchmark.
+    const ca = options.caFile ? [...rootCertificates, readFileSync(options.caFile, 'utf8')] : [...rootCertificates];
+    const secureContext = createSecureContext({ ca });
     const lookup = (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback): void => {
       resolveAllowed(hostname, options.resolver, options.allowPrivateNetworks).then(
         (a) => (lookupOptions.all ? callback(null, [{ address: a.address, family: a.family }]) : callback(null, a.address, a.family)),
@@ -48,7 +51,7 @@ export class WebhookSender {
       keepAliveTimeout: 30_000,
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
-      connect: { ...(ca ? { ca } : {}), rejectUnauthorized: true, timeout: options.timeoutMs, lookup },
+      connect: { secureContext, rejectUnauthorized: true, timeout: options.timeoutMs, lookup },
     });
   }
 
