@@ -1,3 +1,4 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import type Database from 'better-sqlite3';
 import { IsOptional, IsString, ValidateBy } from 'class-validator';
 import { type FieldError, ValidationError } from '../errors/domain-errors';
@@ -63,10 +64,12 @@ function isLimit(value: unknown): boolean {
  * bad filter, limit and cursor are all listed in one 400.
  */
 export class PageQueryDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT })
   @IsOptional()
   @ValidateBy({ name: 'isPageLimit', validator: { validate: isLimit, defaultMessage: () => LIMIT_MESSAGE } })
   limit?: string;
 
+  @ApiPropertyOptional({ description: 'next_cursor of the previous page' })
   @IsOptional()
   @IsString()
   @ValidateBy({ name: 'isCursor', validator: { validate: (v) => decodeCursor(v) !== null, defaultMessage: () => CURSOR_MESSAGE } })
