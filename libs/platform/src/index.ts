@@ -24,3 +24,4 @@ export * from './http/history';
 export * from './http/resource-api.module';
 export * from './http/json-body.interceptor';
 export * from './http/account-id';
+export * from './domain/field-rules';
