@@ -7,6 +7,7 @@ import { printComparison, rate } from './report';
 const DURATION_MS = Number(process.env.BENCH_AUTH_MS ?? 5_000);
 const TOKEN_CONCURRENCY = 16;
 const GET_CONCURRENCY = 50;
+const ROUNDS = 5;
 
 interface Target {
   readonly url: string;
@@ -46,10 +47,25 @@ export async function authBench(): Promise<void> {
       await res.body.text();
       return res.statusCode === 200;
     };
-    // Warm-up, then the two GET figures back to back.
-    await load(GET_CONCURRENCY, get('/_probe', {}), 1_000);
-    const open = await load(GET_CONCURRENCY, get('/_probe', {}));
-    const guarded = await load(GET_CONCURRENCY, get('/external-api/v1/_probe/plain', { authorization: `Bearer ${target.token}` }));
+    // Warm-up, then the two GET figures in alternating rounds, so a change in the machine's load
+    // during the run weighs on both alike.
+    const openGet = get('/_probe', {});
+    const guardedGet = get('/external-api/v1/_probe/plain', { authorization: `Bearer ${target.token}` });
+    await load(GET_CONCURRENCY, openGet, 1_000);
+    await load(GET_CONCURRENCY, guardedGet, 1_000);
+    const open = { ok: 0, failed: 0, ms: 0 };
+    const guarded = { ok: 0, failed: 0, ms: 0 };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [total, request] of [
+        [open, openGet],
+        [guarded, guardedGet],
+      ] as const) {
+        const r = await load(GET_CONCURRENCY, request, DURATION_MS / ROUNDS);
+        total.ok += r.ok;
+        total.failed += r.failed;
+        total.ms += r.ms;
+      }
+    }
     await pool.close();
 
     console.log(`token endpoint, ${TOKEN_CONCURRENCY} concurrent clients, ${DURATION_MS} ms: ${tokens.ok} tokens, ${tokens.failed} failures`);
