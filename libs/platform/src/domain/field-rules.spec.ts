@@ -1,5 +1,5 @@
 import { NotFoundError, PreconditionFailedError } from '../errors/domain-errors';
-import { assertOwnedAtVersion, definedOnly, isCalendarDate, isJurisdictionCode, unknownFields } from './field-rules';
+import { assertOwnedAtVersion, definedOnly, isCalendarDate, isJurisdictionCode, missingFields, unknownFields } from './field-rules';
 
 describe('field rules', () => {
   it.each(['US-DE', 'GB-ENG', 'FR-75', 'CA-ON'])('%s is a jurisdiction code', (code) => expect(isJurisdictionCode(code)).toBe(true));
@@ -8,6 +8,13 @@ describe('field rules', () => {
   it.each(['2023-02-29', '2024-13-01', '2024-1-1', '2024-01-01T00:00:00Z', 20240101, null])('%j is not', (date) =>
     expect(isCalendarDate(date)).toBe(false),
   );
+
+  it('names the required fields that are absent (undefined), not those that are null', () => {
+    expect(missingFields({ a: 1, b: undefined, c: null }, ['a', 'b', 'c', 'd'])).toEqual([
+      { field: 'b', message: 'b is required' },
+      { field: 'd', message: 'd is required' },
+    ]);
+  });
 
   it('drops undefined properties and names the ones that may not be set', () => {
     expect(definedOnly({ a: 1, b: undefined, c: null })).toEqual({ a: 1, c: null });

@@ -24,6 +24,13 @@ export function definedOnly<T extends object>(input: T): Partial<T> {
   return Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
+/** One error per field of `required` that `input` lacks (undefined). */
+export function missingFields(input: object, required: readonly string[]): FieldError[] {
+  return required
+    .filter((field) => (input as Record<string, unknown>)[field] === undefined)
+    .map((field) => ({ field, message: `${field} is required` }));
+}
+
 /** One error per defined property of `input` that is not in `allowed`. */
 export function unknownFields(input: object, allowed: readonly string[]): FieldError[] {
   return Object.keys(definedOnly(input))
