@@ -25,3 +25,4 @@ export * from './http/resource-api.module';
 export * from './http/json-body.interceptor';
 export * from './http/account-id';
 export * from './domain/field-rules';
+export * from './http/field-validators';
