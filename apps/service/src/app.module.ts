@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { AuthModule } from '@filing/auth';
 import { EntitiesModule } from '@filing/entities';
 import { EventStoreModule } from '@filing/event-store';
+import { OrdersModule } from '@filing/orders';
 import { WebhooksModule } from '@filing/webhooks';
 import {
   APP_CONFIG,
@@ -34,6 +35,7 @@ export class AppModule {
         HealthModule,
         AuthModule,
         EntitiesModule,
+        OrdersModule,
         WebhooksModule,
         ...extraImports,
       ],

@@ -1,0 +1,107 @@
+import { isJurisdictionCode, isUuid, JURISDICTION_CODE, PageQueryDto } from '@filing/platform';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, ValidateBy, type ValidationOptions } from 'class-validator';
+import { DETAILS_MAX_BYTES, detailsProblem, REASON_MAX_LENGTH, reasonProblem } from '../order';
+import { ORDER_STATUSES, ORDER_TYPES, type OrderDetails } from '../order.events';
+
+/*
+ * The DTOs check shape and field rules so that one 400 lists every bad field; the rules are the
+ * domain's own predicates (order.ts), so HTTP and decide() cannot drift apart. Property names
+ * are the JSON names. Unknown properties are refused by the validation pipe. The @Api*
+ * decorators describe the same DTOs in the OpenAPI document.
+ */
+
+const ID = { type: String, format: 'uuid' };
+const JURISDICTION = { type: String, nullable: true, pattern: JURISDICTION_CODE.source, example: 'US-DE', description: 'ISO 3166-2 subdivision code' };
+const DETAILS = {
+  type: 'object',
+  additionalProperties: true,
+  description: `Free-form facts of the order: a JSON object of at most ${DETAILS_MAX_BYTES} bytes`,
+  example: { state_filing_number: '7654321' },
+} as const;
+const REASON = { type: String, nullable: true, maxLength: REASON_MAX_LENGTH, example: 'Filed elsewhere' };
+
+const IsResourceId = (options?: ValidationOptions) =>
+  ValidateBy({ name: 'isResourceId', validator: { validate: isUuid, defaultMessage: (a) => `${a?.property} must be a UUID` } }, options);
+const IsJurisdictionCode = () =>
+  ValidateBy({
+    name: 'isJurisdictionCode',
+    validator: { validate: isJurisdictionCode, defaultMessage: () => 'jurisdiction_code must be an ISO 3166-2 subdivision code like US-DE' },
+  });
+const IsOrderDetails = () =>
+  ValidateBy({ name: 'isOrderDetails', validator: { validate: (v) => detailsProblem(v) === null, defaultMessage: (a) => detailsProblem(a?.value) ?? '' } });
+const IsReason = () =>
+  ValidateBy({ name: 'isReason', validator: { validate: (v) => reasonProblem(v) === null, defaultMessage: (a) => reasonProblem(a?.value) ?? '' } });
+
+export class SubmitOrderDto {
+  @ApiProperty({ ...ID, description: 'An entity of the same account' })
+  @IsResourceId()
+  entity_id!: string;
+
+  @ApiProperty({ enum: ORDER_TYPES })
+  @IsIn(ORDER_TYPES)
+  order_type!: string;
+
+  @ApiPropertyOptional(JURISDICTION)
+  @IsOptional()
+  @IsJurisdictionCode()
+  jurisdiction_code?: string | null;
+
+  @ApiPropertyOptional(DETAILS)
+  @IsOptional()
+  @IsOrderDetails()
+  details?: OrderDetails | null;
+}
+
+/** `POST /orders/{id}/cancel`: the body is optional. */
+export class CancelOrderDto {
+  @ApiPropertyOptional(REASON)
+  @IsOptional()
+  @IsReason()
+  reason?: string | null;
+}
+
+/** The resource (CONTRACT.md §3), for the OpenAPI document; the controllers answer `OrderView`s. */
+export class OrderDto {
+  @ApiProperty(ID)
+  id!: string;
+
+  @ApiProperty(ID)
+  entity_id!: string;
+
+  @ApiProperty({ enum: ORDER_TYPES })
+  order_type!: string;
+
+  @ApiProperty(JURISDICTION)
+  jurisdiction_code!: string | null;
+
+  @ApiProperty(DETAILS)
+  details!: OrderDetails;
+
+  @ApiProperty({ enum: ORDER_STATUSES, description: 'submitted → cancelled (customer) or completed (operator)' })
+  status!: string;
+
+  @ApiProperty({ ...REASON, description: 'The reason given when the order was cancelled' })
+  cancellation_reason!: string | null;
+
+  @ApiProperty({ format: 'date-time' })
+  created_at!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  updated_at!: string;
+
+  @ApiProperty({ description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 })
+  version!: number;
+}
+
+export class ListOrdersQueryDto extends PageQueryDto {
+  @ApiPropertyOptional(ID)
+  @IsOptional()
+  @IsResourceId()
+  entity_id?: string;
+
+  @ApiPropertyOptional({ enum: ORDER_STATUSES })
+  @IsOptional()
+  @IsIn(ORDER_STATUSES)
+  status?: string;
+}
