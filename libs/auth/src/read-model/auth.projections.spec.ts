@@ -1,0 +1,102 @@
+import type { ProjectionRunner, RecordedEnvelope } from '@filing/platform';
+import Database from 'better-sqlite3';
+import { AuthEvents, type AuthEvent } from '../auth.events';
+import { AuthQueries, isTokenLive } from './auth.queries';
+import { ClientsProjection } from './clients.projection';
+import { TokensProjection } from './tokens.projection';
+
+let position = 0;
+function recorded(event: AuthEvent, revision: number, at: string): RecordedEnvelope {
+  const p = position++;
+  return {
+    ...event,
+    id: `ev-${p}`,
+    streamId: 's',
+    revision: BigInt(revision),
+    position: { commit: BigInt(p), prepare: BigInt(p) },
+    metadata: { account_id: 'a1', actor: 'operator:test', correlation_id: 'x', causation_id: null, occurred_at: at, schema_version: 1 },
+  } as RecordedEnvelope;
+}
+
+const T0 = Date.parse('2026-01-01T00:00:00.000Z');
+const iso = (ms: number) => new Date(ms).toISOString();
+const issued = (hash: string, at: number, ttlMs = 3_600_000, generation = 1): AuthEvent => ({
+  type: AuthEvents.TokenIssued,
+  data: {
+    token_hash: hash,
+    client_id: 'c1',
+    account_id: 'a1',
+    scopes: ['read', 'write'],
+    issued_at: iso(at),
+    expires_at: iso(at + ttlMs),
+    client_secret_generation: generation,
+  },
+});
+
+describe('auth read models (clients, tokens)', () => {
+  let db: Database.Database;
+  let queries: AuthQueries;
+  const clients = new ClientsProjection();
+  const tokens = new TokensProjection();
+  const apply = (event: AuthEvent, revision: number, at: number) => {
+    const envelope = recorded(event, revision, iso(at));
+    (event.type.startsWith('auth.Token') ? tokens : clients).apply(db, envelope);
+  };
+
+  beforeEach(() => {
+    db = new Database(':memory:');
+    clients.setup(db);
+    tokens.setup(db);
+    queries = new AuthQueries({ db } as unknown as ProjectionRunner);
+    apply(
+      {
+        type: AuthEvents.ClientCreated,
+        data: { client_id: 'c1', account_id: 'a1', kind: 'customer', scopes: ['read', 'write'], secret_hash: 'h1', secret_generation: 1 },
+      },
+      0,
+      T0,
+    );
+  });
+
+  it('a token is live until it expires, with its scopes and times', () => {
+    apply(issued('t1', T0), 0, T0);
+    const row = queries.token('t1')!;
+    expect(row).toMatchObject({ client_id: 'c1', account_id: 'a1', scopes: 'read write', issued_at: T0, expires_at: T0 + 3_600_000 });
+    expect(isTokenLive(row, T0 + 1)).toBe(true);
+    expect(isTokenLive(row, T0 + 3_600_000)).toBe(false);
+  });
+
+  it('revoking the token, rotating the secret or revoking the client ends it', () => {
+    apply(issued('t1', T0), 0, T0);
+    apply(issued('t2', T0), 1, T0);
+    apply({ type: AuthEvents.TokenRevoked, data: { token_hash: 't1', client_id: 'c1' } }, 2, T0 + 10);
+    expect(isTokenLive(queries.token('t1')!, T0 + 20)).toBe(false);
+    expect(isTokenLive(queries.token('t2')!, T0 + 20)).toBe(true);
+
+    apply({ type: AuthEvents.ClientSecretRotated, data: { client_id: 'c1', secret_hash: 'h2', secret_generation: 2 } }, 1, T0 + 30);
+    expect(isTokenLive(queries.token('t2')!, T0 + 40)).toBe(false);
+    expect(queries.client('c1')).toMatchObject({ secret_hash: 'h2', secret_generation: 2, version: 1 });
+
+    apply(issued('t3', T0 + 50, 3_600_000, 2), 3, T0 + 50);
+    expect(isTokenLive(queries.token('t3')!, T0 + 60)).toBe(true);
+    apply({ type: AuthEvents.ClientRevoked, data: { client_id: 'c1' } }, 2, T0 + 70);
+    expect(isTokenLive(queries.token('t3')!, T0 + 80)).toBe(false);
+    expect(queries.client('c1')).toMatchObject({ status: 'revoked', version: 2 });
+  });
+
+  it('drops tokens that had expired when a later one was issued (by the event\'s time, so rebuilds agree)', () => {
+    apply(issued('old', T0, 1_000), 0, T0);
+    apply(issued('recent', T0 + 500, 1_000), 1, T0 + 500);
+    apply(issued('new', T0 + 1_200, 1_000), 2, T0 + 1_200);
+    expect(queries.token('old')).toBeUndefined();
+    expect(queries.token('recent')).toBeDefined();
+    expect(queries.token('new')).toBeDefined();
+  });
+
+  it('applying an event twice changes nothing', () => {
+    const event = recorded(issued('t1', T0), 0, iso(T0));
+    tokens.apply(db, event);
+    tokens.apply(db, event);
+    expect(db.prepare('SELECT COUNT(*) AS n FROM oauth_tokens').get()).toEqual({ n: 1 });
+  });
+});
