@@ -20,7 +20,7 @@ export interface ReceiverOptions {
   readonly path?: string;
   /** PEM certificate and key: serve HTTPS (the service only delivers to `https:` URLs). */
   readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
-  /** What to do with each event, once per webhook-id. Default: log its type. */
+  /** What to do with each event, once per webhook-id (default: nothing beyond the log line). */
   readonly onEvent?: (event: WebhookEvent) => Promise<void> | void;
   /** One line per request (default: console.log). Never given secrets or headers. */
   readonly log?: (line: string) => void;
@@ -35,7 +35,8 @@ export function createReceiver(options: ReceiverOptions): Server {
   const handle = createWebhookHandler({
     secrets: options.secrets,
     store: options.store ?? new MemoryDedupeStore(),
-    onEvent: options.onEvent ?? ((event) => log(`event ${event.event_type} ${event.event_id}`)),
+    // Your work goes here (quick, or handed to a queue); the type is logged below once it succeeds.
+    onEvent: options.onEvent ?? (() => undefined),
   });
 
   const listener = async (req: IncomingMessage, res: ServerResponse) => {
@@ -47,7 +48,9 @@ export function createReceiver(options: ReceiverOptions): Server {
     try {
       body = await readBody(req, maxBodyBytes);
     } catch {
-      return reply(res, 413);
+      // Answer at once and close the connection; the rest of the body is discarded.
+      req.resume();
+      return reply(res, 413, { connection: 'close' });
     }
     const result = await handle(body, req.headers);
     switch (result.outcome) {
@@ -85,8 +88,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
+        chunks.length = 0;
         reject(new Error('body too large'));
-        req.destroy();
         return;
       }
       chunks.push(chunk);
