@@ -85,11 +85,6 @@ export class ClientAuthenticator {
     return this.toClient(row);
   }
 
-  /** Forgets a client's verified secret (the read model also stops it matching on its own). */
-  forget(clientId: string): void {
-    this.verified.delete(clientId);
-  }
-
   private remember(clientId: string, generation: number, digest: string): void {
     this.verified.delete(clientId);
     this.verified.set(clientId, { generation, digest });
