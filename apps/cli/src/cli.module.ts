@@ -3,6 +3,7 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { AuthCoreModule } from '@filing/auth';
 import { EntitiesCoreModule } from '@filing/entities';
 import { EventStoreModule } from '@filing/event-store';
+import { JurisdictionsCoreModule } from '@filing/jurisdictions';
 import { OrdersCoreModule } from '@filing/orders';
 import { APP_CONFIG, type AppConfig, ProjectionsModule, ReferencesModule } from '@filing/platform';
 import { WebhooksCoreModule } from '@filing/webhooks';
@@ -19,6 +20,7 @@ export class CliModule {
         ProjectionsModule.forRoot({ dataDir: config.dataDir, run: false }),
         ReferencesModule,
         EntitiesCoreModule,
+        JurisdictionsCoreModule,
         OrdersCoreModule,
         CqrsModule.forRoot(),
         // Commands and projections, no HTTP: the commands never wait on the projection runner.

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { AuthModule } from '@filing/auth';
 import { EntitiesModule } from '@filing/entities';
 import { EventStoreModule } from '@filing/event-store';
+import { JurisdictionsModule } from '@filing/jurisdictions';
 import { OrdersModule } from '@filing/orders';
 import { WebhooksModule } from '@filing/webhooks';
 import {
@@ -35,6 +36,7 @@ export class AppModule {
         HealthModule,
         AuthModule,
         EntitiesModule,
+        JurisdictionsModule,
         OrdersModule,
         WebhooksModule,
         ...extraImports,
