@@ -158,6 +158,8 @@ describe('webhook delivery over HTTPS', () => {
     });
     const one = await delivery(api, log[0].id);
     expect(one.attempts).toEqual([{ attempted_at: expect.stringMatching(ISO_MS), status_code: 200, error: null, duration_ms: expect.any(Number) }]);
+    const metrics = await (await fetch(`${service.url}/metrics`)).text();
+    expect(metrics).toMatch(/^webhook_delivery_attempts_total\{outcome="delivered"\} [1-9]/m);
   });
 
   it('follows each endpoint’s event-type selection; event_id is the same on every endpoint', async () => {

@@ -1,6 +1,7 @@
 import { comparePositions, type Position } from '@filing/event-store';
-import { APP_CONFIG, type AppConfig, ProjectionRunner } from '@filing/platform';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig, Metrics, ProjectionRunner } from '@filing/platform';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Counter, Histogram } from 'prom-client';
 import { classifyAttempt, errorMessage } from '../delivery/outcome';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
 import type { EndpointRow } from '../endpoints/endpoint-views';
@@ -44,6 +45,8 @@ export class DispatcherService {
   private nextDue: NodeJS.Timeout | null = null;
   private offSignal: (() => void) | null = null;
   private readonly active = new Set<Promise<void>>();
+  private readonly attempts?: Counter<'outcome'>;
+  private readonly attemptSeconds?: Histogram;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -52,7 +55,23 @@ export class DispatcherService {
     private readonly deliveries: DeliveryCommands,
     private readonly secrets: SecretStore,
     private readonly signal: DeliverySignal,
-  ) {}
+    @Optional() metrics?: Metrics,
+  ) {
+    if (metrics) {
+      this.attempts = new Counter({
+        name: 'webhook_delivery_attempts_total',
+        help: 'Webhook delivery attempts by outcome: delivered, retry, failed, or the error kind of a failed connection',
+        labelNames: ['outcome'] as const,
+        registers: [metrics.registry],
+      });
+      this.attemptSeconds = new Histogram({
+        name: 'webhook_delivery_attempt_duration_seconds',
+        help: 'Duration of webhook delivery attempts (request sent to response or error)',
+        buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+        registers: [metrics.registry],
+      });
+    }
+  }
 
   start(): void {
     if (this.running) return;
@@ -192,6 +211,9 @@ export class DispatcherService {
       );
     }
     const { result } = outcome;
+    const verdict = classifyAttempt(result);
+    this.attempts?.inc({ outcome: result.kind === 'error' ? result.error : verdict });
+    this.attemptSeconds?.observe(outcome.durationMs / 1000);
     const recorded = await this.deliveries.execute({
       kind: 'record-attempt',
       deliveryId,
@@ -200,7 +222,7 @@ export class DispatcherService {
         statusCode: result.kind === 'response' ? result.statusCode : null,
         error: result.kind === 'error' ? errorMessage(result.error) : null,
         durationMs: outcome.durationMs,
-        verdict: classifyAttempt(result),
+        verdict,
         retryAfterMs: outcome.retryAfterMs,
       },
       delaysMs: this.config.webhookRetryDelaysMs,
