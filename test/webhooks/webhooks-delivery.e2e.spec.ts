@@ -6,7 +6,7 @@
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { verifySignature } from '@filing/webhooks';
 import { createServer } from 'node:net';
-import { provisionAccount } from '../support/auth';
+import { provisionAccount, provisionOperator } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 import { startReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver';
@@ -160,6 +160,34 @@ describe('webhook delivery over HTTPS', () => {
     expect(one.attempts).toEqual([{ attempted_at: expect.stringMatching(ISO_MS), status_code: 200, error: null, duration_ms: expect.any(Number) }]);
     const metrics = await (await fetch(`${service.url}/metrics`)).text();
     expect(metrics).toMatch(/^webhook_delivery_attempts_total\{outcome="delivered"\} [1-9]/m);
+  });
+
+  it('delivers order.submitted, order.cancelled and order.completed with their fields', async () => {
+    const r = await receiver();
+    const { api, endpoints } = await account([r.url], [['order.submitted', 'order.cancelled', 'order.completed']]);
+    const entity = await createEntity(api);
+    const submit = async () => {
+      const res = await api('POST', `${V1}/orders`, { entity_id: entity.id, order_type: 'annual_report' });
+      expect(res.status).toBe(201);
+      return res.body.id as string;
+    };
+    const [cancelled, completed] = [await submit(), await submit()];
+    expect((await api('POST', `${V1}/orders/${cancelled}/cancel`, { reason: 'changed our mind' })).status).toBe(200);
+    const operator = apiClient(service.url, (await provisionOperator(service)).token);
+    expect((await operator('POST', `/internal-api/v1/orders/${completed}/complete`)).status).toBe(200);
+    const got = await r.waitFor(4);
+    const events = [...(await store.readStream(`order-${cancelled}`)), ...(await store.readStream(`order-${completed}`))];
+    const expected = events.map((e) => ({
+      event_id: e.id,
+      event_type: e.type.replace('orders.Order', 'order.').toLowerCase(),
+      timestamp: e.metadata.occurred_at,
+      order_id: e.data.order_id,
+      entity_id: entity.id,
+      status: e.type.replace('orders.Order', '').toLowerCase(),
+    }));
+    expect(got.map((g) => g.json).sort(byEventId)).toEqual(expected.sort(byEventId));
+    expect(expected.map((e) => e.event_type).sort()).toEqual(['order.cancelled', 'order.completed', 'order.submitted', 'order.submitted']);
+    for (const req of got) expectSigned(req, endpoints[0].secret);
   });
 
   it('follows each endpoint’s event-type selection; event_id is the same on every endpoint', async () => {
@@ -320,6 +348,8 @@ describe('webhook delivery over HTTPS', () => {
     expectSigned(req, rotated.body.secret);
   });
 });
+
+const byEventId = (a: { event_id: unknown }, b: { event_id: unknown }) => String(a.event_id).localeCompare(String(b.event_id));
 
 /** A port nobody listens on (bound, then released). */
 async function closedPort(): Promise<number> {
