@@ -15,8 +15,9 @@ module.exports = {
   testEnvironment: 'node',
   testMatch: ['<rootDir>/{apps,libs,test}/**/*.spec.ts'],
   transform: { '^.+\\.(t|j|mj)s$': ['@swc/jest', swc] },
-  // Nest 12 and cookie@2 (used by fastify's inject) ship ESM; swc turns them into CommonJS for Jest on Node 20.
-  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|cookie)/)'],
+  // Nest 12, cookie@2 (fastify's inject) and content-disposition@2 (@fastify/static) ship ESM; swc turns them
+  // into CommonJS for Jest on Node 20.
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|cookie|content-disposition)/)'],
   setupFiles: ['reflect-metadata'],
   moduleNameMapper: {
     '^@filing/([^/]+)$': '<rootDir>/libs/$1/src',

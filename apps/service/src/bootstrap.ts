@@ -6,6 +6,7 @@ import type pino from 'pino';
 import { type AppConfig, createLogger, PinoNestLogger } from '@filing/platform';
 import { AppModule } from './app.module';
 import { instrumentHttp } from './metrics/http-metrics';
+import { setupOpenApi } from './openapi';
 
 /** Largest request body: a 10 MiB document as base64 in JSON, with room for its fields. */
 export const BODY_LIMIT_BYTES = 15 * 1024 * 1024;
@@ -33,6 +34,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   instrumentHttp(app);
   // JSON routes only: without Fastify's text/plain parser a text body is a 415, not a string DTO.
   app.getHttpAdapter().getInstance().removeContentTypeParser('text/plain');
+  setupOpenApi(app);
   app.enableShutdownHooks();
   return app;
 }
