@@ -1,0 +1,49 @@
+/**
+ * The same delivery path on the esdb adapter (EventStoreDB test server): the fan-out's filtered
+ * `$all` subscription, idempotent DeliveryScheduled appends, retries recorded as events.
+ */
+import { provisionAccount } from '../support/auth';
+import { startService, type TestService } from '../support/service';
+import { makeTestPki, type TestPki } from '../support/tls-certs';
+import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { apiClient, eventually } from '../support/webhooks';
+
+const V1 = '/external-api/v1';
+
+describe('webhook delivery on the esdb store', () => {
+  let pki: TestPki;
+  let service: TestService;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    pki = makeTestPki();
+    receiver = await startReceiver(pki);
+    service = await startService({
+      eventStore: 'esdb',
+      env: { WEBHOOK_CA_FILE: pki.caFile, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_DELAYS: '100ms,200ms' },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await service?.destroy();
+    await receiver?.close();
+  });
+
+  it('delivers entity.created after a 503, with one webhook-id, and logs both attempts', async () => {
+    receiver.script({ status: 503 });
+    const acc = await provisionAccount(service);
+    const api = apiClient(service.url, acc.token);
+    const ep = (await api('POST', `${V1}/webhook-endpoints`, { url: receiver.url })).body;
+    await api('POST', `${V1}/webhook-endpoints/${ep.id}/enable`);
+    await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: true });
+    const entity = (await api('POST', `${V1}/entities`, { name: 'Esdb LLC', entity_type: 'corporation' })).body;
+    const got = await receiver.waitFor(2);
+    expect(got.map((g) => g.json.entity_id)).toEqual([entity.id, entity.id]);
+    expect(got[0].headers['webhook-id']).toBe(got[1].headers['webhook-id']);
+    const delivered = await eventually(async () => {
+      const list = (await api('GET', `${V1}/webhook-endpoints/${ep.id}/deliveries?status=delivered`)).body.data;
+      return list.length === 1 ? list[0] : undefined;
+    });
+    const one = (await api('GET', `${V1}/webhook-deliveries/${delivered.id}`)).body;
+    expect(one.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([503, 200]);
+  });
+});
