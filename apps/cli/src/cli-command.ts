@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
+import { type Command, CommandBus } from '@nestjs/cqrs';
+import { type CommandContext, DomainError, ValidationError } from '@filing/platform';
 
 /** One operator command: `npm run cli -- <name> [args]`. */
 export interface CliCommand {
@@ -23,4 +26,27 @@ export class CommandFailedError extends Error {
   ) {
     super(message);
   }
+}
+
+/** The context of a command an operator runs from the CLI: no account, actor `operator:cli`. */
+export function operatorContext(): CommandContext {
+  return { account_id: null, actor: 'operator:cli', correlation_id: randomUUID(), causation_id: null };
+}
+
+/** Sends a command; a domain error (bad input, not found, conflict) becomes a CommandFailedError, printed without a stack. */
+export async function executeCommand<R>(app: INestApplicationContext, command: Command<R>): Promise<R> {
+  try {
+    return await app.get(CommandBus).execute(command);
+  } catch (err) {
+    if (err instanceof ValidationError) {
+      throw new CommandFailedError(err.errors.map((e) => `${e.field}: ${e.message}`).join('\n'));
+    }
+    if (err instanceof DomainError) throw new CommandFailedError(err.message);
+    throw err;
+  }
+}
+
+/** A command's output: one JSON object on one line of stdout. */
+export function printJson(out: NodeJS.WritableStream, value: object): void {
+  out.write(JSON.stringify(value) + '\n');
 }

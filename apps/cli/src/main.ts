@@ -6,9 +6,10 @@ import { CliModule } from './cli.module';
 import { auditCommand } from './commands/audit.command';
 import { authCommands } from './commands/auth.commands';
 import { eventsExportCommand } from './commands/events-export.command';
+import { ordersCompleteCommand } from './commands/orders-complete.command';
 import { replayCommand } from './commands/replay.command';
 
-const COMMANDS: readonly CliCommand[] = [...authCommands, replayCommand, auditCommand, eventsExportCommand];
+const COMMANDS: readonly CliCommand[] = [...authCommands, ordersCompleteCommand, replayCommand, auditCommand, eventsExportCommand];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.usage.length));

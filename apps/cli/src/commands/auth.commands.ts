@@ -1,7 +1,4 @@
 import { parseArgs } from 'node:util';
-import { randomUUID } from 'node:crypto';
-import type { INestApplicationContext } from '@nestjs/common';
-import { type Command, CommandBus } from '@nestjs/cqrs';
 import {
   CreateAccountCommand,
   CreateClientCommand,
@@ -9,34 +6,13 @@ import {
   RevokeClientCommand,
   RotateClientSecretCommand,
 } from '@filing/auth';
-import { type CommandContext, DomainError, ValidationError } from '@filing/platform';
-import { type CliCommand, CommandFailedError, UsageError } from '../cli-command';
+import { type CliCommand, executeCommand as execute, operatorContext, printJson as print, UsageError } from '../cli-command';
 
 /**
  * The operator's auth commands (CONTRACT.md §6): how the first operator client is made. They
  * append events only; the running service's projections pick them up (within a second).
  * Each prints one JSON object on stdout; a secret is printed once and never stored.
  */
-function operatorContext(): CommandContext {
-  return { account_id: null, actor: 'operator:cli', correlation_id: randomUUID(), causation_id: null };
-}
-
-async function execute<R>(app: INestApplicationContext, command: Command<R>): Promise<R> {
-  try {
-    return await app.get(CommandBus).execute(command);
-  } catch (err) {
-    if (err instanceof ValidationError) {
-      throw new CommandFailedError(err.errors.map((e) => `${e.field}: ${e.message}`).join('\n'));
-    }
-    if (err instanceof DomainError) throw new CommandFailedError(err.message);
-    throw err;
-  }
-}
-
-function print(out: NodeJS.WritableStream, value: object): void {
-  out.write(JSON.stringify(value) + '\n');
-}
-
 function oneId(positionals: string[], usage: string): string {
   if (positionals.length !== 1) throw new UsageError(`Expected one client id (${usage})`);
   return positionals[0];
