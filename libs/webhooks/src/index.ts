@@ -6,3 +6,4 @@ export { WEBHOOK_RESOLVER } from './endpoints/endpoints.service';
 export type { Resolver, ResolvedAddress } from './address/address-guard';
 export type * from './endpoints/endpoint.events';
 export type * from './deliveries/delivery.events';
+export { SettingsSessionStore, SIGN_IN_THROTTLE } from './settings-screen';

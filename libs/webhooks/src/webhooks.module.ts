@@ -21,6 +21,7 @@ import { DeliverySignal } from './read-model/delivery-signal';
 import { EndpointsProjection } from './read-model/endpoints.projection';
 import { SecretStore } from './secrets/secret-store';
 import { SettingsService } from './settings/settings.service';
+import { SETTINGS_SCREEN_CONTROLLERS, SETTINGS_SCREEN_PROVIDERS } from './settings-screen';
 import type { Resolver } from './address/address-guard';
 
 /** The read models alone (endpoints, settings, deliveries): what the CLI's replay and audit need. */
@@ -63,7 +64,7 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
  */
 @Module({
   imports: [WebhooksCoreModule],
-  controllers: [WebhooksController, OperatorWebhooksController],
+  controllers: [WebhooksController, OperatorWebhooksController, ...SETTINGS_SCREEN_CONTROLLERS],
   providers: [
     { provide: WEBHOOK_RESOLVER, useValue: systemResolver },
     {
@@ -91,6 +92,7 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
     FanOutService,
     DispatcherService,
     WebhookWorkers,
+    ...SETTINGS_SCREEN_PROVIDERS,
   ],
 })
 export class WebhooksModule {}

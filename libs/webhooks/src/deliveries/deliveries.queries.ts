@@ -56,11 +56,7 @@ export class DeliveriesQueries {
   constructor(private readonly runner: ProjectionRunner) {}
 
   list(ctx: CommandContext, endpointId: string, query: { limit?: string; cursor?: string; status?: string }): Page<DeliveryView> {
-    const endpoint = stmt(this.runner.db, 'SELECT 1 FROM webhook_endpoints WHERE id = ? AND account_id = ? AND deleted = 0').get(
-      endpointId,
-      ctx.account_id,
-    );
-    if (!endpoint) throw NotFoundError.of('webhook endpoint', endpointId);
+    this.requireEndpoint(ctx, endpointId);
     if (query.status !== undefined && !STATUSES.includes(query.status)) {
       throw ValidationError.field('status', `status must be one of ${STATUSES.join(', ')}`);
     }
@@ -72,6 +68,24 @@ export class DeliveriesQueries {
     ).all(endpointId, query.status ?? null, query.status ?? null, request.after ?? -1, request.limit + 1) as DeliveryRow[];
     const page = toPage(rows, request, collection, (r) => r.seq);
     return { data: page.data.map(view), next_cursor: page.next_cursor };
+  }
+
+  /** The newest `limit` deliveries of an endpoint, newest first (the settings screen's "recent deliveries"). */
+  recent(ctx: CommandContext, endpointId: string, limit: number): DeliveryView[] {
+    this.requireEndpoint(ctx, endpointId);
+    const rows = stmt(this.runner.db, 'SELECT * FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?').all(
+      endpointId,
+      limit,
+    ) as DeliveryRow[];
+    return rows.map(view);
+  }
+
+  private requireEndpoint(ctx: CommandContext, endpointId: string): void {
+    const endpoint = stmt(this.runner.db, 'SELECT 1 FROM webhook_endpoints WHERE id = ? AND account_id = ? AND deleted = 0').get(
+      endpointId,
+      ctx.account_id,
+    );
+    if (!endpoint) throw NotFoundError.of('webhook endpoint', endpointId);
   }
 
   get(ctx: CommandContext, id: string): DeliveryView & { attempts: AttemptView[] } {

@@ -1,0 +1,100 @@
+import { FailedAuthThrottle, VerifyUserPasswordQuery } from '@filing/auth';
+import { Body, Controller, Get, HttpCode, Inject, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import { clearCookie, readCookies, SESSION_COOKIE, setCookie, SIGN_IN_CSRF_COOKIE, tokensEqual } from './session/cookies';
+import { CsrfRejected, type CurrentSession, Session, SettingsSessionGuard } from './session/session.guard';
+import { SettingsSessionStore } from './session/session-store';
+import { SettingsErrorFilter } from './settings-errors.filter';
+import { redirect, sendPage } from './settings-http';
+import { PROFILE_URL } from './views/layout';
+import { signInPage } from './views/sign-in.page';
+import { SETTINGS_CSS } from './views/styles';
+
+/** Failed sign-ins per email and per address (a separate brake from the token endpoint's). */
+export const SIGN_IN_THROTTLE = Symbol('SIGN_IN_THROTTLE');
+export const SIGN_IN_LIMITS = { windowMs: 15 * 60_000, perClient: 5, perAddress: 20, maxKeys: 100_000 } as const;
+
+interface SignInForm {
+  email?: unknown;
+  password?: unknown;
+  _csrf?: unknown;
+}
+
+/** Sign-in, sign-out and the stylesheet of the settings screen (server-rendered, no script). */
+@Controller('settings')
+@UseFilters(SettingsErrorFilter)
+export class SignInController {
+  constructor(
+    private readonly queries: QueryBus,
+    private readonly sessions: SettingsSessionStore,
+    @Inject(SIGN_IN_THROTTLE) private readonly throttle: FailedAuthThrottle,
+  ) {}
+
+  @Get()
+  root(@Req() request: FastifyRequest, @Res() reply: FastifyReply): void {
+    redirect(reply, this.sessions.get(readCookies(request).get(SESSION_COOKIE)) ? PROFILE_URL : '/settings/sign-in');
+  }
+
+  @Get('assets/settings.css')
+  css(@Res() reply: FastifyReply): void {
+    reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8').send(SETTINGS_CSS);
+  }
+
+  @Get('sign-in')
+  page(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Query('expired') expired?: string, @Query('signed_out') signedOut?: string): void {
+    if (this.sessions.get(readCookies(request).get(SESSION_COOKIE))) return redirect(reply, PROFILE_URL);
+    const notice = signedOut ? 'You are signed out.' : expired ? 'Your session has ended. Sign in again to continue.' : undefined;
+    sendPage(reply, signInPage({ csrfToken: this.signInToken(request, reply), notice }));
+  }
+
+  @Post('sign-in')
+  async signIn(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: SignInForm = {}): Promise<void> {
+    if (!tokensEqual(body._csrf, readCookies(request).get(SIGN_IN_CSRF_COOKIE))) throw new CsrfRejected();
+    const email = typeof body.email === 'string' ? body.email.trim().toLowerCase() : '';
+    const password = typeof body.password === 'string' ? body.password : '';
+    const again = (status: number, error: string) =>
+      sendPage(reply, signInPage({ csrfToken: this.signInToken(request, reply), email, error }), status);
+
+    const wait = this.throttle.retryAfter(email || null, request.ip);
+    if (wait !== null) {
+      reply.header('retry-after', String(wait));
+      return again(429, `Too many failed sign-in attempts. Try again in ${describeWait(wait)}.`);
+    }
+    const user = email && password ? await this.queries.execute(new VerifyUserPasswordQuery(email, password)) : null;
+    if (!user) {
+      this.throttle.recordFailure(email || null, request.ip);
+      return again(401, 'The email or password is not correct.');
+    }
+    // A new session id at sign-in (no fixation); the sign-in token has done its job.
+    const { token } = this.sessions.create(user);
+    clearCookie(reply, request, SIGN_IN_CSRF_COOKIE);
+    setCookie(reply, request, SESSION_COOKIE, token);
+    redirect(reply, PROFILE_URL);
+  }
+
+  @Post('sign-out')
+  @HttpCode(303)
+  @UseGuards(SettingsSessionGuard)
+  signOut(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Session() current: CurrentSession): void {
+    this.sessions.destroy(current.token);
+    clearCookie(reply, request, SESSION_COOKIE);
+    redirect(reply, '/settings/sign-in?signed_out=1');
+  }
+
+  /** The sign-in form's double-submit token: the cookie's, or a new one set now. */
+  private signInToken(request: FastifyRequest, reply: FastifyReply): string {
+    const existing = readCookies(request).get(SIGN_IN_CSRF_COOKIE);
+    if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+    const token = randomBytes(32).toString('base64url');
+    setCookie(reply, request, SIGN_IN_CSRF_COOKIE, token);
+    return token;
+  }
+}
+
+function describeWait(seconds: number): string {
+  if (seconds < 60) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minute${minutes === 1 ? '' : 's'}`;
+}

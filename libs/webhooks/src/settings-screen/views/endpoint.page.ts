@@ -1,0 +1,151 @@
+import type { DeliveryView } from '../../deliveries/deliveries.queries';
+import type { EndpointView } from '../../endpoints/endpoint-views';
+import { endpointFields, type EndpointFormValues, errorSummary, eventTypeLabel, type FieldErrors } from './endpoint-form';
+import { type Html, html } from './html';
+import { csrfField, layout, PROFILE_URL } from './layout';
+import { endpointUrl, eventTypesSummary, statusBadge, toggleForm } from './profile.page';
+
+export interface EndpointPageModel {
+  readonly user: { readonly email: string; readonly csrfToken: string };
+  readonly flash?: string | null;
+  readonly endpoint: EndpointView;
+  /** Shown once, on the answer to Reveal or Rotate; never stored in the session. */
+  readonly secret?: { readonly value: string; readonly rotated: boolean };
+  readonly deliveries: readonly DeliveryView[];
+  readonly editForm: { readonly values: EndpointFormValues; readonly errors: FieldErrors };
+}
+
+export const RECENT_DELIVERIES = 20;
+
+function when(iso: string | null): Html | string {
+  if (!iso) return '—';
+  return html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC')}</time>`;
+}
+
+const REDELIVERABLE = new Set(['failed', 'cancelled']);
+
+function deliveryRow(d: DeliveryView, csrfToken: string): Html {
+  return html`<tr id="delivery-${d.id}">
+  <td data-label="Event">${eventTypeLabel(d.event_type)} <span class="hint">(${d.event_type})</span></td>
+  <td data-label="Status"><span class="badge ${d.status}">${d.status}</span></td>
+  <td data-label="Attempts">${d.attempt_count}</td>
+  <td data-label="Last attempt">${when(d.last_attempt_at)}</td>
+  <td data-label="Next attempt">${when(d.next_attempt_at)}</td>
+  <td data-label="Action">${
+    REDELIVERABLE.has(d.status)
+      ? html`<form method="post" action="/settings/profile/webhook-deliveries/${d.id}/redeliver">
+      ${csrfField(csrfToken)}
+      <button type="submit" class="secondary">Resend<span class="visually-hidden"> ${d.event_type} delivery of ${d.created_at}</span></button>
+    </form>`
+      : html`<span class="hint">${d.status === 'pending' ? 'Sending…' : 'Delivered'}</span>`
+  }</td>
+</tr>`;
+}
+
+/** One endpoint: edit it, its signing secret (reveal, rotate), its recent deliveries (resend). */
+export function endpointPage(model: EndpointPageModel): string {
+  const { user, endpoint: e, secret } = model;
+  return layout({
+    title: `Endpoint ${e.url}`,
+    user,
+    flash: model.flash,
+    body: html`<p><a href="${PROFILE_URL}#webhook-settings">← Back to Webhook Settings</a></p>
+<h1>Webhook endpoint</h1>
+<section class="panel" aria-labelledby="summary-heading">
+  <div class="endpoint-head">
+    <h2 class="endpoint-url" id="summary-heading">${e.url}</h2>
+    ${statusBadge(e.enabled)}
+  </div>
+  <dl class="facts">
+    <dt>Description</dt><dd>${e.description || html`<span class="hint">None</span>`}</dd>
+    <dt>Event types</dt><dd>${eventTypesSummary(e.event_types)}</dd>
+    <dt>Created</dt><dd>${when(e.created_at)}</dd>
+  </dl>
+  <div class="actions">
+    ${toggleForm(e, user.csrfToken, 'endpoint')}
+    <a class="button danger" href="${endpointUrl(e.id, 'delete')}">Delete endpoint</a>
+  </div>
+</section>
+
+<section class="panel" id="edit" aria-labelledby="edit-heading">
+  <h2 id="edit-heading">Edit endpoint</h2>
+  ${errorSummary(model.editForm.errors)}
+  <form method="post" action="${endpointUrl(e.id)}">
+    ${csrfField(user.csrfToken)}
+    ${endpointFields(model.editForm.values, model.editForm.errors)}
+    <button type="submit">Save changes</button>
+  </form>
+</section>
+
+<section class="panel" id="signing-secret" aria-labelledby="secret-heading">
+  <h2 id="secret-heading">Signing secret</h2>
+  <p class="hint">Receivers verify the <code>webhook-signature</code> header with this secret (Standard Webhooks).</p>
+  ${
+    secret
+      ? html`<div role="status">
+    ${secret.rotated ? html`<p>A new secret was made. The previous one keeps signing beside it for 24 hours, so receivers can switch over.</p>` : null}
+    <p><label for="secret-value">Current signing secret</label></p>
+    <output id="secret-value" class="secret">${secret.value}</output>
+  </div>`
+      : null
+  }
+  <div class="actions">
+    <form method="post" action="${endpointUrl(e.id, 'secret')}">
+      ${csrfField(user.csrfToken)}
+      <button type="submit" class="secondary">Reveal secret</button>
+    </form>
+    <form method="post" action="${endpointUrl(e.id, 'rotate-secret')}">
+      ${csrfField(user.csrfToken)}
+      <button type="submit" class="secondary">Rotate secret</button>
+    </form>
+  </div>
+</section>
+
+<section class="panel" id="deliveries" aria-labelledby="deliveries-heading">
+  <h2 id="deliveries-heading">Recent deliveries</h2>
+  ${
+    model.deliveries.length === 0
+      ? html`<p>No deliveries yet.</p>`
+      : html`<div class="table-scroll"><table>
+    <caption class="visually-hidden">The ${RECENT_DELIVERIES} most recent deliveries, newest first</caption>
+    <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last attempt</th><th scope="col">Next attempt</th><th scope="col">Action</th></tr></thead>
+    <tbody>${model.deliveries.map((d) => deliveryRow(d, user.csrfToken))}</tbody>
+  </table></div>`
+  }
+  <p><a href="${endpointUrl(e.id)}#deliveries">Refresh deliveries</a></p>
+</section>`,
+  });
+}
+
+/** "Delete this endpoint?" — a confirmation page, so no script is needed. */
+export function deleteConfirmPage(user: { email: string; csrfToken: string }, e: EndpointView): string {
+  return layout({
+    title: 'Delete endpoint',
+    user,
+    body: html`<h1>Delete endpoint</h1>
+<section class="panel" aria-labelledby="confirm-heading">
+  <h2 id="confirm-heading">Delete <span class="endpoint-url">${e.url}</span>?</h2>
+  <p>It stops receiving events at once; deliveries still waiting are cancelled. This cannot be undone.</p>
+  <div class="actions">
+    <form method="post" action="${endpointUrl(e.id, 'delete')}">
+      ${csrfField(user.csrfToken)}
+      <button type="submit" class="danger">Delete endpoint</button>
+    </form>
+    <a class="button secondary" href="${PROFILE_URL}#webhook-settings">Cancel</a>
+  </div>
+</section>`,
+  });
+}
+
+/** An error page (403, 404, 409, 429, 500) in the same frame; its link leads back (or to sign-in when signed out). */
+export function errorPage(status: number, title: string, message: string): string {
+  return layout({
+    title,
+    body: html`<section class="panel" aria-labelledby="error-heading">
+  <h1 id="error-heading">${title}</h1>
+  <p>${message}</p>
+  <p class="hint">Error ${status}.</p>
+  <p><a href="${PROFILE_URL}#webhook-settings">Back to Profile Settings</a></p>
+</section>`,
+  });
+}

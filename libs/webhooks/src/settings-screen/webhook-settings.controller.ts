@@ -1,0 +1,242 @@
+import {
+  type CommandContext,
+  createValidationPipe,
+  Ctx,
+  isUuid,
+  NotFoundError,
+  ReadYourWrites,
+  ValidationError,
+} from '@filing/platform';
+import { Body, Controller, Get, Param, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { DeliveriesQueries } from '../deliveries/deliveries.queries';
+import { DeliveryCommands } from '../deliveries/delivery-commands';
+import type { EndpointView } from '../endpoints/endpoint-views';
+import { EndpointsService } from '../endpoints/endpoints.service';
+import { CreateEndpointDto, UpdateEndpointDto } from '../http/webhooks.dto';
+import { SettingsService } from '../settings/settings.service';
+import { type CurrentSession, Session, SettingsSessionGuard } from './session/session.guard';
+import { SettingsSessionStore } from './session/session-store';
+import { SettingsErrorFilter } from './settings-errors.filter';
+import { redirect, sendPage } from './settings-http';
+import { EMPTY_ENDPOINT_FORM, type EndpointFormValues, type FieldErrors } from './views/endpoint-form';
+import { deleteConfirmPage, endpointPage, RECENT_DELIVERIES } from './views/endpoint.page';
+import { PROFILE_URL } from './views/layout';
+import { endpointUrl, profilePage } from './views/profile.page';
+
+type Form = Record<string, unknown>;
+
+const ENDPOINTS_PER_PAGE = '50';
+
+/**
+ * Profile Settings → Profile tab → Webhook Settings. Every action maps a form onto the same
+ * services the webhook API's controller uses (EndpointsService, SettingsService,
+ * DeliveriesQueries, DeliveryCommands) with the signed-in user's command context, so the
+ * account scoping, validation and events are the API's: another account's id is a 404 here too.
+ */
+@Controller('settings/profile')
+@UseFilters(SettingsErrorFilter)
+@UseGuards(SettingsSessionGuard)
+export class WebhookSettingsController {
+  private readonly pipe = createValidationPipe();
+
+  constructor(
+    private readonly endpoints: EndpointsService,
+    private readonly settings: SettingsService,
+    private readonly deliveries: DeliveriesQueries,
+    private readonly deliveryCommands: DeliveryCommands,
+    private readonly ryw: ReadYourWrites,
+    private readonly sessions: SettingsSessionStore,
+  ) {}
+
+  @Get()
+  profile(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Res() reply: FastifyReply, @Query('cursor') cursor?: string): void {
+    this.renderProfile(reply, ctx, current, { values: EMPTY_ENDPOINT_FORM, errors: {} }, 200, cursor);
+  }
+
+  @Post('webhook-notifications')
+  async switchNotifications(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Body() body: Form, @Res() reply: FastifyReply) {
+    const enabled = body.notifications_enabled === 'true';
+    await this.settings.set(ctx, current.session.accountId, enabled);
+    this.sessions.setFlash(current.token, `Webhook Notifications are ${enabled ? 'on' : 'off'}.`);
+    redirect(reply, `${PROFILE_URL}#webhook-settings`);
+  }
+
+  @Post('webhook-endpoints')
+  async create(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Body() body: Form, @Res() reply: FastifyReply) {
+    const values = formValues(body);
+    let created: EndpointView;
+    try {
+      requireUrl(values);
+      const input = (await this.pipe.transform(toInput(values), { type: 'body', metatype: CreateEndpointDto })) as CreateEndpointDto;
+      created = await this.endpoints.create(ctx, input);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      return this.renderProfile(reply, ctx, current, { values, errors: fieldErrors(err) }, 400);
+    }
+    this.sessions.setFlash(current.token, `Endpoint ${created.url} was created. It stays disabled until you enable it.`);
+    redirect(reply, `${PROFILE_URL}#endpoint-${created.id}`);
+  }
+
+  @Get('webhook-endpoints/:id')
+  endpoint(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply): void {
+    const endpoint = this.endpoints.get(ctx, checkId(id));
+    this.renderEndpoint(reply, ctx, current, endpoint, { values: valuesOf(endpoint), errors: {} });
+  }
+
+  @Post('webhook-endpoints/:id')
+  async update(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Body() body: Form, @Res() reply: FastifyReply) {
+    const endpoint = this.endpoints.get(ctx, checkId(id));
+    const values = formValues(body);
+    try {
+      requireUrl(values);
+      const input = (await this.pipe.transform(toInput(values), { type: 'body', metatype: UpdateEndpointDto })) as UpdateEndpointDto;
+      await this.endpoints.update(ctx, endpoint.id, input);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      return this.renderEndpoint(reply, ctx, current, endpoint, { values, errors: fieldErrors(err) }, 400);
+    }
+    this.sessions.setFlash(current.token, 'Your changes to the endpoint were saved.');
+    redirect(reply, endpointUrl(endpoint.id));
+  }
+
+  @Post('webhook-endpoints/:id/enable')
+  enable(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Body() body: Form, @Res() reply: FastifyReply) {
+    return this.toggle(ctx, current, checkId(id), 'enable', body, reply);
+  }
+
+  @Post('webhook-endpoints/:id/disable')
+  disable(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Body() body: Form, @Res() reply: FastifyReply) {
+    return this.toggle(ctx, current, checkId(id), 'disable', body, reply);
+  }
+
+  @Get('webhook-endpoints/:id/delete')
+  confirmDelete(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply): void {
+    const endpoint = this.endpoints.get(ctx, checkId(id));
+    sendPage(reply, deleteConfirmPage(userOf(current), endpoint));
+  }
+
+  @Post('webhook-endpoints/:id/delete')
+  async delete(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply) {
+    const endpoint = this.endpoints.get(ctx, checkId(id));
+    await this.endpoints.action(ctx, endpoint.id, 'delete');
+    this.sessions.setFlash(current.token, `Endpoint ${endpoint.url} was deleted.`);
+    redirect(reply, `${PROFILE_URL}#webhook-settings`);
+  }
+
+  /** Answered with the page itself (not a redirect): the secret is never put in the session. */
+  @Post('webhook-endpoints/:id/secret')
+  reveal(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply): void {
+    const endpoint = this.endpoints.get(ctx, checkId(id));
+    const { secret } = this.endpoints.secret(ctx, endpoint.id);
+    this.renderEndpoint(reply, ctx, current, endpoint, { values: valuesOf(endpoint), errors: {} }, 200, { value: secret, rotated: false });
+  }
+
+  @Post('webhook-endpoints/:id/rotate-secret')
+  async rotate(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply) {
+    const { secret, ...endpoint } = await this.endpoints.rotateSecret(ctx, checkId(id));
+    this.renderEndpoint(reply, ctx, current, endpoint, { values: valuesOf(endpoint), errors: {} }, 200, { value: secret, rotated: true });
+  }
+
+  @Post('webhook-deliveries/:id/redeliver')
+  async redeliver(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply) {
+    const delivery = this.deliveries.get(ctx, checkId(id));
+    const result = await this.deliveryCommands.execute(
+      { kind: 'redeliver', deliveryId: delivery.id, accountId: current.session.accountId, now: new Date() },
+      ctx,
+    );
+    await this.ryw.await(result.position);
+    this.sessions.setFlash(current.token, 'The delivery will be sent again.');
+    redirect(reply, `${endpointUrl(delivery.endpoint_id)}#deliveries`);
+  }
+
+  private async toggle(ctx: CommandContext, current: CurrentSession, id: string, kind: 'enable' | 'disable', body: Form, reply: FastifyReply) {
+    const endpoint = (await this.endpoints.action(ctx, id, kind))!;
+    this.sessions.setFlash(current.token, `Endpoint ${endpoint.url} is ${kind === 'enable' ? 'enabled' : 'disabled'}.`);
+    redirect(reply, body.back === 'endpoint' ? endpointUrl(id) : `${PROFILE_URL}#endpoint-${id}`);
+  }
+
+  private renderProfile(
+    reply: FastifyReply,
+    ctx: CommandContext,
+    current: CurrentSession,
+    createForm: { values: EndpointFormValues; errors: FieldErrors },
+    status = 200,
+    cursor?: string,
+  ): void {
+    const page = this.endpoints.list(ctx, { limit: ENDPOINTS_PER_PAGE, cursor });
+    const model = {
+      user: { ...userOf(current), accountId: current.session.accountId },
+      flash: this.sessions.takeFlash(current.token),
+      notificationsEnabled: this.settings.get(current.session.accountId).notifications_enabled,
+      endpoints: page.data,
+      nextCursor: page.next_cursor,
+      createForm,
+    };
+    sendPage(reply, profilePage(model), status);
+  }
+
+  private renderEndpoint(
+    reply: FastifyReply,
+    ctx: CommandContext,
+    current: CurrentSession,
+    endpoint: EndpointView,
+    editForm: { values: EndpointFormValues; errors: FieldErrors },
+    status = 200,
+    secret?: { value: string; rotated: boolean },
+  ): void {
+    const model = {
+      user: userOf(current),
+      flash: this.sessions.takeFlash(current.token),
+      endpoint,
+      secret,
+      deliveries: this.deliveries.recent(ctx, endpoint.id, RECENT_DELIVERIES),
+      editForm,
+    };
+    sendPage(reply, endpointPage(model), status);
+  }
+}
+
+function userOf(current: CurrentSession): { email: string; csrfToken: string } {
+  return { email: current.session.email, csrfToken: current.session.csrfToken };
+}
+
+/** A malformed id names no endpoint of this account: the same 404 as a foreign one. */
+function checkId(id: string): string {
+  if (!isUuid(id)) throw new NotFoundError();
+  return id.toLowerCase();
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value.trim() : '';
+}
+
+/** The form as typed (to show it again on an error). Checkboxes arrive as one value or several. */
+function formValues(body: Form): EndpointFormValues {
+  const types = body.event_types;
+  const list = Array.isArray(types) ? types : types === undefined ? [] : [types];
+  return { url: text(body.url), description: text(body.description), event_types: list.filter((t): t is string => typeof t === 'string') };
+}
+
+/** The API's body for the same change: an empty description is none; no box checked is every event. */
+function toInput(values: EndpointFormValues): { url: string; description: string | null; event_types: string[] } {
+  return { url: values.url, description: values.description || null, event_types: [...values.event_types] };
+}
+
+function requireUrl(values: EndpointFormValues): void {
+  if (!values.url) throw ValidationError.field('url', 'Enter the endpoint URL (https://…)');
+}
+
+function valuesOf(endpoint: EndpointView): EndpointFormValues {
+  return { url: endpoint.url, description: endpoint.description ?? '', event_types: endpoint.event_types };
+}
+
+/** `event_types[2]` → `event_types`: one message per form field. */
+function fieldErrors(err: ValidationError): FieldErrors {
+  const errors: Record<string, string> = {};
+  for (const e of err.errors) {
+    const field = e.field.split(/[.[]/, 1)[0] || 'url';
+    errors[field] = errors[field] ? `${errors[field]} ${e.message}` : e.message;
+  }
+  return errors;
+}
