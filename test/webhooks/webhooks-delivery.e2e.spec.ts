@@ -349,7 +349,7 @@ describe('webhook delivery over HTTPS', () => {
   });
 });
 
-const byEventId = (a: { event_id: unknown }, b: { event_id: unknown }) => String(a.event_id).localeCompare(String(b.event_id));
+const byEventId = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a.event_id).localeCompare(String(b.event_id));
 
 /** A port nobody listens on (bound, then released). */
 async function closedPort(): Promise<number> {

@@ -31,6 +31,11 @@ export class DeliveryCommands {
     return { position: result.position, state: result.state };
   }
 
+  /** The newest position in the store: what the read model must reach to be current. */
+  head(): Promise<Position | null> {
+    return this.store.headPosition();
+  }
+
   cancel(deliveryId: string, reason: string): Promise<{ position: Position | null; state: DeliveryState }> {
     return this.execute({ kind: 'cancel', deliveryId, reason });
   }

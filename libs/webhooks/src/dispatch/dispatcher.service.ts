@@ -162,8 +162,12 @@ export class DispatcherService {
 
   private async attempt(deliveryId: string): Promise<void> {
     const { state } = await this.deliveries.load(deliveryId);
-    if (!state.exists || state.status !== 'pending') return;
-    if (state.nextAttemptAt && Date.parse(state.nextAttemptAt) > Date.now()) return;
+    const notDue = state.nextAttemptAt !== null && Date.parse(state.nextAttemptAt) > Date.now();
+    if (!state.exists || state.status !== 'pending' || notDue) {
+      // The read model is behind the stream: wait until it has caught up before looking again.
+      this.settled(deliveryId, await this.deliveries.head());
+      return;
+    }
 
     const endpoint = stmt(this.runner.db, 'SELECT * FROM webhook_endpoints WHERE id = ?').get(state.endpointId) as EndpointRow | undefined;
     const switchRow = stmt(this.runner.db, 'SELECT notifications_enabled FROM webhook_settings WHERE account_id = ?').get(state.accountId) as
