@@ -190,6 +190,24 @@ describe('webhook delivery over HTTPS', () => {
     for (const req of got) expectSigned(req, endpoints[0].secret);
   });
 
+  it('delivers jurisdiction.created and jurisdiction.updated with their fields', async () => {
+    const r = await receiver();
+    const { api, endpoints } = await account([r.url], [['jurisdiction.created', 'jurisdiction.updated']]);
+    const entity = await createEntity(api);
+    const added = await api('POST', `${V1}/jurisdictions`, { entity_id: entity.id, code: 'US-DE', registration_type: 'domestic' });
+    expect(added.status).toBe(201);
+    expect((await api('PATCH', `${V1}/jurisdictions/${added.body.id}`, { status: 'active' })).status).toBe(200);
+    const got = await r.waitFor(2);
+    const events = await store.readStream(`jurisdiction-${added.body.id}`);
+    expect(got.map((g) => g.json).sort(byEventId)).toEqual(
+      [
+        { event_id: events[0].id, event_type: 'jurisdiction.created', timestamp: events[0].metadata.occurred_at, jurisdiction_id: added.body.id, entity_id: entity.id, status: added.body.status },
+        { event_id: events[1].id, event_type: 'jurisdiction.updated', timestamp: events[1].metadata.occurred_at, jurisdiction_id: added.body.id, entity_id: entity.id, status: 'active' },
+      ].sort(byEventId),
+    );
+    for (const req of got) expectSigned(req, endpoints[0].secret);
+  });
+
   it('follows each endpoint’s event-type selection; event_id is the same on every endpoint', async () => {
     const [onlyUpdates, all] = [await receiver(), await receiver()];
     const { api } = await account([onlyUpdates.url, all.url], [['entity.updated'], []]);
