@@ -3,6 +3,7 @@
  * its figure next to a baseline measured in the same run, on this machine.
  */
 import { authBench } from './auth.bench';
+import { replayBench } from './replay.bench';
 import { storeBench } from './store.bench';
 import { webhooksBench } from './webhooks.bench';
 
@@ -10,6 +11,7 @@ const benches: Record<string, () => Promise<void>> = {
   store: storeBench,
   auth: authBench,
   webhooks: webhooksBench,
+  replay: replayBench,
 };
 
 async function main(): Promise<void> {
