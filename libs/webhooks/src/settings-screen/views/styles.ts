@@ -35,6 +35,9 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 
 .notice { padding: 0.75rem 1rem; border-radius: 6px; margin-bottom: 1rem; border: 1px solid #7fb77e; background: #edf7ed; }
 .error-summary { padding: 0.75rem 1rem; border-radius: 6px; margin-bottom: 1rem; border: 2px solid #b3261e; background: #fdecea; }
+.error-summary h3 { margin-top: 0; }
+.error-summary ul { margin: 0.25rem 0 0; padding-left: 1.25rem; }
+.inline-list { margin: 0; padding-left: 1.1rem; }
 .field-error { color: #b3261e; font-weight: 600; margin: 0.25rem 0 0; }
 .hint { color: #4a5563; font-size: 0.9rem; margin: 0.25rem 0 0; }
 
