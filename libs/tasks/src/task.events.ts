@@ -1,0 +1,44 @@
+import type { DomainEvent } from '@filing/platform';
+
+/**
+ * The tasks context's public contract: what other modules (webhooks) may depend on. Names are
+ * explicit and stable; data is plain JSON and carries the task as it is after the event
+ * (task_id, entity_id, status…), so a consumer needs no earlier event. A change of meaning is a
+ * new schema version (`TASK_EVENT_SCHEMA_VERSIONS`).
+ */
+export const TASK_CREATED = 'tasks.TaskCreated';
+export const TASK_UPDATED = 'tasks.TaskUpdated';
+
+export const TASK_STATUSES = ['open', 'completed'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+/** A to-do about one entity. A type, not an interface: it must be JSON. */
+export type TaskFields = {
+  /** The entity the task is about; never changes. */
+  readonly entity_id: string;
+  readonly title: string;
+  readonly description: string | null;
+  /** `YYYY-MM-DD`. */
+  readonly due_date: string | null;
+  readonly status: TaskStatus;
+};
+
+export type TaskCreatedData = TaskFields & { readonly task_id: string };
+
+/** The task after the update, and the names of the fields this update changed. */
+export type TaskUpdatedData = TaskFields & {
+  readonly task_id: string;
+  readonly changed: ('title' | 'description' | 'due_date' | 'status')[];
+};
+
+export type TaskCreated = DomainEvent<typeof TASK_CREATED, TaskCreatedData>;
+export type TaskUpdated = DomainEvent<typeof TASK_UPDATED, TaskUpdatedData>;
+export type TaskEvent = TaskCreated | TaskUpdated;
+
+export const TASK_EVENT_SCHEMA_VERSIONS: Readonly<Record<TaskEvent['type'], number>> = {
+  [TASK_CREATED]: 1,
+  [TASK_UPDATED]: 1,
+};
+
+/** Streams are `task-<id>`. */
+export const TASK_STREAM_CONTEXT = 'task';
