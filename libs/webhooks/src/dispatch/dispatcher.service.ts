@@ -161,7 +161,8 @@ export class DispatcherService {
   }
 
   private async attempt(deliveryId: string): Promise<void> {
-    const { state } = await this.deliveries.load(deliveryId);
+    const loaded = await this.deliveries.load(deliveryId);
+    const { state } = loaded;
     const notDue = state.nextAttemptAt !== null && Date.parse(state.nextAttemptAt) > Date.now();
     if (!state.exists || state.status !== 'pending' || notDue) {
       // The read model is behind the stream: wait until it has caught up before looking again.
@@ -218,7 +219,7 @@ export class DispatcherService {
     const verdict = classifyAttempt(result);
     this.attempts?.inc({ outcome: result.kind === 'error' ? result.error : verdict });
     this.attemptSeconds?.observe(outcome.durationMs / 1000);
-    const recorded = await this.deliveries.execute({
+    const recorded = await this.deliveries.executeOn(loaded, {
       kind: 'record-attempt',
       deliveryId,
       attempt: {
