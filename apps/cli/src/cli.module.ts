@@ -6,6 +6,7 @@ import { EventStoreModule } from '@filing/event-store';
 import { JurisdictionsCoreModule } from '@filing/jurisdictions';
 import { OrdersCoreModule } from '@filing/orders';
 import { APP_CONFIG, type AppConfig, ProjectionsModule, ReferencesModule } from '@filing/platform';
+import { TasksCoreModule } from '@filing/tasks';
 import { WebhooksCoreModule } from '@filing/webhooks';
 
 /** The same context modules as the service, without an HTTP listener or background workers. */
@@ -21,6 +22,7 @@ export class CliModule {
         ReferencesModule,
         EntitiesCoreModule,
         JurisdictionsCoreModule,
+        TasksCoreModule,
         OrdersCoreModule,
         CqrsModule.forRoot(),
         // Commands and projections, no HTTP: the commands never wait on the projection runner.

@@ -7,6 +7,7 @@ import { EntitiesModule } from '@filing/entities';
 import { EventStoreModule } from '@filing/event-store';
 import { JurisdictionsModule } from '@filing/jurisdictions';
 import { OrdersModule } from '@filing/orders';
+import { TasksModule } from '@filing/tasks';
 import { WebhooksModule } from '@filing/webhooks';
 import {
   APP_CONFIG,
@@ -37,6 +38,7 @@ export class AppModule {
         AuthModule,
         EntitiesModule,
         JurisdictionsModule,
+        TasksModule,
         OrdersModule,
         WebhooksModule,
         ...extraImports,
