@@ -60,7 +60,7 @@ describe('settings screen in headless Chromium', () => {
     await page.goto(`${service.url}/settings`);
     expect(new URL(page.url()).pathname).toBe('/settings/sign-in');
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to main content');
+    expect(await page.evaluate('document.activeElement?.textContent')).toBe('Skip to main content');
     await page.getByLabel('Email').focus();
     await page.keyboard.type(user.email);
     await page.keyboard.press('Tab');
@@ -156,16 +156,16 @@ describe('settings screen in headless Chromium', () => {
     // Narrow window: nothing wider than the viewport.
     await page.setViewportSize({ width: 360, height: 740 });
     await page.goto(`${service.url}/settings/profile`);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
     await shot(page, '06-narrow-profile');
     await page.goto(`${service.url}/settings/profile/webhook-endpoints/${endpoint.id}`);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
     await shot(page, '07-narrow-endpoint');
 
     // The session cookie is out of reach of scripts; sign out through the user menu.
     const [cookie] = (await context.cookies()).filter((c) => c.name === 'filing_session');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/settings' });
-    expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect(await page.evaluate('document.cookie')).toBe('');
     await page.getByRole('navigation', { name: 'User menu' }).locator('summary').click();
     await Promise.all([page.waitForURL('**/settings/sign-in?signed_out=1'), page.getByRole('button', { name: 'Sign out' }).click()]);
     await page.getByRole('status').filter({ hasText: 'You are signed out.' }).waitFor();
