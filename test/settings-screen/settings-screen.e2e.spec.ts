@@ -5,6 +5,11 @@
  */
 import type { FailedAuthThrottle } from '@filing/auth';
 import { SettingsSessionStore, SIGN_IN_THROTTLE } from '@filing/webhooks';
+import { CreateAccountCommand } from '@filing/auth';
+import { CommandBus } from '@nestjs/cqrs';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { provisionAccount } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 import { csrfOf, HttpSession, provisionUser, type TestUser } from '../support/settings-screen';
@@ -106,6 +111,33 @@ describe('settings screen over HTTP', () => {
       expect(profile.body).not.toContain(account.token);
       expect(profile.body).not.toContain(account.clientSecret);
       expect(profile.body).not.toContain(account.clientId);
+    });
+
+    it('marks both cookies Secure over HTTPS: served directly (TLS_CERT_FILE) or behind a proxy saying X-Forwarded-Proto: https', async () => {
+      const account = await provisionAccount(service);
+      const user = await provisionUser(service, account.accountId);
+      const proxied = new HttpSession(service.url, { 'x-forwarded-proto': 'https' });
+      expect((await proxied.get('/settings/sign-in')).setCookies[0]).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+      const signedIn = await proxied.signIn(user.email, user.password);
+      expect(signedIn.setCookies.find((c) => c.startsWith('filing_session='))).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+
+      const tls = await startService({ env: { TLS_CERT_FILE: join(pki.dir, 'leaf.crt'), TLS_KEY_FILE: join(pki.dir, 'leaf.key') } });
+      const agent = new Agent({ connect: { ca: pki.caPem } });
+      try {
+        expect(tls.url).toMatch(/^https:/);
+        const { accountId } = await tls.app
+          .get(CommandBus)
+          .execute(new CreateAccountCommand('TLS', { account_id: null, actor: 'operator:test', correlation_id: randomUUID(), causation_id: null }));
+        const tlsUser = await provisionUser(tls, accountId);
+        const direct = new HttpSession(tls.url, {}, ((url: string, init: object) => undiciFetch(url, { ...init, dispatcher: agent })) as never);
+        const res = await direct.signIn(tlsUser.email, tlsUser.password);
+        expect(res.status).toBe(303);
+        expect(res.setCookies.find((c) => c.startsWith('filing_session='))).toMatch(/^filing_session=[\w-]{43}; Path=\/settings; HttpOnly; SameSite=Strict; Secure$/);
+        expect((await direct.get(PROFILE)).status).toBe(200);
+      } finally {
+        await tls.destroy();
+        await agent.close();
+      }
     });
 
     it('refuses a wrong password or an unknown email with the same 401 page, and sets no session', async () => {

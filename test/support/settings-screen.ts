@@ -41,7 +41,12 @@ export function csrfOf(page: string): string {
 /** A browser stand-in: keeps cookies, never follows redirects. */
 export class HttpSession {
   readonly cookies = new Map<string, string>();
-  constructor(readonly baseUrl: string) {}
+  /** `extraHeaders` go on every request (e.g. X-Forwarded-Proto); `fetchImpl` e.g. undici's with a test CA. */
+  constructor(
+    readonly baseUrl: string,
+    private readonly extraHeaders: Record<string, string> = {},
+    private readonly fetchImpl: typeof fetch = fetch,
+  ) {}
 
   get(path: string): Promise<PageResponse> {
     return this.request('GET', path);
@@ -72,10 +77,10 @@ export class HttpSession {
 
   private async request(method: string, path: string, body?: URLSearchParams): Promise<PageResponse> {
     const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const res = await fetch(`${this.baseUrl}${path}`, {
+    const res = await this.fetchImpl(`${this.baseUrl}${path}`, {
       method,
       redirect: 'manual',
-      headers: { ...(cookie ? { cookie } : {}), ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+      headers: { ...this.extraHeaders, ...(cookie ? { cookie } : {}), ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
       body: body?.toString(),
     });
     const setCookies = res.headers.getSetCookie();

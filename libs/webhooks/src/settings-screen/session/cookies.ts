@@ -28,9 +28,16 @@ export function readCookies(request: FastifyRequest): Map<string, string> {
   return cookies;
 }
 
-/** HTTPS directly, or (with a proxy Fastify trusts) as the proxy says. */
+/**
+ * Served over HTTPS: directly (TLS_CERT_FILE), or behind a TLS-terminating proxy that says so in
+ * `X-Forwarded-Proto`. Trusting that header only ever adds `Secure` to a cookie, which is harmless
+ * when spoofed.
+ */
 export function isHttps(request: FastifyRequest): boolean {
-  return request.protocol === 'https';
+  if (request.protocol === 'https') return true;
+  const forwarded = request.headers['x-forwarded-proto'];
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',', 1)[0].trim().toLowerCase();
+  return first === 'https';
 }
 
 /** Appends one Set-Cookie (several may be sent on one reply). `maxAge` 0 deletes the cookie. */
