@@ -100,6 +100,10 @@ export interface Document extends Resource {
   readonly document_type: string;
   /** The MIME type `GET /documents/{id}/content` answers with. */
   readonly content_type: string;
+  /** Size of the content in bytes. */
+  readonly size_bytes: number;
+  /** Hex SHA-256 of the content: compare it with what `content()` returns. */
+  readonly sha256: string;
 }
 export interface CreateDocument {
   entity_id: string;
@@ -169,8 +173,11 @@ export interface Order extends Resource {
   readonly entity_id: string;
   readonly order_type: OrderType;
   readonly jurisdiction_code: string | null;
-  readonly details: Record<string, unknown> | null;
+  /** Free-form JSON you sent at creation (`{}` when none). */
+  readonly details: Record<string, unknown>;
   readonly status: OrderStatus;
+  /** The reason given when cancelling (null otherwise, or when none was given). */
+  readonly cancellation_reason: string | null;
 }
 export interface CreateOrder {
   entity_id: string;
@@ -179,7 +186,7 @@ export interface CreateOrder {
   details?: Record<string, unknown>;
 }
 export interface CancelOrder {
-  reason?: string;
+  reason?: string | null;
 }
 export interface OrderFilters extends PageParams {
   readonly entity_id?: string;
