@@ -140,6 +140,17 @@ describe('settings screen over HTTP', () => {
       }
     });
 
+    it('answers an unknown settings path with the HTML 404 page', async () => {
+      const visitor = new HttpSession(service.url);
+      for (const path of ['/settings/nope', '/settings/profile/nope/deeper']) {
+        const res = await visitor.get(path);
+        expect(res.status).toBe(404);
+        expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      }
+      // The API's own 404s stay problem+json.
+      expect((await fetch(`${service.url}/nope`)).headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    });
+
     it('refuses a wrong password or an unknown email with the same 401 page, and sets no session', async () => {
       const account = await provisionAccount(service);
       const user = await provisionUser(service, account.accountId);

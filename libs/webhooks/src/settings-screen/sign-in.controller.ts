@@ -1,5 +1,5 @@
 import { FailedAuthThrottle, VerifyUserPasswordQuery } from '@filing/auth';
-import { Body, Controller, Get, HttpCode, Inject, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { All, Body, Controller, Get, HttpCode, Inject, NotFoundException, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
@@ -81,6 +81,12 @@ export class SignInController {
     this.sessions.destroy(current.token);
     clearCookie(reply, request, SESSION_COOKIE);
     redirect(reply, '/settings/sign-in?signed_out=1');
+  }
+
+  /** Any other path under /settings: the HTML 404 page, not the API's problem+json. */
+  @All('*')
+  notFound(): never {
+    throw new NotFoundException();
   }
 
   /** The sign-in form's double-submit token: the cookie's, or a new one set now. */
