@@ -190,9 +190,9 @@ export class DispatcherService {
     }
 
     const now = new Date();
-    const secrets = [this.secrets.get(endpoint.id, endpoint.secret_generation)];
-    if (endpoint.previous_generation !== null && endpoint.previous_expires_at && Date.parse(endpoint.previous_expires_at) > now.getTime()) {
-      secrets.push(this.secrets.get(endpoint.id, endpoint.previous_generation));
+    const secrets = [this.secrets.get(endpoint.id, endpoint.secret_fingerprint)];
+    if (endpoint.previous_expires_at && Date.parse(endpoint.previous_expires_at) > now.getTime()) {
+      secrets.push(this.secrets.get(endpoint.id, endpoint.previous_fingerprint));
     }
     const usable = secrets.filter((s): s is string => s !== null);
 

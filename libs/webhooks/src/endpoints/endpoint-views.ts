@@ -19,7 +19,9 @@ export interface EndpointRow {
   enabled: number;
   deleted: number;
   secret_generation: number;
+  secret_fingerprint: string;
   previous_generation: number | null;
+  previous_fingerprint: string | null;
   previous_expires_at: string | null;
   created_at: string;
   updated_at: string;

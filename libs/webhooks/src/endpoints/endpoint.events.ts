@@ -31,6 +31,7 @@ export type EndpointSecretRotated = DomainEvent<
     secret_fingerprint: string;
     /** The previous secret keeps signing until then (24 h). */
     previous_generation: number;
+    previous_fingerprint: string;
     previous_expires_at: string;
   }
 >;

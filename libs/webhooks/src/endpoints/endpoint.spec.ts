@@ -55,9 +55,11 @@ describe('webhook endpoint', () => {
       secret_generation: 2,
       secret_fingerprint: 'f2',
       previous_generation: 1,
+      previous_fingerprint: 'f1',
       previous_expires_at: '2026-11-23T10:00:00.000Z',
     });
     expect(state.secretGeneration).toBe(2);
+    expect(state.secretFingerprint).toBe('f2');
   });
 
   it('answers another account, a missing and a deleted endpoint alike: not found', () => {

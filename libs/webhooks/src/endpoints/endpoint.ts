@@ -13,6 +13,7 @@ export interface EndpointState {
   readonly description: string | null;
   readonly eventTypes: readonly string[];
   readonly secretGeneration: number;
+  readonly secretFingerprint: string;
 }
 
 export const initialEndpoint: EndpointState = {
@@ -24,6 +25,7 @@ export const initialEndpoint: EndpointState = {
   description: null,
   eventTypes: [],
   secretGeneration: 0,
+  secretFingerprint: '',
 };
 
 export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<EndpointEvent>): EndpointState {
@@ -37,6 +39,7 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
         description: event.data.description,
         eventTypes: event.data.event_types,
         secretGeneration: event.data.secret_generation,
+        secretFingerprint: event.data.secret_fingerprint,
       };
     case 'webhooks.EndpointUpdated':
       return {
@@ -52,7 +55,7 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
     case 'webhooks.EndpointDeleted':
       return { ...state, deleted: true, enabled: false };
     case 'webhooks.EndpointSecretRotated':
-      return { ...state, secretGeneration: event.data.secret_generation };
+      return { ...state, secretGeneration: event.data.secret_generation, secretFingerprint: event.data.secret_fingerprint };
     default:
       return state;
   }
@@ -132,6 +135,7 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
             secret_generation: state.secretGeneration + 1,
             secret_fingerprint: command.secretFingerprint,
             previous_generation: state.secretGeneration,
+            previous_fingerprint: state.secretFingerprint,
             previous_expires_at: new Date(command.now.getTime() + ROTATION_OVERLAP_MS).toISOString(),
           },
         },

@@ -21,7 +21,7 @@ import { checkUrlSyntax, hostOf, NOT_PUBLIC, resolveAllowed, type Resolver } fro
 import { isWebhookEventType } from '../catalog/event-types';
 import { cachedStatement as stmt } from '@filing/platform';
 import { SecretStore } from '../secrets/secret-store';
-import { generateSecret, secretFingerprint } from '../signing/signature';
+import { generateSecret } from '../signing/signature';
 import { decideEndpoint, evolveEndpoint, initialEndpoint, type EndpointCommand } from './endpoint';
 import { ENDPOINT_STREAM, type EndpointEvent } from './endpoint.events';
 import { endpointView, type EndpointRow, type EndpointView } from './endpoint-views';
@@ -53,7 +53,7 @@ export class EndpointsService {
     await this.validate(input.url, eventTypes);
     const id = uuidv7();
     const secret = generateSecret();
-    this.secrets.put(id, 1, secret);
+    const fingerprint = this.secrets.put(id, secret);
     await this.run(ctx, undefined, {
       kind: 'create',
       accountId,
@@ -61,7 +61,7 @@ export class EndpointsService {
       url: input.url,
       description: input.description ?? null,
       eventTypes: dedupe(eventTypes),
-      secretFingerprint: secretFingerprint(secret),
+      secretFingerprint: fingerprint,
     });
     return { ...this.get(ctx, id), secret };
   }
@@ -88,24 +88,22 @@ export class EndpointsService {
 
   /** A new secret; the old one keeps signing for 24 h beside it. */
   async rotateSecret(ctx: CommandContext, id: string, ifMatch?: StreamRevision): Promise<EndpointView & { secret: string }> {
-    const row = this.row(ctx, id);
+    this.row(ctx, id);
     const secret = generateSecret();
-    const generation = row.secret_generation + 1;
-    this.secrets.put(id, generation, secret);
-    const result = await this.run(ctx, ifMatch ?? BigInt(row.version), {
+    const fingerprint = this.secrets.put(id, secret);
+    await this.run(ctx, ifMatch, {
       kind: 'rotate-secret',
       accountId: accountOf(ctx),
       endpointId: id,
-      secretFingerprint: secretFingerprint(secret),
+      secretFingerprint: fingerprint,
       now: new Date(),
     });
-    if (result !== generation) throw new Error('Secret generation moved during rotation');
     return { ...this.get(ctx, id), secret };
   }
 
   secret(ctx: CommandContext, id: string): { secret: string } {
     const row = this.row(ctx, id);
-    const secret = this.secrets.get(id, row.secret_generation);
+    const secret = this.secrets.get(id, row.secret_fingerprint);
     if (secret === null) throw new NotFoundError(`The signing secret of webhook endpoint ${id} is not on this server`);
     return { secret };
   }
@@ -133,8 +131,7 @@ export class EndpointsService {
     return row;
   }
 
-  /** Returns the secret generation after the command (for rotation's check). */
-  private async run(ctx: CommandContext, ifMatch: StreamRevision | undefined, command: EndpointCommand): Promise<number> {
+  private async run(ctx: CommandContext, ifMatch: StreamRevision | undefined, command: EndpointCommand): Promise<void> {
     const result = await handleCommand<typeof initialEndpoint, EndpointEvent, EndpointCommand>({
       store: this.store,
       streamId: streamName(ENDPOINT_STREAM, command.endpointId),
@@ -146,7 +143,6 @@ export class EndpointsService {
       ifMatch,
     });
     await this.ryw.await(result.position);
-    return result.state.secretGeneration;
   }
 
   /** URL (https, public address after DNS) and event types; every problem in one 400. */

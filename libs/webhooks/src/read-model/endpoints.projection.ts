@@ -9,15 +9,15 @@ import { cachedStatement as stmt } from '@filing/platform';
 @RegisterProjection()
 export class EndpointsProjection implements Projection {
   readonly name = 'webhooks.endpoints';
-  readonly version = 1;
+  readonly version = 2;
   readonly tables = ['webhook_endpoints', 'webhook_settings'];
   readonly handles = ['webhooks.Endpoint', 'webhooks.NotificationsSwitched'];
 
   setup(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_endpoints (
       id TEXT PRIMARY KEY, account_id TEXT NOT NULL, url TEXT NOT NULL, description TEXT, event_types TEXT NOT NULL,
-      enabled INTEGER NOT NULL, deleted INTEGER NOT NULL, secret_generation INTEGER NOT NULL,
-      previous_generation INTEGER, previous_expires_at TEXT,
+      enabled INTEGER NOT NULL, deleted INTEGER NOT NULL, secret_generation INTEGER NOT NULL, secret_fingerprint TEXT NOT NULL,
+      previous_generation INTEGER, previous_fingerprint TEXT, previous_expires_at TEXT,
       created_at TEXT NOT NULL, updated_at TEXT NOT NULL, version INTEGER NOT NULL);
     CREATE INDEX IF NOT EXISTS webhook_endpoints_account ON webhook_endpoints (account_id, deleted, id);
     CREATE TABLE IF NOT EXISTS webhook_settings (
@@ -50,9 +50,9 @@ export class EndpointsProjection implements Projection {
         stmt(
           db,
           `INSERT INTO webhook_endpoints (id, account_id, url, description, event_types, enabled, deleted, secret_generation,
-             created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+             secret_fingerprint, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
         ).run(id, event.metadata.account_id, event.data.url, event.data.description, JSON.stringify(event.data.event_types),
-          event.data.secret_generation, at, at, version);
+          event.data.secret_generation, event.data.secret_fingerprint, at, at, version);
         return;
       case 'webhooks.EndpointUpdated': {
         const d = event.data;
@@ -76,9 +76,11 @@ export class EndpointsProjection implements Projection {
         return;
       case 'webhooks.EndpointSecretRotated':
         touch(
-          'secret_generation = ?, previous_generation = ?, previous_expires_at = ?',
+          'secret_generation = ?, secret_fingerprint = ?, previous_generation = ?, previous_fingerprint = ?, previous_expires_at = ?',
           event.data.secret_generation,
+          event.data.secret_fingerprint,
           event.data.previous_generation,
+          event.data.previous_fingerprint,
           event.data.previous_expires_at,
         );
         return;

@@ -1,17 +1,20 @@
 import Database from 'better-sqlite3';
+import { secretFingerprint } from '../signing/signature';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
- * Signing secrets, by endpoint and generation, in `DATA_DIR/webhook-secrets.db`. Not a read
+ * Signing secrets, by endpoint and fingerprint, in `DATA_DIR/webhook-secrets.db`. Events name a
+ * secret by its fingerprint, so concurrent rotations never collide on a key and a secret stored
+ * by a request whose append then failed is merely unused. Not a read
  * model: the secrets are in no event (events are exported, replayed and shown in history), so
  * this file is their only copy and no rebuild touches it. The trade-off: moving the service to a
  * new machine needs this file as well as the event store, or every endpoint needs a rotation.
  */
 export class SecretStore {
   private readonly db: Database.Database;
-  private readonly insert: Database.Statement<[string, number, string, string]>;
-  private readonly select: Database.Statement<[string, number], { secret: string }>;
+  private readonly insert: Database.Statement<[string, string, string, string]>;
+  private readonly select: Database.Statement<[string, string], { secret: string }>;
 
   constructor(file: string) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -19,22 +22,24 @@ export class SecretStore {
     this.db.pragma('journal_mode = WAL');
     // The only copy: a secret shown to a client must survive a crash.
     this.db.pragma('synchronous = FULL');
-    this.db.exec(`CREATE TABLE IF NOT EXISTS webhook_secrets (
-      endpoint_id TEXT NOT NULL, generation INTEGER NOT NULL, secret TEXT NOT NULL, created_at TEXT NOT NULL,
-      PRIMARY KEY (endpoint_id, generation))`);
+    this.db.exec(`CREATE TABLE IF NOT EXISTS webhook_signing_secrets (
+      endpoint_id TEXT NOT NULL, fingerprint TEXT NOT NULL, secret TEXT NOT NULL, created_at TEXT NOT NULL,
+      PRIMARY KEY (endpoint_id, fingerprint))`);
     this.insert = this.db.prepare(
-      'INSERT INTO webhook_secrets (endpoint_id, generation, secret, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET secret = excluded.secret',
+      'INSERT INTO webhook_signing_secrets (endpoint_id, fingerprint, secret, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
     );
-    this.select = this.db.prepare('SELECT secret FROM webhook_secrets WHERE endpoint_id = ? AND generation = ?');
+    this.select = this.db.prepare('SELECT secret FROM webhook_signing_secrets WHERE endpoint_id = ? AND fingerprint = ?');
   }
 
-  /** Written before the event that names its generation, so no event points at a missing secret. */
-  put(endpointId: string, generation: number, secret: string): void {
-    this.insert.run(endpointId, generation, secret, new Date().toISOString());
+  /** Written before the event that names it, so no event points at a missing secret. Returns its fingerprint. */
+  put(endpointId: string, secret: string): string {
+    const fingerprint = secretFingerprint(secret);
+    this.insert.run(endpointId, fingerprint, secret, new Date().toISOString());
+    return fingerprint;
   }
 
-  get(endpointId: string, generation: number): string | null {
-    return this.select.get(endpointId, generation)?.secret ?? null;
+  get(endpointId: string, fingerprint: string | null): string | null {
+    return fingerprint ? (this.select.get(endpointId, fingerprint)?.secret ?? null) : null;
   }
 
   close(): void {
