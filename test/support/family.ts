@@ -6,7 +6,9 @@
  * and adds its own field rules, filters and bad-input table.
  */
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
-import { encodeCursor } from '@filing/platform';
+import { compareReadModels, encodeCursor, ProjectionRunner, ReadYourWrites, rebuildReadModels } from '@filing/platform';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
 import { expectProblem, ISO_MS, MISSING_ID, type Resource, type ResourceApi, UUID_V7 } from './api';
 import { bearer, provisionAccount, type ProvisionedClient } from './auth';
 import type { TestService } from './service';
@@ -209,6 +211,29 @@ export function describeResourceFamily(env: FamilyEnv, spec: FamilySpec): void {
       const theirs = await call(env.other(), 'POST', path, spec.createBody(env.otherEntityId()), { 'idempotency-key': key });
       expect(theirs.status).toBe(201);
       expect(theirs.body.id).not.toBe(first.body.id);
+    });
+  });
+
+  describe('replay', () => {
+    it('rebuilds the read model from the stream into exactly the live rows', async () => {
+      const resource = await create();
+      expect((await call(env.owner(), 'PATCH', `${path}/${resource.id}`, spec.changes[1])).status).toBe(200);
+      const service = env.service();
+      const table = path.slice(1);
+      const runner = service.app.get(ProjectionRunner);
+      const projections = runner.registered.filter((p) => p.tables.includes(table));
+      const position = await head();
+      await service.app.get(ReadYourWrites).await(position);
+      const file = join(service.dataDir, `rebuild-${table}.db`);
+      await rebuildReadModels({ store: service.app.get<EventStore>(EVENT_STORE), projections, file, stopAt: position });
+      const rebuilt = new Database(file, { readonly: true });
+      try {
+        const comparison = compareReadModels(runner.db, rebuilt, [table]);
+        expect(comparison.differences).toEqual([]);
+        expect(comparison.rows).toBeGreaterThanOrEqual(1);
+      } finally {
+        rebuilt.close();
+      }
     });
   });
 
