@@ -102,6 +102,25 @@ describe('TokenManager', () => {
     await expect(tokens.getToken()).resolves.toBe('ok');
   });
 
+  it('keeps using the cached token while it is valid if the early refresh fails, then fails', async () => {
+    const clock = new FakeClock();
+    let down = false;
+    let issued = 0;
+    const fetch = fakeFetch(() => (down ? json(503, { error: 'temporarily_unavailable' }) : json(200, { access_token: `t${++issued}`, token_type: 'Bearer', expires_in: 3600 })));
+    const tokens = manager(fetch, clock);
+    await tokens.getToken();
+    down = true;
+    clock.advance(3540);
+    await expect(tokens.getToken()).resolves.toBe('t1'); // refresh failed, token still valid
+    clock.advance(59.999);
+    await expect(tokens.getToken()).resolves.toBe('t1');
+    expect(tokens.tokenRequests).toBe(3);
+    clock.advance(0.001); // expired now
+    await expect(tokens.getToken()).rejects.toMatchObject({ name: 'OAuthError', status: 503 });
+    down = false;
+    await expect(tokens.getToken()).resolves.toBe('t2');
+  });
+
   it('turns an OAuth error body into an OAuthError with error and error_description', async () => {
     const fetch = fakeFetch(() =>
       json(401, { error: 'invalid_client', error_description: 'Client authentication failed' }, { 'www-authenticate': 'Basic realm="token"' }),

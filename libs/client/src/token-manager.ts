@@ -39,6 +39,7 @@ export const DEFAULT_REFRESH_MARGIN_SECONDS = 60;
  *   expires (a token that lives no longer than the margin is refreshed at half its life);
  * - concurrent callers share one token request (single flight): a burst of calls at expiry
  *   makes exactly one request to the token endpoint;
+ * - if that early refresh fails, the cached token is used until it actually expires;
  * - `invalidate(token)` after a 401 drops that token only, so many calls failing with the same
  *   stale token still cause one refresh;
  * - the client is authenticated with HTTP Basic, id and secret form-urlencoded first
@@ -87,7 +88,15 @@ export class TokenManager {
   async getToken(): Promise<string> {
     const current = this.#current;
     if (current && this.#clock.now() < current.refreshAt) return current.accessToken;
-    return (await this.refresh()).accessToken;
+    try {
+      return (await this.refresh()).accessToken;
+    } catch (err) {
+      // Refreshing early is a precaution: while the cached token has not expired, a failed
+      // refresh (token endpoint down) does not fail the call; the next call tries again.
+      const still = this.#current;
+      if (still && this.#clock.now() < still.expiresAt) return still.accessToken;
+      throw err;
+    }
   }
 
   /** The cached grant (null before the first call or after `invalidate`). */
