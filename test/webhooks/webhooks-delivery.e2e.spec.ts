@@ -208,6 +208,34 @@ describe('webhook delivery over HTTPS', () => {
     for (const req of got) expectSigned(req, endpoints[0].secret);
   });
 
+  it('delivers task.created (and nothing for a task update) with its fields', async () => {
+    const r = await receiver();
+    const { api, endpoints } = await account([r.url]);
+    const entity = await createEntity(api);
+    const task = await api('POST', `${V1}/tasks`, { entity_id: entity.id, title: 'File annual report' });
+    expect(task.status).toBe(201);
+    expect((await api('PATCH', `${V1}/tasks/${task.body.id}`, { status: 'completed' })).status).toBe(200);
+    // The entity.created, the task.created, and (sent after the update, so proof it was skipped) one more entity.
+    const last = await createEntity(api, 'After the task update');
+    const got = await r.waitFor(3);
+    const events = await store.readStream(`task-${task.body.id}`);
+    expect(events.map((e) => e.type)).toEqual(['tasks.TaskCreated', 'tasks.TaskUpdated']);
+    const log = await eventually(async () => {
+      const list = await deliveries(api, endpoints[0].id);
+      return list.length === 3 ? list : undefined;
+    });
+    expect(log.map((d) => d.event_type)).toEqual(['entity.created', 'task.created', 'entity.created']);
+    expect(got.find((g) => g.json.event_type === 'task.created')!.json).toEqual({
+      event_id: events[0].id,
+      event_type: 'task.created',
+      timestamp: events[0].metadata.occurred_at,
+      task_id: task.body.id,
+      entity_id: entity.id,
+      status: 'open',
+    });
+    expect(got.some((g) => g.json.entity_id === last.id)).toBe(true);
+  });
+
   it('follows each endpoint’s event-type selection; event_id is the same on every endpoint', async () => {
     const [onlyUpdates, all] = [await receiver(), await receiver()];
     const { api } = await account([onlyUpdates.url, all.url], [['entity.updated'], []]);
