@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { AuthCoreModule } from '@filing/auth';
+import { DocumentsCoreModule } from '@filing/documents';
 import { EntitiesCoreModule } from '@filing/entities';
 import { EventStoreModule } from '@filing/event-store';
 import { JurisdictionsCoreModule } from '@filing/jurisdictions';
@@ -15,6 +16,8 @@ export class CliModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: CliModule,
+      // Global, like AppModule: context modules inject APP_CONFIG without importing this one.
+      global: true,
       imports: [
         EventStoreModule.forRoot(config.eventStore),
         // Projections are registered (replay and audit need them) but never run here: the service runs them.
@@ -24,6 +27,7 @@ export class CliModule {
         JurisdictionsCoreModule,
         TasksCoreModule,
         OrdersCoreModule,
+        DocumentsCoreModule,
         CqrsModule.forRoot(),
         // Commands and projections, no HTTP: the commands never wait on the projection runner.
         AuthCoreModule,
@@ -31,6 +35,7 @@ export class CliModule {
         WebhooksCoreModule,
       ],
       providers: [{ provide: APP_CONFIG, useValue: config }],
+      exports: [APP_CONFIG],
     };
   }
 }

@@ -3,6 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { join } from 'node:path';
 import { AuthModule } from '@filing/auth';
+import { DocumentsModule } from '@filing/documents';
 import { EntitiesModule } from '@filing/entities';
 import { EventStoreModule } from '@filing/event-store';
 import { JurisdictionsModule } from '@filing/jurisdictions';
@@ -40,6 +41,7 @@ export class AppModule {
         JurisdictionsModule,
         TasksModule,
         OrdersModule,
+        DocumentsModule,
         WebhooksModule,
         ...extraImports,
       ],

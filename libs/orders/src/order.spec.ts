@@ -1,29 +1,13 @@
-import { ConflictError, NotFoundError, PreconditionFailedError, type RecordedEnvelope, ValidationError } from '@filing/platform';
+import { ConflictError, NotFoundError, PreconditionFailedError } from '@filing/platform';
+import { decideThenEvolve, validationFields } from '../../platform/src/testing/domain';
 import { decide, DETAILS_MAX_BYTES, evolve, initialOrderState, type OrderCommand, type OrderState } from './order';
-import { ORDER_CANCELLED, ORDER_COMPLETED, ORDER_SUBMITTED, type OrderEvent, type OrderStatus } from './order.events';
+import { ORDER_CANCELLED, ORDER_COMPLETED, ORDER_SUBMITTED, type OrderStatus } from './order.events';
 
 const ID = '0193a5b2-0000-7000-8000-000000000001';
 const ENTITY = '0193a5b2-0000-7000-8000-0000000000e1';
 const ACCOUNT = 'acc-1';
 
-/** What the store gives evolve(): the event with its revision and metadata. */
-function recorded(event: OrderEvent, revision: number, occurredAt: string): RecordedEnvelope<OrderEvent> {
-  return {
-    ...event,
-    id: `event-${revision}`,
-    streamId: `order-${ID}`,
-    revision: BigInt(revision),
-    position: { commit: BigInt(revision), prepare: BigInt(revision) },
-    metadata: { account_id: ACCOUNT, actor: 'client:c1', correlation_id: 'r', causation_id: null, occurred_at: occurredAt, schema_version: 1 },
-  } as RecordedEnvelope<OrderEvent>;
-}
-
-/** decide, then evolve over what it decided: the state after the command. */
-function run(state: OrderState, command: OrderCommand, occurredAt = '2026-01-01T00:00:00.000Z'): OrderState {
-  const base = state === null ? 0 : state.version + 1;
-  return decide(state, command).reduce((s, e, i) => evolve(s, recorded(e, base + i, occurredAt)), state);
-}
-
+const run = decideThenEvolve({ decide, evolve }, `order-${ID}`, ACCOUNT);
 const submit = (input: Record<string, unknown>): OrderCommand =>
   ({ kind: 'submit', order_id: ID, account_id: ACCOUNT, input }) as unknown as OrderCommand;
 const cancel = (extra: { reason?: unknown; account?: string; expected_version?: number } = {}): OrderCommand =>
@@ -34,16 +18,6 @@ const complete = (extra: { account?: string | null; expected_version?: number } 
   account_id: extra.account === undefined ? null : extra.account,
   expected_version: extra.expected_version,
 });
-
-function fieldsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ValidationError) return err.errors.map((e) => e.field);
-    throw err;
-  }
-  throw new Error('expected a ValidationError');
-}
 
 const submitted = () => run(initialOrderState, submit({ entity_id: ENTITY, order_type: 'formation' }));
 const inStatus = (status: OrderStatus): OrderState =>
@@ -88,19 +62,19 @@ describe('order: submit', () => {
 
   it('lists every broken rule at once', () => {
     expect(
-      fieldsOf(() => decide(null, submit({ entity_id: 'nope', order_type: 'merger', jurisdiction_code: 'Delaware', details: [1] }))),
+      validationFields(() => decide(null, submit({ entity_id: 'nope', order_type: 'merger', jurisdiction_code: 'Delaware', details: [1] }))),
     ).toEqual(['entity_id', 'order_type', 'jurisdiction_code', 'details']);
-    expect(fieldsOf(() => decide(null, submit({ order_type: 'other', entity_id: ENTITY, details: 'x' })))).toEqual(['details']);
-    expect(fieldsOf(() => decide(null, submit({ order_type: 'other', entity_id: ENTITY, status: 'completed' })))).toEqual(['status']);
+    expect(validationFields(() => decide(null, submit({ order_type: 'other', entity_id: ENTITY, details: 'x' })))).toEqual(['details']);
+    expect(validationFields(() => decide(null, submit({ order_type: 'other', entity_id: ENTITY, status: 'completed' })))).toEqual(['status']);
   });
 
   it('bounds details at 16 KiB of JSON', () => {
     const fits = { text: 'x'.repeat(DETAILS_MAX_BYTES - '{"text":""}'.length) };
     expect(decide(null, submit({ entity_id: ENTITY, order_type: 'other', details: fits }))).toHaveLength(1);
     const over = { text: `${fits.text}x` };
-    expect(fieldsOf(() => decide(null, submit({ entity_id: ENTITY, order_type: 'other', details: over })))).toEqual(['details']);
+    expect(validationFields(() => decide(null, submit({ entity_id: ENTITY, order_type: 'other', details: over })))).toEqual(['details']);
     const multibyte = { text: 'é'.repeat(DETAILS_MAX_BYTES / 2) };
-    expect(fieldsOf(() => decide(null, submit({ entity_id: ENTITY, order_type: 'other', details: multibyte })))).toEqual(['details']);
+    expect(validationFields(() => decide(null, submit({ entity_id: ENTITY, order_type: 'other', details: multibyte })))).toEqual(['details']);
   });
 
   it('refuses to submit an order that exists', () => {
@@ -157,9 +131,9 @@ describe('order: transitions', () => {
   });
 
   it('refuses a bad reason before looking at the status', () => {
-    expect(fieldsOf(() => decide(submitted(), cancel({ reason: 'x'.repeat(501) })))).toEqual(['reason']);
-    expect(fieldsOf(() => decide(inStatus('completed'), cancel({ reason: ' ' })))).toEqual(['reason']);
-    expect(fieldsOf(() => decide(submitted(), cancel({ reason: 5 })))).toEqual(['reason']);
+    expect(validationFields(() => decide(submitted(), cancel({ reason: 'x'.repeat(501) })))).toEqual(['reason']);
+    expect(validationFields(() => decide(inStatus('completed'), cancel({ reason: ' ' })))).toEqual(['reason']);
+    expect(validationFields(() => decide(submitted(), cancel({ reason: 5 })))).toEqual(['reason']);
     expect(decide(submitted(), cancel({ reason: 'x'.repeat(500) }))).toHaveLength(1);
   });
 

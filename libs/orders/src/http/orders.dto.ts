@@ -1,6 +1,6 @@
-import { isJurisdictionCode, isUuid, JURISDICTION_CODE, PageQueryDto } from '@filing/platform';
+import { IsJurisdictionCode, IsResourceId, JURISDICTION_CODE, PageQueryDto, SatisfiesRule } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, ValidateBy, type ValidationOptions } from 'class-validator';
+import { IsIn, IsOptional } from 'class-validator';
 import { DETAILS_MAX_BYTES, detailsProblem, REASON_MAX_LENGTH, reasonProblem } from '../order';
 import { ORDER_STATUSES, ORDER_TYPES, type OrderDetails } from '../order.events';
 
@@ -21,17 +21,8 @@ const DETAILS = {
 } as const;
 const REASON = { type: String, nullable: true, maxLength: REASON_MAX_LENGTH, example: 'Filed elsewhere' };
 
-const IsResourceId = (options?: ValidationOptions) =>
-  ValidateBy({ name: 'isResourceId', validator: { validate: isUuid, defaultMessage: (a) => `${a?.property} must be a UUID` } }, options);
-const IsJurisdictionCode = () =>
-  ValidateBy({
-    name: 'isJurisdictionCode',
-    validator: { validate: isJurisdictionCode, defaultMessage: () => 'jurisdiction_code must be an ISO 3166-2 subdivision code like US-DE' },
-  });
-const IsOrderDetails = () =>
-  ValidateBy({ name: 'isOrderDetails', validator: { validate: (v) => detailsProblem(v) === null, defaultMessage: (a) => detailsProblem(a?.value) ?? '' } });
-const IsReason = () =>
-  ValidateBy({ name: 'isReason', validator: { validate: (v) => reasonProblem(v) === null, defaultMessage: (a) => reasonProblem(a?.value) ?? '' } });
+const IsOrderDetails = () => SatisfiesRule('isOrderDetails', detailsProblem);
+const IsReason = () => SatisfiesRule('isReason', reasonProblem);
 
 export class SubmitOrderDto {
   @ApiProperty({ ...ID, description: 'An entity of the same account' })

@@ -1,21 +1,13 @@
 import { decodeCursor, type ProjectionRunner, type RecordedEnvelope } from '@filing/platform';
+import { recorded } from '../../../platform/src/testing/domain';
 import Database from 'better-sqlite3';
 import { ORDER_CANCELLED, ORDER_COMPLETED, ORDER_SUBMITTED, type OrderEvent, type OrderEventData } from '../order.events';
 import { OrdersProjection } from './orders.projection';
 import { OrdersQueries } from './orders.queries';
 
 let position = 0;
-function recorded(event: OrderEvent, account: string, at: string, revision = 0): RecordedEnvelope {
-  const p = position++;
-  return {
-    ...event,
-    id: `ev-${p}`,
-    streamId: `order-${event.data.order_id}`,
-    revision: BigInt(revision),
-    position: { commit: BigInt(p), prepare: BigInt(p) },
-    metadata: { account_id: account, actor: 'client:c', correlation_id: 'x', causation_id: null, occurred_at: at, schema_version: 1 },
-  } as RecordedEnvelope;
-}
+const stored = (event: OrderEvent, account: string, occurredAt: string, revision = 0): RecordedEnvelope =>
+  recorded(event, { streamId: `order-${event.data.order_id}`, revision, occurredAt, accountId: account, position: position++ });
 
 const order = (order_id: string, entity_id: string): OrderEventData => ({
   order_id,
@@ -39,13 +31,13 @@ describe('orders read model', () => {
     const at = '2026-01-01T00:00:00.000Z';
     const later = '2026-01-02T00:00:00.000Z';
     for (const [id, entity, account] of [['o1', 'e1', 'a'], ['o2', 'e2', 'a'], ['o3', 'e1', 'a'], ['o4', 'e1', 'b']]) {
-      projection.apply(db, recorded({ type: ORDER_SUBMITTED, data: { ...order(id, entity), status: 'submitted' } }, account, at));
+      projection.apply(db, stored({ type: ORDER_SUBMITTED, data: { ...order(id, entity), status: 'submitted' } }, account, at));
     }
     projection.apply(
       db,
-      recorded({ type: ORDER_CANCELLED, data: { ...order('o2', 'e2'), status: 'cancelled', cancellation_reason: 'No' } }, 'a', later, 1),
+      stored({ type: ORDER_CANCELLED, data: { ...order('o2', 'e2'), status: 'cancelled', cancellation_reason: 'No' } }, 'a', later, 1),
     );
-    projection.apply(db, recorded({ type: ORDER_COMPLETED, data: { ...order('o3', 'e1'), status: 'completed' } }, 'a', later, 1));
+    projection.apply(db, stored({ type: ORDER_COMPLETED, data: { ...order('o3', 'e1'), status: 'completed' } }, 'a', later, 1));
   });
   afterEach(() => db.close());
 

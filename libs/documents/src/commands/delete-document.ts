@@ -1,0 +1,41 @@
+import { EVENT_STORE, type EventStore, type StreamRevision } from '@filing/event-store';
+import type { CommandContext } from '@filing/platform';
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { DocumentContentStore } from '../content/document-content.store';
+import { accountOf, type DocumentWriteResult, runDocumentCommand } from './add-document';
+
+export class DeleteDocumentCommand extends Command<DocumentWriteResult> {
+  constructor(
+    readonly context: CommandContext,
+    readonly documentId: string,
+    /** The client's If-Match: a mismatch is a 412. */
+    readonly ifMatch?: StreamRevision,
+  ) {
+    super();
+  }
+}
+
+/**
+ * Appends DocumentDeleted, then removes the bytes. The event comes first: until it is recorded
+ * the document exists and must keep its content. (A crash in between leaves bytes that nothing
+ * serves: the read model drops the document with the event.)
+ */
+@CommandHandler(DeleteDocumentCommand)
+export class DeleteDocumentHandler implements ICommandHandler<DeleteDocumentCommand, DocumentWriteResult> {
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly contents: DocumentContentStore,
+  ) {}
+
+  async execute({ context, documentId, ifMatch }: DeleteDocumentCommand): Promise<DocumentWriteResult> {
+    const result = await runDocumentCommand(this.store, context, {
+      kind: 'delete',
+      document_id: documentId,
+      account_id: accountOf(context),
+      expected_version: ifMatch === undefined ? undefined : Number(ifMatch),
+    });
+    this.contents.remove(documentId);
+    return result;
+  }
+}

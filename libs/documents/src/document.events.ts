@@ -1,0 +1,49 @@
+import type { DomainEvent } from '@filing/platform';
+
+/**
+ * The documents context's public contract: what other modules (webhooks) may depend on. Names
+ * are explicit and stable; data is plain JSON. A change of meaning is a new schema version
+ * (`DOCUMENT_EVENT_SCHEMA_VERSIONS`), and readers keep understanding the old ones.
+ *
+ * The events carry the content's SHA-256 and size, never the bytes: the stream is exported,
+ * replayed and shown in history, and must not hold megabytes of base64. The bytes live in the
+ * content store (`DATA_DIR/documents.db`, see docs/operations.md).
+ */
+export const DOCUMENT_ADDED = 'documents.DocumentAdded';
+export const DOCUMENT_UPDATED = 'documents.DocumentUpdated';
+export const DOCUMENT_DELETED = 'documents.DocumentDeleted';
+
+/** The document as a customer sees it. A type, not an interface: it must be JSON. */
+export type DocumentFields = {
+  readonly entity_id: string;
+  /** The order the document belongs to, if any. */
+  readonly order_id: string | null;
+  readonly title: string;
+  readonly document_type: string;
+  /** The MIME type the content is served with, e.g. `application/pdf`. */
+  readonly content_type: string;
+  /** Size of the content in bytes. */
+  readonly size_bytes: number;
+  /** SHA-256 of the content, lower-case hex. */
+  readonly sha256: string;
+};
+
+export type DocumentAddedData = DocumentFields & { readonly document_id: string };
+/** The document after the update, and the names of the fields this update changed. */
+export type DocumentUpdatedData = DocumentFields & { readonly document_id: string; readonly changed: ('title' | 'document_type')[] };
+/** The document as it was when deleted (its content is gone with it). */
+export type DocumentDeletedData = DocumentFields & { readonly document_id: string };
+
+export type DocumentAdded = DomainEvent<typeof DOCUMENT_ADDED, DocumentAddedData>;
+export type DocumentUpdated = DomainEvent<typeof DOCUMENT_UPDATED, DocumentUpdatedData>;
+export type DocumentDeleted = DomainEvent<typeof DOCUMENT_DELETED, DocumentDeletedData>;
+export type DocumentEvent = DocumentAdded | DocumentUpdated | DocumentDeleted;
+
+export const DOCUMENT_EVENT_SCHEMA_VERSIONS: Readonly<Record<DocumentEvent['type'], number>> = {
+  [DOCUMENT_ADDED]: 1,
+  [DOCUMENT_UPDATED]: 1,
+  [DOCUMENT_DELETED]: 1,
+};
+
+/** Streams are `document-<id>`. */
+export const DOCUMENT_STREAM_CONTEXT = 'document';
