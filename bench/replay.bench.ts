@@ -1,27 +1,16 @@
 import { NestFactory } from '@nestjs/core';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { v7 as uuidv7 } from 'uuid';
-import { type EventData, SqliteEventStore } from '@filing/event-store';
-import { ENTITY_CREATED, ENTITY_UPDATED } from '@filing/entities';
-import {
-  buildMetadata,
-  loadConfig,
-  newReadModelFile,
-  ProjectionRunner,
-  publishReadModelFile,
-  rebuildReadModels,
-  toEventData,
-} from '@filing/platform';
+import { SqliteEventStore } from '@filing/event-store';
+import { loadConfig, newReadModelFile, ProjectionRunner, publishReadModelFile, rebuildReadModels } from '@filing/platform';
 import { CliModule } from '../apps/cli/src/cli.module';
 import { createApp } from '../apps/service/src/bootstrap';
+import { generateEntityEvents } from '../test/support/generate-events';
 import { printComparison, rate } from './report';
 
 const EVENTS = Number(process.env.BENCH_REPLAY_EVENTS ?? 1_000_000);
 const SMALL = 10_000;
-const ACCOUNTS = 50;
 
 /**
  * Rebuild rate of every registered read model over EVENTS events (entities created and updated),
@@ -34,9 +23,9 @@ export async function replayBench(): Promise<void> {
     const big = join(dir, 'big');
     const small = join(dir, 'small');
     process.stdout.write(`generating ${EVENTS} events… `);
-    const genMs = await generate(big, EVENTS);
+    const genMs = await generateEntityEvents(big, EVENTS);
     console.log(`${Math.round(genMs / 1000)} s`);
-    await generate(small, SMALL);
+    await generateEntityEvents(small, SMALL);
 
     const rawMs = await rawRead(big);
     const { events, rebuildMs } = await rebuild(big);
@@ -63,31 +52,6 @@ export async function replayBench(): Promise<void> {
   }
 }
 
-/** Entities in ACCOUNTS accounts, each created and updated in one append (two events). */
-export async function generate(dataDir: string, count: number): Promise<number> {
-  const store = new SqliteEventStore({ file: join(dataDir, 'events.db'), synchronous: 'normal' });
-  const accounts = Array.from({ length: ACCOUNTS }, () => uuidv7());
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: 32 }, async () => {
-      while (next < count / 2) {
-        const i = next++;
-        const id = uuidv7();
-        const meta = buildMetadata({ account_id: accounts[i % ACCOUNTS], actor: 'client:bench', correlation_id: randomUUID(), causation_id: null });
-        const fields = { name: `Entity ${i}`, entity_type: 'llc', formation_jurisdiction: 'US-DE', formation_date: '2020-01-31' } as const;
-        const events: EventData[] = [
-          toEventData({ type: ENTITY_CREATED, data: { entity_id: id, ...fields, status: 'active' } }, meta),
-          toEventData({ type: ENTITY_UPDATED, data: { entity_id: id, ...fields, status: 'inactive', changed: ['status'] } }, meta),
-        ];
-        await store.appendToStream(`entity-${id}`, events);
-      }
-    }),
-  );
-  const ms = performance.now() - started;
-  await store.close();
-  return ms;
-}
 
 async function rawRead(dataDir: string): Promise<number> {
   const store = new SqliteEventStore({ file: join(dataDir, 'events.db') });
