@@ -20,6 +20,7 @@ import {
   type WebhookEndpoint,
   type WebhookEndpointWithSecret,
   type WebhookEvent,
+  type WebhookEventMap,
   WebhookVerificationError,
 } from '@filing/client';
 import { SqliteDedupeStore } from '@filing/client/dedupe-sqlite';
@@ -28,7 +29,7 @@ import { rmSync } from 'node:fs';
 import type { Server } from 'node:https';
 import { join } from 'node:path';
 import { createReceiver } from '../../apps/example-receiver/src/receiver';
-import { provisionAccount } from '../support/auth';
+import { provisionAccount, provisionOperator } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 import { type ReceivedRequest, startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -61,6 +62,24 @@ const DELIVERY = shape<WebhookDelivery>()({
 const DELIVERY_DETAIL = [...DELIVERY, 'attempts'].sort();
 const ATTEMPT = shape<WebhookDeliveryAttempt>()({ attempted_at: 1, status_code: 1, error: 1, duration_ms: 1 });
 const ENTITY_CREATED = shape<EntityCreatedEvent>()({ event_id: 1, event_type: 1, timestamp: 1, entity_id: 1, status: 1 });
+
+const ON_ENTITY = { event_id: 1, event_type: 1, timestamp: 1, entity_id: 1, status: 1 } as const;
+const ON_DOCUMENT = { ...ON_ENTITY, document_id: 1, order_id: 1 } as const;
+const ON_ORDER = { ...ON_ENTITY, order_id: 1 } as const;
+/** Each notification's exact key set, checked against its SDK type by the compiler. */
+const PAYLOAD_SHAPES: { [T in keyof WebhookEventMap]: string[] } = {
+  'entity.created': shape<WebhookEventMap['entity.created']>()(ON_ENTITY),
+  'entity.updated': shape<WebhookEventMap['entity.updated']>()(ON_ENTITY),
+  'document.created': shape<WebhookEventMap['document.created']>()(ON_DOCUMENT),
+  'document.updated': shape<WebhookEventMap['document.updated']>()(ON_DOCUMENT),
+  'document.deleted': shape<WebhookEventMap['document.deleted']>()(ON_DOCUMENT),
+  'jurisdiction.created': shape<WebhookEventMap['jurisdiction.created']>()({ ...ON_ENTITY, jurisdiction_id: 1 }),
+  'jurisdiction.updated': shape<WebhookEventMap['jurisdiction.updated']>()({ ...ON_ENTITY, jurisdiction_id: 1 }),
+  'task.created': shape<WebhookEventMap['task.created']>()({ ...ON_ENTITY, task_id: 1 }),
+  'order.submitted': shape<WebhookEventMap['order.submitted']>()(ON_ORDER),
+  'order.cancelled': shape<WebhookEventMap['order.cancelled']>()(ON_ORDER),
+  'order.completed': shape<WebhookEventMap['order.completed']>()(ON_ORDER),
+};
 
 const at = (seconds: number): Clock => ({ now: () => seconds * 1000 });
 
@@ -208,6 +227,55 @@ describe('SDK webhooks against the service', () => {
     expect(detail.attempts).toHaveLength(1);
     expect(keysOf(detail.attempts[0])).toEqual(ATTEMPT);
     expect(detail.attempts[0].status_code).toBe(200);
+  });
+
+  it('all eleven notifications verify and match their SDK payload types exactly', async () => {
+    const r = await recorder();
+    const { client, endpoint } = await subscribed(r.url);
+    const entity = await client.entities.create({ name: 'Eleven LLC', entity_type: 'llc' });
+    await client.entities.update(entity.id, { status: 'inactive' });
+    const jurisdiction = await client.jurisdictions.create({ entity_id: entity.id, code: 'US-DE', registration_type: 'domestic' });
+    await client.jurisdictions.update(jurisdiction.id, { status: 'active' });
+    const task = await client.tasks.create({ entity_id: entity.id, title: 'Sign' });
+    const cancelled = await client.orders.create({ entity_id: entity.id, order_type: 'amendment' });
+    await client.orders.cancel(cancelled.id, { reason: 'changed our mind' });
+    const completed = await client.orders.create({ entity_id: entity.id, order_type: 'formation' });
+    const operator = await provisionOperator(service);
+    const res = await fetch(`${service.url}/internal-api/v1/orders/${completed.id}/complete`, { method: 'POST', headers: { authorization: `Bearer ${operator.token}` } });
+    expect(res.status).toBe(200);
+    const doc = await client.documents.create({
+      entity_id: entity.id,
+      order_id: completed.id,
+      title: 'Certificate',
+      document_type: 'certificate',
+      content_type: 'text/plain',
+      content_base64: Buffer.from('certified').toString('base64'),
+    });
+    await client.documents.update(doc.id, { title: 'Certificate (final)' });
+    await client.documents.delete(doc.id);
+
+    const got = await r.waitFor(12); // two orders: two order.submitted
+    const events = new Map<string, WebhookEvent>();
+    for (const req of got) {
+      const event = verify(req.body, req.headers, endpoint.secret);
+      expect(event.event_id).toBe(req.headers['webhook-id']);
+      events.set(event.event_type, event);
+    }
+    expect([...events.keys()].sort()).toEqual([...WEBHOOK_EVENT_TYPE_NAMES].sort());
+    for (const [type, event] of events) expect([type, keysOf(event)]).toEqual([type, PAYLOAD_SHAPES[type as keyof typeof PAYLOAD_SHAPES]]);
+
+    const base = { entity_id: entity.id };
+    expect(events.get('entity.created')).toMatchObject({ ...base, status: 'active' });
+    expect(events.get('entity.updated')).toMatchObject({ ...base, status: 'inactive' });
+    expect(events.get('jurisdiction.created')).toMatchObject({ ...base, jurisdiction_id: jurisdiction.id, status: 'pending' });
+    expect(events.get('jurisdiction.updated')).toMatchObject({ ...base, jurisdiction_id: jurisdiction.id, status: 'active' });
+    expect(events.get('task.created')).toMatchObject({ ...base, task_id: task.id, status: 'open' });
+    expect(events.get('order.submitted')).toMatchObject({ ...base, order_id: expect.stringMatching(new RegExp(`^(${cancelled.id}|${completed.id})$`)), status: 'submitted' });
+    expect(events.get('order.cancelled')).toMatchObject({ ...base, order_id: cancelled.id, status: 'cancelled' });
+    expect(events.get('order.completed')).toMatchObject({ ...base, order_id: completed.id, status: 'completed' });
+    expect(events.get('document.created')).toMatchObject({ ...base, document_id: doc.id, order_id: completed.id, status: 'available' });
+    expect(events.get('document.updated')).toMatchObject({ ...base, document_id: doc.id, order_id: completed.id, status: 'available' });
+    expect(events.get('document.deleted')).toMatchObject({ ...base, document_id: doc.id, order_id: completed.id, status: 'deleted' });
   });
 
   it('during a rotation both signatures verify, with the old secret or the new one', async () => {
