@@ -135,6 +135,18 @@ describe('SDK token manager against the service', () => {
     expect(counter.log.slice(before)).toEqual(['GET /external-api/v1/webhook-settings', 'POST /o/token/']);
   });
 
+  it('revokes its own token at /o/revoke_token/ and gets a new one on the next call', async () => {
+    const { client, counter, creds } = await sdk();
+    await client.entities.list();
+    const token = client.tokens.peek()!.accessToken;
+    await client.tokens.revoke();
+    expect((await introspect(creds, token)).active).toBe(false);
+    expect(client.tokens.peek()).toBeNull();
+    await client.entities.list();
+    expect(counter.log.filter((l) => l.startsWith('POST /o/'))).toEqual(['POST /o/token/', 'POST /o/revoke_token/', 'POST /o/token/']);
+    expect(counter.count('/external-api/')).toBe(2);
+  });
+
   it('types token-endpoint refusals: wrong secret, scope beyond the client', async () => {
     const { creds } = await sdk();
     const wrong = new FilingClient({ baseUrl: service.url, clientId: creds.clientId, clientSecret: `${creds.clientSecret}x` });
