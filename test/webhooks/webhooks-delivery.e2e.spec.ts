@@ -236,6 +236,38 @@ describe('webhook delivery over HTTPS', () => {
     expect(got.some((g) => g.json.entity_id === last.id)).toBe(true);
   });
 
+  it('delivers document.created, document.updated and document.deleted with order_id (or null)', async () => {
+    const r = await receiver();
+    const { api } = await account([r.url], [['document.created', 'document.updated', 'document.deleted']]);
+    const entity = await createEntity(api);
+    const order = (await api('POST', `${V1}/orders`, { entity_id: entity.id, order_type: 'formation' })).body;
+    const content = { content_type: 'text/plain', content_base64: Buffer.from('hello').toString('base64') };
+    const loose = await api('POST', `${V1}/documents`, { entity_id: entity.id, title: 'Charter', document_type: 'charter', ...content });
+    expect(loose.status).toBe(201);
+    const forOrder = await api('POST', `${V1}/documents`, { entity_id: entity.id, order_id: order.id, title: 'Receipt', document_type: 'receipt', ...content });
+    expect(forOrder.status).toBe(201);
+    expect((await api('PATCH', `${V1}/documents/${loose.body.id}`, { title: 'Charter (signed)' })).status).toBe(200);
+    expect((await api('DELETE', `${V1}/documents/${loose.body.id}`)).status).toBe(204);
+    const got = await r.waitFor(4);
+    const events = [...(await store.readStream(`document-${loose.body.id}`)), ...(await store.readStream(`document-${forOrder.body.id}`))];
+    const typeOf: Record<string, string> = {
+      'documents.DocumentAdded': 'document.created',
+      'documents.DocumentUpdated': 'document.updated',
+      'documents.DocumentDeleted': 'document.deleted',
+    };
+    const expected = events.map((e) => ({
+      event_id: e.id,
+      event_type: typeOf[e.type],
+      timestamp: e.metadata.occurred_at,
+      document_id: e.data.document_id,
+      entity_id: entity.id,
+      order_id: e.data.document_id === forOrder.body.id ? order.id : null,
+      status: e.type === 'documents.DocumentDeleted' ? 'deleted' : 'available',
+    }));
+    expect(expected.map((e) => e.event_type).sort()).toEqual(['document.created', 'document.created', 'document.deleted', 'document.updated']);
+    expect(got.map((g) => g.json).sort(byEventId)).toEqual(expected.sort(byEventId));
+  });
+
   it('follows each endpoint’s event-type selection; event_id is the same on every endpoint', async () => {
     const [onlyUpdates, all] = [await receiver(), await receiver()];
     const { api } = await account([onlyUpdates.url, all.url], [['entity.updated'], []]);
