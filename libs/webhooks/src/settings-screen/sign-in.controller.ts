@@ -68,6 +68,7 @@ export class SignInController {
       return again(401, 'The email or password is not correct.');
     }
     // A new session id at sign-in (no fixation); the sign-in token has done its job.
+    this.sessions.destroy(readCookies(request).get(SESSION_COOKIE));
     const { token } = this.sessions.create(user);
     clearCookie(reply, request, SIGN_IN_CSRF_COOKIE);
     setCookie(reply, request, SESSION_COOKIE, token);
