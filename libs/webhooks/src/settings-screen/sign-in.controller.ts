@@ -1,5 +1,5 @@
 import { FailedAuthThrottle, VerifyUserPasswordQuery } from '@filing/auth';
-import { All, Body, Controller, Get, HttpCode, Inject, NotFoundException, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { All, Body, Controller, Get, Inject, NotFoundException, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
@@ -76,7 +76,6 @@ export class SignInController {
   }
 
   @Post('sign-out')
-  @HttpCode(303)
   @UseGuards(SettingsSessionGuard)
   signOut(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Session() current: CurrentSession): void {
     this.sessions.destroy(current.token);
