@@ -3,17 +3,12 @@
  * DATA_DIR: it prints the completed order as one JSON object, the service shows the completion,
  * and a refusal exits non-zero naming the status, appending nothing.
  */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { ReadYourWrites } from '@filing/platform';
 import { MISSING_ID, type Resource, resourceApi } from '../support/api';
 import { provisionAccount, type ProvisionedClient } from '../support/auth';
+import { runCli } from '../support/cli';
 import { startService, type TestService } from '../support/service';
-
-const run = promisify(execFile);
-const MAIN = join(__dirname, '../../apps/cli/src/main.ts');
 
 describe('orders:complete (CLI)', () => {
   let service: TestService;
@@ -28,18 +23,7 @@ describe('orders:complete (CLI)', () => {
   }, 60_000);
   afterAll(async () => service?.destroy());
 
-  async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    try {
-      const { stdout, stderr } = await run(process.execPath, ['-r', '@swc-node/register', MAIN, ...args], {
-        env: { ...process.env, DATA_DIR: service.dataDir, EVENT_STORE: 'sqlite', LOG_LEVEL: 'warn' },
-        timeout: 30_000,
-      });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
-  }
+  const cli = (...args: string[]) => runCli(service.dataDir, args);
 
   const submit = async () => {
     const entity = await create(owner, '/entities', { name: 'Acme LLC', entity_type: 'llc' });
