@@ -18,6 +18,7 @@ import {
   UUID_V7,
 } from '../support/api';
 import { bearer, provisionAccount, provisionOperator, type ProvisionedClient } from '../support/auth';
+import { expectRebuildEqualsLive } from '../support/family';
 import { startService, type TestService } from '../support/service';
 
 interface Order extends Resource {
@@ -344,6 +345,15 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
       expect((await call(stranger, 'GET', `/orders?entity_id=${entityId}`)).body).toEqual({ data: [], next_cursor: null });
       expect(await store.headPosition()).toEqual(before);
       expect((await call(owner, 'GET', `/orders/${order.id}`)).body).toEqual(order);
+    });
+  });
+
+  describe('replay', () => {
+    it('rebuilds the read model from the stream into exactly the live rows (submitted, cancelled, completed)', async () => {
+      const [cancelled, completed] = await Promise.all([submitOrder(owner, { details: { n: 1 } }), submitOrder(owner)]);
+      expect((await call(owner, 'POST', `/orders/${cancelled.id}/cancel`, { reason: 'No' })).status).toBe(200);
+      expect((await complete(completed.id)).status).toBe(200);
+      await expectRebuildEqualsLive(service, 'orders');
     });
   });
 
