@@ -177,7 +177,7 @@ describe('SDK webhooks against the service', () => {
     const { client, endpoint } = await subscribed(r.url);
     const entity = await client.entities.create({ name: 'Webhook LLC', entity_type: 'llc' });
     await client.entities.update(entity.id, { status: 'inactive' });
-    const got = await r.waitFor(2);
+    const got = await r.waitForEvents(2);
 
     const events = got.map((req) => {
       const verified = verifyWebhook(req.body, req.headers, endpoint.secret);
@@ -254,7 +254,7 @@ describe('SDK webhooks against the service', () => {
     await client.documents.update(doc.id, { title: 'Certificate (final)' });
     await client.documents.delete(doc.id);
 
-    const got = await r.waitFor(12); // two orders: two order.submitted
+    const got = await r.waitForEvents(12); // two orders: two order.submitted
     const events = new Map<string, WebhookEvent>();
     for (const req of got) {
       const event = verify(req.body, req.headers, endpoint.secret);

@@ -28,6 +28,12 @@ export interface WebhookReceiver {
   fallback: Reply;
   /** Resolves when `count` requests (in total) matched `predicate`. */
   waitFor(count: number, predicate?: (r: ReceivedRequest) => boolean): Promise<ReceivedRequest[]>;
+  /**
+   * Resolves when `count` distinct `webhook-id`s arrived, with the first request of each: what a
+   * deduplicating receiver sees. Delivery is at least once, so a slow answer on a loaded machine
+   * may be retried and arrive twice.
+   */
+  waitForEvents(count: number): Promise<ReceivedRequest[]>;
   close(): Promise<void>;
 }
 
@@ -63,25 +69,27 @@ export async function startReceiver(pki: Pick<TestPki, 'cert' | 'key'>, path = '
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const port = (server.address() as { port: number }).port;
+  /** Resolves with `select()` once it holds at least `count` requests, checked on every arrival. */
+  const until = (select: () => ReceivedRequest[], count: number) =>
+    new Promise<ReceivedRequest[]>((resolve) => {
+      const check = () => {
+        const selected = select();
+        if (selected.length >= count) {
+          waiters.delete(check);
+          resolve(selected);
+        }
+      };
+      waiters.add(check);
+      check();
+    });
   const receiver: WebhookReceiver = {
     url: `https://127.0.0.1:${port}${path}`,
     port,
     requests,
     fallback: { status: 200 },
     script: (...replies) => queue.push(...replies),
-    waitFor(count, predicate = () => true) {
-      return new Promise((resolve) => {
-        const check = () => {
-          const matched = requests.filter(predicate);
-          if (matched.length >= count) {
-            waiters.delete(check);
-            resolve(matched);
-          }
-        };
-        waiters.add(check);
-        check();
-      });
-    },
+    waitFor: (count, predicate = () => true) => until(() => requests.filter(predicate), count),
+    waitForEvents: (count) => until(() => firstOfEachWebhookId(requests), count),
     async close() {
       for (const h of hanging) h();
       server.closeAllConnections();
@@ -89,4 +97,14 @@ export async function startReceiver(pki: Pick<TestPki, 'cert' | 'key'>, path = '
     },
   };
   return receiver;
+}
+
+function firstOfEachWebhookId(requests: readonly ReceivedRequest[]): ReceivedRequest[] {
+  const seen = new Set<string>();
+  return requests.filter((r) => {
+    const id = String(r.headers['webhook-id']);
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
 }

@@ -44,7 +44,7 @@ describe('webhook delivery over HTTPS', () => {
         WEBHOOK_CA_FILE: pki.caFile,
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
         WEBHOOK_RETRY_DELAYS: '100ms,400ms,800ms',
-        WEBHOOK_TIMEOUT_MS: '500',
+        WEBHOOK_TIMEOUT_MS: '2000',
       },
     });
     store = service.app.get<EventStore>(EVENT_STORE);
@@ -107,7 +107,7 @@ describe('webhook delivery over HTTPS', () => {
     const before = Math.floor(Date.now() / 1000);
     const entity = await createEntity(api);
     expect((await api('PATCH', `${V1}/entities/${entity.id}`, { status: 'dissolved' })).status).toBe(200);
-    const got = await r.waitFor(2);
+    const got = await r.waitForEvents(2);
     const after = Math.ceil(Date.now() / 1000);
     const events = await store.readStream(`entity-${entity.id}`);
     const byType = (t: string) => got.find((g) => g.json.event_type === t)!;
@@ -175,7 +175,7 @@ describe('webhook delivery over HTTPS', () => {
     expect((await api('POST', `${V1}/orders/${cancelled}/cancel`, { reason: 'changed our mind' })).status).toBe(200);
     const operator = apiClient(service.url, (await provisionOperator(service)).token);
     expect((await operator('POST', `/internal-api/v1/orders/${completed}/complete`)).status).toBe(200);
-    const got = await r.waitFor(4);
+    const got = await r.waitForEvents(4);
     const events = [...(await store.readStream(`order-${cancelled}`)), ...(await store.readStream(`order-${completed}`))];
     const expected = events.map((e) => ({
       event_id: e.id,
@@ -197,7 +197,7 @@ describe('webhook delivery over HTTPS', () => {
     const added = await api('POST', `${V1}/jurisdictions`, { entity_id: entity.id, code: 'US-DE', registration_type: 'domestic' });
     expect(added.status).toBe(201);
     expect((await api('PATCH', `${V1}/jurisdictions/${added.body.id}`, { status: 'active' })).status).toBe(200);
-    const got = await r.waitFor(2);
+    const got = await r.waitForEvents(2);
     const events = await store.readStream(`jurisdiction-${added.body.id}`);
     expect(got.map((g) => g.json).sort(byEventId)).toEqual(
       [
@@ -217,7 +217,7 @@ describe('webhook delivery over HTTPS', () => {
     expect((await api('PATCH', `${V1}/tasks/${task.body.id}`, { status: 'completed' })).status).toBe(200);
     // The entity.created, the task.created, and (sent after the update, so proof it was skipped) one more entity.
     const last = await createEntity(api, 'After the task update');
-    const got = await r.waitFor(3);
+    const got = await r.waitForEvents(3);
     const events = await store.readStream(`task-${task.body.id}`);
     expect(events.map((e) => e.type)).toEqual(['tasks.TaskCreated', 'tasks.TaskUpdated']);
     const log = await eventually(async () => {
@@ -248,7 +248,7 @@ describe('webhook delivery over HTTPS', () => {
     expect(forOrder.status).toBe(201);
     expect((await api('PATCH', `${V1}/documents/${loose.body.id}`, { title: 'Charter (signed)' })).status).toBe(200);
     expect((await api('DELETE', `${V1}/documents/${loose.body.id}`)).status).toBe(204);
-    const got = await r.waitFor(4);
+    const got = await r.waitForEvents(4);
     const events = [...(await store.readStream(`document-${loose.body.id}`)), ...(await store.readStream(`document-${forOrder.body.id}`))];
     const typeOf: Record<string, string> = {
       'documents.DocumentAdded': 'document.created',
@@ -273,8 +273,8 @@ describe('webhook delivery over HTTPS', () => {
     const { api } = await account([onlyUpdates.url, all.url], [['entity.updated'], []]);
     const entity = await createEntity(api);
     await api('PATCH', `${V1}/entities/${entity.id}`, { name: 'Renamed' });
-    const [fromAll] = [await all.waitFor(2)];
-    const [update] = await onlyUpdates.waitFor(1);
+    const fromAll = await all.waitForEvents(2);
+    const [update] = await onlyUpdates.waitForEvents(1);
     expect(update.json.event_type).toBe('entity.updated');
     expect(fromAll.map((g) => g.json.event_type).sort()).toEqual(['entity.created', 'entity.updated']);
     expect(fromAll.find((g) => g.json.event_type === 'entity.updated')!.headers['webhook-id']).toBe(update.headers['webhook-id']);
