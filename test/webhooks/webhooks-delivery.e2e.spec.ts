@@ -398,6 +398,22 @@ describe('webhook delivery over HTTPS', () => {
     await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'cancelled');
   });
 
+  it('cancels a pending retry when the endpoint is deleted; the delivery stays readable', async () => {
+    const r = await receiver();
+    r.script({ status: 503, headers: { 'retry-after': '3600' } });
+    const { api, endpoints } = await account([r.url]);
+    await createEntity(api);
+    const pending = await onlyDelivery(api, endpoints[0].id, (x) => x.attempt_count === 1 && x.next_attempt_at !== null);
+    expect((await api('DELETE', `${V1}/webhook-endpoints/${endpoints[0].id}`)).status).toBe(204);
+    const d = await eventually(async () => {
+      const res = await api('GET', `${V1}/webhook-deliveries/${pending.id}`);
+      return res.body.status === 'cancelled' ? (res.body as Delivery) : undefined;
+    });
+    expect(d.next_attempt_at).toBeNull();
+    expect(d.attempts!.map((a) => a.status_code)).toEqual([503]);
+    expect(r.requests).toHaveLength(1);
+  });
+
   it('redelivers a failed delivery by hand, with the same webhook-id', async () => {
     const r = await receiver();
     r.script({ status: 410 });
