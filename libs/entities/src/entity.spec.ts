@@ -4,9 +4,8 @@ import {
   type EntityCommand,
   type EntityState,
   evolve,
+  fieldErrors,
   initialEntityState,
-  isCalendarDate,
-  isJurisdictionCode,
 } from './entity';
 import { ENTITY_CREATED, ENTITY_UPDATED, type EntityEvent } from './entity.events';
 
@@ -169,10 +168,15 @@ describe('entity: update', () => {
 });
 
 describe('field rules', () => {
-  it.each(['US-DE', 'GB-ENG', 'FR-75', 'CA-ON'])('%s is a jurisdiction code', (code) => expect(isJurisdictionCode(code)).toBe(true));
-  it.each(['us-de', 'US', 'USA-DE', 'US-DELA', 'US_DE', ''])('%j is not', (code) => expect(isJurisdictionCode(code)).toBe(false));
-  it.each(['2024-02-29', '1999-12-31'])('%s is a date', (date) => expect(isCalendarDate(date)).toBe(true));
+  // The predicates are the platform's (field-rules.ts); these check that the entity applies them.
+  const jurisdictionErrors = (code: unknown) => fieldErrors({ formation_jurisdiction: code }).map((e) => e.field);
+  const dateErrors = (date: unknown) => fieldErrors({ formation_date: date }).map((e) => e.field);
+  it.each(['US-DE', 'GB-ENG', 'FR-75', 'CA-ON'])('%s is a jurisdiction code', (code) => expect(jurisdictionErrors(code)).toEqual([]));
+  it.each(['us-de', 'US', 'USA-DE', 'US-DELA', 'US_DE', ''])('%j is not', (code) =>
+    expect(jurisdictionErrors(code)).toEqual(['formation_jurisdiction']),
+  );
+  it.each(['2024-02-29', '1999-12-31'])('%s is a date', (date) => expect(dateErrors(date)).toEqual([]));
   it.each(['2023-02-29', '2024-13-01', '2024-1-1', '2024-01-01T00:00:00Z', 20240101])('%j is not', (date) =>
-    expect(isCalendarDate(date)).toBe(false),
+    expect(dateErrors(date)).toEqual(['formation_date']),
   );
 });

@@ -1,9 +1,12 @@
 import {
+  assertOwnedAtVersion,
   ConflictError,
+  definedOnly,
   type FieldError,
-  NotFoundError,
-  PreconditionFailedError,
+  isCalendarDate,
+  isJurisdictionCode,
   type RecordedEnvelope,
+  unknownFields,
   ValidationError,
 } from '@filing/platform';
 import {
@@ -19,8 +22,6 @@ import {
 
 /** Field rules (CONTRACT.md §3), shared by decide() and the HTTP DTOs. */
 export const NAME_MAX_LENGTH = 200;
-/** ISO 3166-2: a country code, a dash, one to three letters or digits (`US-DE`, `GB-ENG`, `FR-75`). */
-export const JURISDICTION_CODE = /^[A-Z]{2}-[A-Z0-9]{1,3}$/;
 export const WRITABLE_FIELDS = ['name', 'status', 'formation_jurisdiction', 'formation_date'] as const;
 export type WritableField = (typeof WRITABLE_FIELDS)[number];
 
@@ -92,11 +93,7 @@ export function decide(state: EntityState, command: EntityCommand): EntityEvent[
       return [{ type: ENTITY_CREATED, data: { entity_id: command.entity_id, ...(fields as EntityFields) } }];
     }
     case 'update': {
-      if (state === null || state.account_id !== command.account_id) throw NotFoundError.of('entity', command.entity_id);
-      // After the ownership check, so a 412 never tells another account that the id exists.
-      if (command.expected_version !== undefined && command.expected_version !== state.version) {
-        throw new PreconditionFailedError();
-      }
+      assertOwnedAtVersion(state, command, 'entity', command.entity_id);
       const changes = definedOnly(command.changes);
       const errors = [...fieldErrors(changes), ...unknownFields(changes, WRITABLE_FIELDS)];
       if (errors.length > 0) throw new ValidationError(errors);
@@ -146,17 +143,6 @@ export function isEntityStatus(value: unknown): value is EntityStatus {
   return (ENTITY_STATUSES as readonly unknown[]).includes(value);
 }
 
-export function isJurisdictionCode(value: unknown): value is string {
-  return typeof value === 'string' && JURISDICTION_CODE.test(value);
-}
-
-/** `YYYY-MM-DD` naming a day that exists (no 2023-02-30). */
-export function isCalendarDate(value: unknown): value is string {
-  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
-  const date = new Date(`${value}T00:00:00.000Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
-}
-
 function fieldsOf(source: EntityFields): EntityFields {
   return {
     name: source.name,
@@ -165,15 +151,4 @@ function fieldsOf(source: EntityFields): EntityFields {
     formation_jurisdiction: source.formation_jurisdiction,
     formation_date: source.formation_date,
   };
-}
-
-/** DTO instances may carry absent optional fields as undefined properties. */
-function definedOnly<T extends object>(input: T): Partial<T> {
-  return Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) as Partial<T>;
-}
-
-function unknownFields(input: object, allowed: readonly string[]): FieldError[] {
-  return Object.keys(definedOnly(input))
-    .filter((key) => !allowed.includes(key))
-    .map((field) => ({ field, message: `${field} cannot be set` }));
 }

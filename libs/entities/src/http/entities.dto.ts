@@ -1,14 +1,14 @@
-import { PageQueryDto } from '@filing/platform';
+import { IsCalendarDate, IsJurisdictionCode, IsOptionalNonNull, JURISDICTION_CODE, PageQueryDto, SatisfiesRule } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength, ValidateBy, ValidateIf, type ValidationOptions } from 'class-validator';
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ENTITY_STATUSES, ENTITY_TYPES } from '../entity.events';
-import { isCalendarDate, isJurisdictionCode, JURISDICTION_CODE, NAME_MAX_LENGTH, nameProblem } from '../entity';
+import { NAME_MAX_LENGTH, nameProblem } from '../entity';
 
 /*
  * The DTOs check shape and field rules so that one 400 lists every bad field; the rules are the
- * domain's own predicates (entity.ts), so HTTP and decide() cannot drift apart. Property names
- * are the JSON names. Unknown properties are refused by the validation pipe. The @Api*
- * decorators describe the same DTOs in the OpenAPI document.
+ * domain's own predicates (entity.ts, platform field rules), so HTTP and decide() cannot drift
+ * apart. Property names are the JSON names. Unknown properties are refused by the validation
+ * pipe. The @Api* decorators describe the same DTOs in the OpenAPI document.
  */
 
 const NAME = { type: String, maxLength: NAME_MAX_LENGTH, example: 'Acme Holdings LLC' };
@@ -21,26 +21,7 @@ const JURISDICTION = {
 };
 const DATE = { type: String, nullable: true, format: 'date', example: '2020-01-31' };
 
-const IsEntityName = (options?: ValidationOptions) =>
-  ValidateBy(
-    { name: 'isEntityName', validator: { validate: (v) => nameProblem(v) === null, defaultMessage: (a) => nameProblem(a?.value) ?? '' } },
-    options,
-  );
-const IsJurisdictionCode = () =>
-  ValidateBy({
-    name: 'isJurisdictionCode',
-    validator: {
-      validate: isJurisdictionCode,
-      defaultMessage: () => 'formation_jurisdiction must be an ISO 3166-2 subdivision code like US-DE',
-    },
-  });
-const IsCalendarDate = () =>
-  ValidateBy({
-    name: 'isCalendarDate',
-    validator: { validate: isCalendarDate, defaultMessage: (a) => `${a?.property} must be a date as YYYY-MM-DD` },
-  });
-/** Optional, but not nullable: `null` is checked (and refused) rather than skipped like `undefined`. */
-const IsOptionalNonNull = () => ValidateIf((_, value) => value !== undefined);
+const IsEntityName = () => SatisfiesRule('isEntityName', nameProblem);
 
 export class CreateEntityDto {
   @ApiProperty(NAME)
