@@ -16,6 +16,7 @@ import { EndpointsService, WEBHOOK_RESOLVER } from './endpoints/endpoints.servic
 import { FanOutService } from './fanout/fanout.service';
 import { OperatorWebhooksController } from './http/operator-webhooks.controller';
 import { WebhooksController } from './http/webhooks.controller';
+import { DeliveryMetrics } from './metrics/delivery-metrics';
 import { DeliveriesProjection } from './read-model/deliveries.projection';
 import { DeliverySignal } from './read-model/delivery-signal';
 import { EndpointsProjection } from './read-model/endpoints.projection';
@@ -91,6 +92,7 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
     DeliveryCommands,
     FanOutService,
     DispatcherService,
+    DeliveryMetrics,
     WebhookWorkers,
     ...SETTINGS_SCREEN_PROVIDERS,
   ],

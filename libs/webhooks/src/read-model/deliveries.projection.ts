@@ -10,7 +10,8 @@ import { cachedStatement as stmt } from '@filing/platform';
 @RegisterProjection()
 export class DeliveriesProjection implements Projection {
   readonly name = 'webhooks.deliveries';
-  readonly version = 1;
+  // 2: pending_since (when the current pending spell began: the oldest-pending-delivery metric).
+  readonly version = 2;
   readonly tables = ['webhook_deliveries', 'webhook_delivery_attempts'];
   readonly handles = ['webhooks.Delivery'];
 
@@ -20,7 +21,7 @@ export class DeliveriesProjection implements Projection {
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_deliveries (
       id TEXT PRIMARY KEY, account_id TEXT NOT NULL, endpoint_id TEXT NOT NULL, event_id TEXT NOT NULL,
       event_type TEXT NOT NULL, status TEXT NOT NULL, attempt_count INTEGER NOT NULL, last_attempt_at TEXT,
-      next_attempt_at TEXT, source_position TEXT NOT NULL, seq INTEGER NOT NULL,
+      next_attempt_at TEXT, pending_since TEXT, source_position TEXT NOT NULL, seq INTEGER NOT NULL,
       created_at TEXT NOT NULL, updated_at TEXT NOT NULL, version INTEGER NOT NULL);
     CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq);
     CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint_status ON webhook_deliveries (endpoint_id, status, seq);
@@ -44,9 +45,9 @@ export class DeliveriesProjection implements Projection {
         stmt(
           db,
           `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempt_count,
-             next_attempt_at, source_position, seq, created_at, updated_at, version)
-           VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-        ).run(id, d.account_id, d.endpoint_id, d.event_id, d.event_type, d.due_at, d.source_position,
+             next_attempt_at, pending_since, source_position, seq, created_at, updated_at, version)
+           VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+        ).run(id, d.account_id, d.endpoint_id, d.event_id, d.event_type, d.due_at, d.due_at, d.source_position,
           Number(event.position.commit), at, at, version);
         this.signal.ring();
         return;
@@ -66,16 +67,17 @@ export class DeliveriesProjection implements Projection {
         this.signal.ring();
         return;
       case 'webhooks.DeliverySucceeded':
-        set("status = 'delivered', next_attempt_at = NULL");
+        set("status = 'delivered', next_attempt_at = NULL, pending_since = NULL");
         return;
       case 'webhooks.DeliveryFailed':
-        set("status = 'failed', next_attempt_at = NULL");
+        set("status = 'failed', next_attempt_at = NULL, pending_since = NULL");
         return;
       case 'webhooks.DeliveryCancelled':
-        set("status = 'cancelled', next_attempt_at = NULL");
+        set("status = 'cancelled', next_attempt_at = NULL, pending_since = NULL");
         return;
       case 'webhooks.DeliveryRedeliveryRequested':
-        set("status = 'pending', next_attempt_at = ?", event.data.due_at);
+        // A redelivery starts a new pending spell: its age is not the original event's.
+        set("status = 'pending', next_attempt_at = ?, pending_since = ?", event.data.due_at, event.data.due_at);
         this.signal.ring();
         return;
     }
