@@ -1,7 +1,8 @@
 /**
  * At-least-once across a crash: the service runs as a child process, is SIGKILLed while first
  * attempts and retries are in flight, and restarts on the same data. Every notification of every
- * acknowledged write still arrives (duplicates allowed, always with the same webhook-id). Then a
+ * acknowledged write still arrives (duplicates allowed, always with the same webhook-id), and
+ * `audit` finds the read models the crash left behind, once caught up, equal to a rebuild. Then a
  * replay of the fan-out from scratch schedules exactly the same deliveries again: none.
  */
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
@@ -12,6 +13,7 @@ import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { provisionAccount } from '../support/auth';
+import { runCli } from '../support/cli';
 import { startService } from '../support/service';
 import { makeTestPki } from '../support/tls-certs';
 import { startReceiver } from '../support/webhook-receiver';
@@ -85,6 +87,15 @@ describe('webhook delivery across a crash', () => {
         return list.length === WRITES ? list : undefined;
       });
       expect(log).toHaveLength(WRITES);
+
+      // Every read model (deliveries and their attempts included) equals a rebuild from the stream.
+      const audit = await runCli(setup.dataDir, ['audit']);
+      expect(audit.stderr).toBe('');
+      expect(audit.code).toBe(0);
+      expect(audit.stdout).toMatch(/read-model digest sha256:[0-9a-f]{64}/);
+      expect(audit.stdout).toContain('audit passed');
+      // At least the entities, their deliveries and one attempt each were compared.
+      expect(Number(/audited \d+ tables, (\d+) rows/.exec(audit.stdout)?.[1])).toBeGreaterThanOrEqual(3 * WRITES);
     } finally {
       child.kill('SIGKILL');
       await once(child, 'exit');
@@ -119,7 +130,7 @@ describe('webhook delivery across a crash', () => {
       await receiver.close();
       rmSync(pki.dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 90_000);
 });
 
 function startChild(port: number, dataDir: string, env: Record<string, string>): ChildProcess {
