@@ -21,10 +21,15 @@ export function setupOpenApi(app: NestFastifyApplication): OpenAPIObject {
     .addSecurityRequirements('bearer')
     .build();
   const full = SwaggerModule.createDocument(app, config);
-  // Only the customer-facing API: operator routes, health and the settings screen stay out.
+  // Only the customer-facing API: operator routes, health and the settings screen stay out, and
+  // so do the schemas only they use.
+  const paths = Object.fromEntries(Object.entries(full.paths).filter(([path]) => path.startsWith('/external-api/v1/')));
+  const schemas = full.components?.schemas ?? {};
+  const used = referencedSchemas(paths, schemas);
   const document: OpenAPIObject = {
     ...full,
-    paths: Object.fromEntries(Object.entries(full.paths).filter(([path]) => path.startsWith('/external-api/v1/'))),
+    paths,
+    components: { ...full.components, schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name))) },
   };
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: OPENAPI_JSON_PATH,
@@ -32,4 +37,24 @@ export function setupOpenApi(app: NestFastifyApplication): OpenAPIObject {
     customSiteTitle: 'Filing Service API',
   });
   return document;
+}
+
+/** The names of the component schemas `root` refers to, directly or through other schemas. */
+function referencedSchemas(root: unknown, schemas: Record<string, unknown>): Set<string> {
+  const found = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (typeof node !== 'object' || node === null) return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string' && value.startsWith('#/components/schemas/')) {
+        const name = value.slice('#/components/schemas/'.length);
+        if (!found.has(name)) {
+          found.add(name);
+          visit(schemas[name]);
+        }
+      } else visit(value);
+    }
+  };
+  visit(root);
+  return found;
 }

@@ -26,3 +26,4 @@ export * from './http/json-body.interceptor';
 export * from './http/account-id';
 export * from './domain/field-rules';
 export * from './http/field-validators';
+export * from './http/openapi';

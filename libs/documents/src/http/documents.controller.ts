@@ -15,9 +15,13 @@ import {
   ResourceIdPipe,
   streamName,
   withETag,
+  ApiHistoryResponse,
+  ApiPageResponse,
+  ApiResourceResponse,
 } from '@filing/platform';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Res, UsePipes } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import { ApiNoContentResponse, ApiOkResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AddDocumentCommand, type DocumentWriteResult } from '../commands/add-document';
 import { DeleteDocumentCommand } from '../commands/delete-document';
@@ -25,7 +29,7 @@ import { UpdateDocumentCommand } from '../commands/update-document';
 import { DocumentContentStore } from '../content/document-content.store';
 import { DOCUMENT_DELETED, DOCUMENT_STREAM_CONTEXT } from '../document.events';
 import { DOCUMENTS_COLLECTION, DocumentsQueries, type DocumentView, toDocumentView } from '../read-model/documents.queries';
-import { CreateDocumentDto, ListDocumentsQueryDto, UpdateDocumentDto } from './documents.dto';
+import { CreateDocumentDto, ListDocumentsQueryDto, UpdateDocumentDto, DocumentDto } from './documents.dto';
 
 export const DOCUMENTS_PATH = '/external-api/v1/documents';
 const HISTORY_COLLECTION = 'documents/history';
@@ -46,6 +50,7 @@ export class DocumentsController {
   ) {}
 
   @Post()
+  @ApiResourceResponse(DocumentDto, { created: true })
   async create(
     @Body() dto: CreateDocumentDto,
     @Ctx() ctx: CommandContext,
@@ -60,11 +65,13 @@ export class DocumentsController {
   }
 
   @Get()
+  @ApiPageResponse(DocumentDto)
   list(@Query() query: ListDocumentsQueryDto, @AccountId() accountId: string): Page<DocumentView> {
     return this.queries.list(accountId, query, pageRequest(query, DOCUMENTS_COLLECTION, 'string'));
   }
 
   @Get(':id')
+  @ApiResourceResponse(DocumentDto)
   get(@Param('id', ResourceIdPipe) id: string, @AccountId() accountId: string, @Res({ passthrough: true }) reply: FastifyReply): DocumentView {
     return withETag(reply, this.found(accountId, id));
   }
@@ -75,6 +82,10 @@ export class DocumentsController {
    * with `nosniff`: the content is the customer's, never a page of this origin.
    */
   @Get(':id/content')
+  @ApiOkResponse({
+    description: 'The bytes, with the content type they were added with',
+    content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+  })
   content(@Param('id', ResourceIdPipe) id: string, @AccountId() accountId: string, @Res({ passthrough: true }) reply: FastifyReply): Buffer {
     const document = this.found(accountId, id);
     const bytes = this.contents.get(id, accountId);
@@ -92,6 +103,7 @@ export class DocumentsController {
   }
 
   @Patch(':id')
+  @ApiResourceResponse(DocumentDto)
   async update(
     @Param('id', ResourceIdPipe) id: string,
     @Body() dto: UpdateDocumentDto,
@@ -105,6 +117,7 @@ export class DocumentsController {
 
   /** 204; afterwards the document is a 404 on every route and its bytes are gone. */
   @Delete(':id')
+  @ApiNoContentResponse({ description: 'Deleted: the document and its content answer 404 from now on' })
   @HttpCode(204)
   async remove(@Param('id', ResourceIdPipe) id: string, @IfMatch() ifMatch: bigint | undefined, @Ctx() ctx: CommandContext): Promise<void> {
     const result = await this.commands.execute(new DeleteDocumentCommand(ctx, id, ifMatch));
@@ -113,6 +126,7 @@ export class DocumentsController {
 
   /** The document's events, oldest first; a deleted document has no history to show (404). */
   @Get(':id/history')
+  @ApiHistoryResponse()
   async history(@Param('id', ResourceIdPipe) id: string, @Query() query: PageQueryDto, @AccountId() accountId: string): Promise<Page<HistoryItem>> {
     const streamId = streamName(DOCUMENT_STREAM_CONTEXT, id);
     const notFound = () => NotFoundError.of('document', id);

@@ -15,6 +15,9 @@ import {
   streamName,
   withETag,
   type HistoryItem,
+  ApiHistoryResponse,
+  ApiPageResponse,
+  ApiResourceResponse,
 } from '@filing/platform';
 import { Body, Controller, Get, Inject, Param, Patch, Post, Query, Res, UsePipes } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -23,7 +26,7 @@ import { CreateEntityCommand, type EntityWriteResult } from '../commands/create-
 import { UpdateEntityCommand } from '../commands/update-entity';
 import { ENTITY_STREAM_CONTEXT } from '../entity.events';
 import { ENTITIES_COLLECTION, EntitiesQueries, type EntityView, toEntityView } from '../read-model/entities.queries';
-import { CreateEntityDto, ListEntitiesQueryDto, UpdateEntityDto } from './entities.dto';
+import { CreateEntityDto, ListEntitiesQueryDto, UpdateEntityDto, EntityDto } from './entities.dto';
 
 export const ENTITIES_PATH = '/external-api/v1/entities';
 const HISTORY_COLLECTION = 'entities/history';
@@ -43,6 +46,7 @@ export class EntitiesController {
   ) {}
 
   @Post()
+  @ApiResourceResponse(EntityDto, { created: true })
   async create(
     @Body() dto: CreateEntityDto,
     @Ctx() ctx: CommandContext,
@@ -55,11 +59,13 @@ export class EntitiesController {
   }
 
   @Get()
+  @ApiPageResponse(EntityDto)
   list(@Query() query: ListEntitiesQueryDto, @AccountId() accountId: string): Page<EntityView> {
     return this.queries.list(accountId, query, pageRequest(query, ENTITIES_COLLECTION, 'string'));
   }
 
   @Get(':id')
+  @ApiResourceResponse(EntityDto)
   get(
     @Param('id', ResourceIdPipe) id: string,
     @AccountId() accountId: string,
@@ -71,6 +77,7 @@ export class EntitiesController {
   }
 
   @Patch(':id')
+  @ApiResourceResponse(EntityDto)
   async update(
     @Param('id', ResourceIdPipe) id: string,
     @Body() dto: UpdateEntityDto,
@@ -83,6 +90,7 @@ export class EntitiesController {
   }
 
   @Get(':id/history')
+  @ApiHistoryResponse()
   history(
     @Param('id', ResourceIdPipe) id: string,
     @Query() query: PageQueryDto,

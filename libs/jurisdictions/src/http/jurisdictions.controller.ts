@@ -15,6 +15,9 @@ import {
   ResourceIdPipe,
   streamName,
   withETag,
+  ApiHistoryResponse,
+  ApiPageResponse,
+  ApiResourceResponse,
 } from '@filing/platform';
 import { Body, Controller, Get, Inject, Param, Patch, Post, Query, Res, UsePipes } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -28,7 +31,7 @@ import {
   type JurisdictionView,
   toJurisdictionView,
 } from '../read-model/jurisdictions.queries';
-import { AddJurisdictionDto, ListJurisdictionsQueryDto, UpdateJurisdictionDto } from './jurisdictions.dto';
+import { AddJurisdictionDto, ListJurisdictionsQueryDto, UpdateJurisdictionDto, JurisdictionDto } from './jurisdictions.dto';
 
 export const JURISDICTIONS_PATH = '/external-api/v1/jurisdictions';
 const HISTORY_COLLECTION = 'jurisdictions/history';
@@ -49,6 +52,7 @@ export class JurisdictionsController {
   ) {}
 
   @Post()
+  @ApiResourceResponse(JurisdictionDto, { created: true })
   async add(
     @Body() dto: AddJurisdictionDto,
     @Ctx() ctx: CommandContext,
@@ -61,11 +65,13 @@ export class JurisdictionsController {
   }
 
   @Get()
+  @ApiPageResponse(JurisdictionDto)
   list(@Query() query: ListJurisdictionsQueryDto, @AccountId() accountId: string): Page<JurisdictionView> {
     return this.queries.list(accountId, query, pageRequest(query, JURISDICTIONS_COLLECTION, 'string'));
   }
 
   @Get(':id')
+  @ApiResourceResponse(JurisdictionDto)
   get(
     @Param('id', ResourceIdPipe) id: string,
     @AccountId() accountId: string,
@@ -77,6 +83,7 @@ export class JurisdictionsController {
   }
 
   @Patch(':id')
+  @ApiResourceResponse(JurisdictionDto)
   async update(
     @Param('id', ResourceIdPipe) id: string,
     @Body() dto: UpdateJurisdictionDto,
@@ -89,6 +96,7 @@ export class JurisdictionsController {
   }
 
   @Get(':id/history')
+  @ApiHistoryResponse()
   history(
     @Param('id', ResourceIdPipe) id: string,
     @Query() query: PageQueryDto,

@@ -15,6 +15,9 @@ import {
   ResourceIdPipe,
   streamName,
   withETag,
+  ApiHistoryResponse,
+  ApiPageResponse,
+  ApiResourceResponse,
 } from '@filing/platform';
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res, UsePipes } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -31,7 +34,7 @@ import {
   toOperatorOrderView,
   toOrderView,
 } from '../read-model/orders.queries';
-import { CancelOrderDto, ListOrdersQueryDto, SubmitOrderDto } from './orders.dto';
+import { CancelOrderDto, ListOrdersQueryDto, SubmitOrderDto, OrderDto } from './orders.dto';
 
 export const ORDERS_PATH = '/external-api/v1/orders';
 const HISTORY_COLLECTION = 'orders/history';
@@ -51,6 +54,7 @@ export class OrdersController {
   ) {}
 
   @Post()
+  @ApiResourceResponse(OrderDto, { created: true })
   async submit(
     @Body() dto: SubmitOrderDto,
     @Ctx() ctx: CommandContext,
@@ -63,11 +67,13 @@ export class OrdersController {
   }
 
   @Get()
+  @ApiPageResponse(OrderDto)
   list(@Query() query: ListOrdersQueryDto, @AccountId() accountId: string): Page<OrderView> {
     return this.queries.list(accountId, query, pageRequest(query, ORDERS_COLLECTION, 'string'));
   }
 
   @Get(':id')
+  @ApiResourceResponse(OrderDto)
   get(@Param('id', ResourceIdPipe) id: string, @AccountId() accountId: string, @Res({ passthrough: true }) reply: FastifyReply): OrderView {
     const order = this.queries.get(accountId, id);
     if (!order) throw NotFoundError.of('order', id);
@@ -76,6 +82,7 @@ export class OrdersController {
 
   /** submitted → cancelled; anything else is a 409 naming the current status. */
   @Post(':id/cancel')
+  @ApiResourceResponse(OrderDto)
   @HttpCode(200)
   async cancel(
     @Param('id', ResourceIdPipe) id: string,
@@ -89,6 +96,7 @@ export class OrdersController {
   }
 
   @Get(':id/history')
+  @ApiHistoryResponse()
   history(@Param('id', ResourceIdPipe) id: string, @Query() query: PageQueryDto, @AccountId() accountId: string): Promise<Page<HistoryItem>> {
     return readHistory({
       store: this.store,

@@ -15,6 +15,9 @@ import {
   ResourceIdPipe,
   streamName,
   withETag,
+  ApiHistoryResponse,
+  ApiPageResponse,
+  ApiResourceResponse,
 } from '@filing/platform';
 import { Body, Controller, Get, Inject, Param, Patch, Post, Query, Res, UsePipes } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -23,7 +26,7 @@ import { CreateTaskCommand, type TaskWriteResult } from '../commands/create-task
 import { UpdateTaskCommand } from '../commands/update-task';
 import { TASKS_COLLECTION, TasksQueries, type TaskView, toTaskView } from '../read-model/tasks.queries';
 import { TASK_STREAM_CONTEXT } from '../task.events';
-import { CreateTaskDto, ListTasksQueryDto, UpdateTaskDto } from './tasks.dto';
+import { CreateTaskDto, ListTasksQueryDto, UpdateTaskDto, TaskDto } from './tasks.dto';
 
 export const TASKS_PATH = '/external-api/v1/tasks';
 const HISTORY_COLLECTION = 'tasks/history';
@@ -44,6 +47,7 @@ export class TasksController {
   ) {}
 
   @Post()
+  @ApiResourceResponse(TaskDto, { created: true })
   async create(
     @Body() dto: CreateTaskDto,
     @Ctx() ctx: CommandContext,
@@ -56,11 +60,13 @@ export class TasksController {
   }
 
   @Get()
+  @ApiPageResponse(TaskDto)
   list(@Query() query: ListTasksQueryDto, @AccountId() accountId: string): Page<TaskView> {
     return this.queries.list(accountId, query, pageRequest(query, TASKS_COLLECTION, 'string'));
   }
 
   @Get(':id')
+  @ApiResourceResponse(TaskDto)
   get(@Param('id', ResourceIdPipe) id: string, @AccountId() accountId: string, @Res({ passthrough: true }) reply: FastifyReply): TaskView {
     const task = this.queries.get(accountId, id);
     if (!task) throw NotFoundError.of('task', id);
@@ -69,6 +75,7 @@ export class TasksController {
 
   /** e.g. `{"status": "completed"}`. */
   @Patch(':id')
+  @ApiResourceResponse(TaskDto)
   async update(
     @Param('id', ResourceIdPipe) id: string,
     @Body() dto: UpdateTaskDto,
@@ -81,6 +88,7 @@ export class TasksController {
   }
 
   @Get(':id/history')
+  @ApiHistoryResponse()
   history(@Param('id', ResourceIdPipe) id: string, @Query() query: PageQueryDto, @AccountId() accountId: string): Promise<Page<HistoryItem>> {
     return readHistory({
       store: this.store,

@@ -3,6 +3,8 @@ import {
   type CommandContext,
   createValidationPipe,
   Ctx,
+  ApiPageResponse,
+  ApiResourceResponse,
   IfMatch,
   PageQueryDto,
   ReadYourWrites,
@@ -10,13 +12,25 @@ import {
   withETag,
 } from '@filing/platform';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res, UsePipes } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiNoContentResponse, ApiOkResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { WEBHOOK_EVENT_TYPES } from '../catalog/event-types';
 import { DeliveriesQueries } from '../deliveries/deliveries.queries';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { SettingsService } from '../settings/settings.service';
-import { CreateEndpointDto, DeliveriesQueryDto, SettingsDto, UpdateEndpointDto } from './webhooks.dto';
+import {
+  CreateEndpointDto,
+  DeliveriesQueryDto,
+  SettingsDto,
+  UpdateEndpointDto,
+  WebhookDeliveryDetailDto,
+  WebhookDeliveryDto,
+  WebhookEndpointDto,
+  WebhookEndpointWithSecretDto,
+  WebhookEventTypeListDto,
+  WebhookSecretDto,
+} from './webhooks.dto';
 
 /** Webhook endpoints, the account switch, the catalog and the delivery log (CONTRACT.md §4). */
 @Controller('external-api/v1')
@@ -31,11 +45,13 @@ export class WebhooksController {
   ) {}
 
   @Get('webhook-event-types')
+  @ApiOkResponse({ type: WebhookEventTypeListDto, description: 'The catalog of notifications' })
   eventTypes() {
     return { data: WEBHOOK_EVENT_TYPES };
   }
 
   @Post('webhook-endpoints')
+  @ApiResourceResponse(WebhookEndpointWithSecretDto, { created: true, description: 'Created, disabled, with its signing secret' })
   async create(@Ctx() ctx: CommandContext, @Body() body: CreateEndpointDto, @Res({ passthrough: true }) reply: FastifyReply) {
     const created = await this.endpoints.create(ctx, body);
     // The answer carries the signing secret: no cache may keep it.
@@ -44,16 +60,19 @@ export class WebhooksController {
   }
 
   @Get('webhook-endpoints')
+  @ApiPageResponse(WebhookEndpointDto)
   list(@Ctx() ctx: CommandContext, @Query() query: PageQueryDto) {
     return this.endpoints.list(ctx, query);
   }
 
   @Get('webhook-endpoints/:id')
+  @ApiResourceResponse(WebhookEndpointDto)
   get(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string, @Res({ passthrough: true }) reply: FastifyReply) {
     return withETag(reply, this.endpoints.get(ctx, id));
   }
 
   @Patch('webhook-endpoints/:id')
+  @ApiResourceResponse(WebhookEndpointDto)
   async update(
     @Ctx() ctx: CommandContext,
     @Param('id', ResourceIdPipe) id: string,
@@ -65,12 +84,14 @@ export class WebhooksController {
   }
 
   @Delete('webhook-endpoints/:id')
+  @ApiNoContentResponse({ description: 'Deleted; its pending retries end as cancelled' })
   @HttpCode(204)
   async remove(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string, @IfMatch() ifMatch: StreamRevision | undefined) {
     await this.endpoints.action(ctx, id, 'delete', ifMatch);
   }
 
   @Post('webhook-endpoints/:id/enable')
+  @ApiResourceResponse(WebhookEndpointDto)
   @HttpCode(200)
   async enable(
     @Ctx() ctx: CommandContext,
@@ -82,6 +103,7 @@ export class WebhooksController {
   }
 
   @Post('webhook-endpoints/:id/disable')
+  @ApiResourceResponse(WebhookEndpointDto, { description: 'Disabled; its pending retries end as cancelled' })
   @HttpCode(200)
   async disable(
     @Ctx() ctx: CommandContext,
@@ -93,6 +115,7 @@ export class WebhooksController {
   }
 
   @Post('webhook-endpoints/:id/rotate-secret')
+  @ApiResourceResponse(WebhookEndpointWithSecretDto, { description: 'The new secret; the old one keeps signing beside it for 24 h' })
   @HttpCode(200)
   async rotate(
     @Ctx() ctx: CommandContext,
@@ -105,6 +128,7 @@ export class WebhooksController {
   }
 
   @Get('webhook-endpoints/:id/secret')
+  @ApiOkResponse({ type: WebhookSecretDto })
   secret(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string, @Res({ passthrough: true }) reply: FastifyReply) {
     // A secret must not sit in a shared cache.
     reply.header('cache-control', 'no-store');
@@ -112,16 +136,19 @@ export class WebhooksController {
   }
 
   @Get('webhook-endpoints/:id/deliveries')
+  @ApiPageResponse(WebhookDeliveryDto, 'One page of the endpoint\'s deliveries, oldest first')
   listDeliveries(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string, @Query() query: DeliveriesQueryDto) {
     return this.deliveries.list(ctx, id, query);
   }
 
   @Get('webhook-deliveries/:id')
+  @ApiOkResponse({ type: WebhookDeliveryDetailDto })
   delivery(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string) {
     return this.deliveries.get(ctx, id);
   }
 
   @Post('webhook-deliveries/:id/redeliver')
+  @ApiAcceptedResponse({ type: WebhookDeliveryDetailDto, description: 'Pending again: it is sent as soon as the dispatcher picks it up' })
   @HttpCode(202)
   async redeliver(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string) {
     this.deliveries.get(ctx, id);
@@ -131,11 +158,13 @@ export class WebhooksController {
   }
 
   @Get('webhook-settings')
+  @ApiOkResponse({ type: SettingsDto })
   getSettings(@Ctx() ctx: CommandContext) {
     return this.settings.get(ctx.account_id ?? '');
   }
 
   @Put('webhook-settings')
+  @ApiOkResponse({ type: SettingsDto })
   putSettings(@Ctx() ctx: CommandContext, @Body() body: SettingsDto) {
     return this.settings.set(ctx, ctx.account_id ?? '', body.notifications_enabled);
   }
