@@ -82,6 +82,8 @@ export class EndpointsService {
   }
 
   async action(ctx: CommandContext, id: string, kind: 'enable' | 'disable' | 'delete', ifMatch?: StreamRevision): Promise<EndpointView | null> {
+    // Ownership before If-Match (run() checks it before decide): another account's id is a 404, never a 412.
+    this.row(ctx, id);
     await this.run(ctx, ifMatch, { kind, accountId: accountOf(ctx), endpointId: id });
     return kind === 'delete' ? null : this.get(ctx, id);
   }
