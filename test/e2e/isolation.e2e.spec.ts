@@ -102,8 +102,8 @@ describe.each(['sqlite', 'esdb'] as const)('tenant isolation over every publishe
       }),
     };
 
-    const doc = await (await fetch(`${service.url}${V1}/openapi.json`)).json();
-    operations = Object.entries(doc.paths as Record<string, Record<string, Operation>>).flatMap(([path, ops]) =>
+    const doc = (await (await fetch(`${service.url}${V1}/openapi.json`)).json()) as { paths: Record<string, Record<string, Operation>> };
+    operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, method: method.toUpperCase(), path, op })),
     );
   }, 120_000);
