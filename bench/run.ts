@@ -2,6 +2,7 @@
  * `npm run bench -- <name...>`: runs the named benchmarks (all when none is named). Each prints
  * its figure next to a baseline measured in the same run, on this machine.
  */
+import { apiBench } from './api.bench';
 import { authBench } from './auth.bench';
 import { replayBench } from './replay.bench';
 import { storeBench } from './store.bench';
@@ -10,6 +11,7 @@ import { webhooksBench } from './webhooks.bench';
 const benches: Record<string, () => Promise<void>> = {
   store: storeBench,
   auth: authBench,
+  api: apiBench,
   webhooks: webhooksBench,
   replay: replayBench,
 };
