@@ -13,6 +13,7 @@ export * from './http/principal';
 export * from './metrics/metrics';
 export * from './projections/read-model-files';
 export * from './projections/rebuild';
+export * from './projections/audit';
 export * from './projections/statements';
 export * from './http/pagination';
 export * from './http/etag';

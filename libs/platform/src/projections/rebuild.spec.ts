@@ -77,8 +77,8 @@ describe('rebuilding and auditing read models', () => {
     const { differences } = compareReadModels(live.db, rebuilt, titles.tables);
     rebuilt.close();
     expect(differences).toEqual([
-      { table: 'titles', key: '["doc-3"]', live: expect.objectContaining({ title: 'tampered' }), rebuilt: expect.objectContaining({ title: 'title 24' }) },
-      { table: 'titles', key: '["doc-5"]', live: null, rebuilt: expect.objectContaining({ id: 'doc-5' }) },
+      { table: 'titles', key: '["doc-3"]', keyColumns: ['id'], live: expect.objectContaining({ title: 'tampered' }), rebuilt: expect.objectContaining({ title: 'title 24' }) },
+      { table: 'titles', key: '["doc-5"]', keyColumns: ['id'], live: null, rebuilt: expect.objectContaining({ id: 'doc-5' }) },
     ]);
   });
 

@@ -58,6 +58,8 @@ export interface ReadModelDifference {
   readonly table: string;
   /** The row's primary key (JSON), or its whole content when the table has none. */
   readonly key: string;
+  /** The columns `key` lists the values of (none: the key is the whole row). */
+  readonly keyColumns: readonly string[];
   readonly live: Record<string, unknown> | null;
   readonly rebuilt: Record<string, unknown> | null;
 }
@@ -87,10 +89,10 @@ export function compareReadModels(
       rows++;
       hash.update(`${key}\t${canonical(row)}\n`);
       const other = liveRows.get(key);
-      if (!other || canonical(other) !== canonical(row)) differences.push({ table, key, live: other ?? null, rebuilt: row });
+      if (!other || canonical(other) !== canonical(row)) differences.push({ table, key, keyColumns, live: other ?? null, rebuilt: row });
     }
     for (const [key, row] of liveRows) {
-      if (!rebuiltRows.has(key)) differences.push({ table, key, live: row, rebuilt: null });
+      if (!rebuiltRows.has(key)) differences.push({ table, key, keyColumns, live: row, rebuilt: null });
     }
   }
   return { differences, digest: hash.digest('hex'), rows };
