@@ -6,7 +6,8 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '@filing/platform';
+import { EVENT_STORE, type EventStore } from '@filing/event-store';
+import { auditReadModels, formatReadModelDifference, loadConfig, ProjectionRunner } from '@filing/platform';
 import { createApp, type CreateAppOptions } from '../../apps/service/src/bootstrap';
 import { type EsdbTestServer, startEsdbTestServer } from '../esdb-test-server/harness';
 
@@ -17,8 +18,12 @@ export interface TestService {
   readonly esdb?: EsdbTestServer;
   /** Closes the app; the data stays for a restart on it. */
   close(): Promise<void>;
-  /** Closes the app and removes everything it made. */
-  destroy(): Promise<void>;
+  /**
+   * Audits the read models against a rebuild from the stream (unless `audit: false`, for a spec
+   * that damages them on purpose), then closes the app and removes everything it made. A
+   * difference fails the spec: every e2e run leaves data that `audit` must pass on.
+   */
+  destroy(options?: { audit?: boolean }): Promise<void>;
 }
 
 export interface TestServiceOptions {
@@ -59,10 +64,24 @@ export async function startService(options: TestServiceOptions = {}): Promise<Te
     dataDir,
     esdb,
     close,
-    async destroy() {
-      await close();
-      await esdb?.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+    async destroy({ audit = true } = {}) {
+      try {
+        if (audit && !closed) await expectAuditPasses(app, dataDir);
+      } finally {
+        await close();
+        await esdb?.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     },
   };
+}
+
+/** What `npm run cli -- audit` does, on a running service: its live read models equal a rebuild. */
+export async function expectAuditPasses(app: NestFastifyApplication, dataDir: string): Promise<void> {
+  const runner = app.get(ProjectionRunner);
+  const report = await auditReadModels({ dataDir, store: app.get<EventStore>(EVENT_STORE), projections: runner.registered });
+  if (report.differences.length > 0) {
+    const shown = report.differences.slice(0, 10).map(formatReadModelDifference).join('');
+    throw new Error(`audit of ${dataDir} failed: ${report.differences.length} rows differ from a rebuild\n${shown}`);
+  }
 }
