@@ -5,9 +5,7 @@
  * through the real API; audit then passes with every read-model table holding rows, and one
  * tampered row in each table, plus a deleted one, makes it fail naming each of them.
  */
-import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { ProjectionRunner } from '@filing/platform';
 import { provisionAccount, provisionOperator, requestToken } from '../support/auth';
@@ -15,7 +13,7 @@ import { runCli } from '../support/cli';
 import { startService, type TestService } from '../support/service';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
-import { apiClient, eventually, type Api } from '../support/webhooks';
+import { apiClient, eventually, fanOutCheckpoint, type Api } from '../support/webhooks';
 
 const V1 = '/external-api/v1';
 const OPS = '/internal-api/v1';
@@ -138,17 +136,17 @@ describe('audit after a workload across every read model', () => {
   async function quiescent(): Promise<void> {
     const store = service.app.get<EventStore>(EVENT_STORE);
     const runner = service.app.get(ProjectionRunner);
-    const fanOut = new Database(join(service.dataDir, 'webhook-fanout.db'), { readonly: true, fileMustExist: true });
+    const fanOut = fanOutCheckpoint(service.dataDir);
     try {
       await eventually(async () => {
         const head = await store.headPosition();
-        const fanOutAt = fanOut.prepare("SELECT position FROM webhook_fanout_checkpoint WHERE name = 'fanout'").get() as { position: string } | undefined;
+        const fanOutAt = fanOut.commit();
         const readAt = runner.position();
         const pending = runner.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get() as { n: number };
         const settled =
           head !== null &&
-          fanOutAt !== undefined &&
-          BigInt(fanOutAt.position.split('/')[0]) >= head.commit &&
+          fanOutAt !== null &&
+          fanOutAt >= head.commit &&
           readAt !== null &&
           readAt.commit >= head.commit &&
           pending.n === 0;

@@ -1,5 +1,9 @@
 /** Helpers for the webhook end-to-end tests: a JSON API client and polling without timed assertions. */
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { bearer } from './auth';
+import type { TestService } from './service';
 
 export interface ApiResponse<T = any> {
   readonly status: number;
@@ -34,5 +38,33 @@ export async function eventually<T>(check: () => Promise<T | undefined> | T | un
     const value = await check();
     if (value !== undefined) return value;
     await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** The fan-out's persisted checkpoint (the commit position it has decided up to), read from its own database. */
+export function fanOutCheckpoint(dataDir: string): { commit(): bigint | null; close(): void } {
+  const db = new Database(join(dataDir, 'webhook-fanout.db'), { readonly: true, fileMustExist: true });
+  const read = db.prepare<[], { position: string }>("SELECT position FROM webhook_fanout_checkpoint WHERE name = 'fanout'");
+  return {
+    commit: () => {
+      const row = read.get();
+      return row ? BigInt(row.position.split('/')[0]) : null;
+    },
+    close: () => db.close(),
+  };
+}
+
+/** Resolves once the fan-out's persisted checkpoint has reached the head of the log as it is now. */
+export async function fanOutCaughtUp(service: TestService): Promise<void> {
+  const head = await service.app.get<EventStore>(EVENT_STORE).headPosition();
+  if (head === null) return;
+  const checkpoint = fanOutCheckpoint(service.dataDir);
+  try {
+    await eventually(() => {
+      const commit = checkpoint.commit();
+      return commit !== null && commit >= head.commit ? true : undefined;
+    });
+  } finally {
+    checkpoint.close();
   }
 }

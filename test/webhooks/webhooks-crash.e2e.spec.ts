@@ -6,7 +6,6 @@
  * replay of the fan-out from scratch schedules exactly the same deliveries again: none.
  */
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
-import Database from 'better-sqlite3';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { once } from 'node:events';
@@ -17,7 +16,7 @@ import { runCli } from '../support/cli';
 import { startService } from '../support/service';
 import { makeTestPki } from '../support/tls-certs';
 import { startReceiver } from '../support/webhook-receiver';
-import { apiClient, eventually } from '../support/webhooks';
+import { apiClient, eventually, fanOutCaughtUp } from '../support/webhooks';
 
 const MAIN = join(__dirname, '../../apps/service/src/main.ts');
 const V1 = '/external-api/v1';
@@ -111,19 +110,8 @@ describe('webhook delivery across a crash', () => {
         (await store.readAll({ maxCount: 100_000 })).filter((e) => e.type === 'webhooks.DeliveryScheduled').map((e) => e.id);
       const before = await scheduledIds();
       expect(before).toHaveLength(WRITES);
-      const head = await store.headPosition();
       // The fan-out has re-read the whole log once its own checkpoint reaches the head.
-      const fanOutDb = new Database(join(setup.dataDir, 'webhook-fanout.db'), { readonly: true, fileMustExist: true });
-      try {
-        await eventually(() => {
-          const row = fanOutDb.prepare("SELECT position FROM webhook_fanout_checkpoint WHERE name = 'fanout'").get() as
-            | { position: string }
-            | undefined;
-          return row && head && BigInt(row.position.split('/')[0]) >= head.commit ? true : undefined;
-        });
-      } finally {
-        fanOutDb.close();
-      }
+      await fanOutCaughtUp(again);
       expect((await scheduledIds()).sort()).toEqual([...before].sort());
     } finally {
       await again.destroy();

@@ -6,7 +6,6 @@
  * domain events (no delivery events at all) must schedule exactly the same deliveries again.
  */
 import { EVENT_STORE, SqliteEventStore, type EventStore, type RecordedEvent } from '@filing/event-store';
-import Database from 'better-sqlite3';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +13,7 @@ import { provisionAccount } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
-import { apiClient, eventually, type Api } from '../support/webhooks';
+import { apiClient, eventually, fanOutCaughtUp, type Api } from '../support/webhooks';
 
 const V1 = '/external-api/v1';
 
@@ -25,21 +24,6 @@ async function scheduled(store: EventStore): Promise<string[]> {
     .filter((e) => e.type === 'webhooks.DeliveryScheduled')
     .map((e) => `${e.data.event_id}→${e.data.endpoint_id}`)
     .sort();
-}
-
-/** Resolves once the fan-out's persisted checkpoint has reached the head of the log. */
-async function fanOutCaughtUp(service: TestService): Promise<void> {
-  const store = service.app.get<EventStore>(EVENT_STORE);
-  const head = await store.headPosition();
-  const db = new Database(join(service.dataDir, 'webhook-fanout.db'), { readonly: true, fileMustExist: true });
-  try {
-    await eventually(() => {
-      const row = db.prepare("SELECT position FROM webhook_fanout_checkpoint WHERE name = 'fanout'").get() as { position: string } | undefined;
-      return row && head && BigInt(row.position.split('/')[0]) >= head.commit ? true : undefined;
-    });
-  } finally {
-    db.close();
-  }
 }
 
 describe('webhook fan-out: the decision at the event’s position, and the same on replay', () => {
