@@ -1,19 +1,33 @@
 /**
  * The published OpenAPI document (/external-api/v1/openapi.json) is complete enough to generate a
  * client from: every operation declares its success answer, every write its body, every
- * collection its filters and page parameters, with the field lists of CONTRACT.md §3–§4; and the
- * real answers have exactly the fields the document declares.
+ * collection its filters and page parameters, with the field lists of CONTRACT.md §3–§4; every
+ * operation declares the errors it can answer (CONTRACT.md §1–§2) and the headers it reads
+ * (If-Match, Idempotency-Key); and the real answers, success and error, have exactly the fields
+ * and the content type the document declares.
  */
-import { resourceApi } from '../support/api';
-import { provisionAccount, type ProvisionedClient } from '../support/auth';
+import { EVENT_STORE, type EventStore, EventStoreUnavailableError } from '@filing/event-store';
+import { MISSING_ID, resourceApi, type Answer } from '../support/api';
+import { bearer, provisionAccount, provisionClient, type ProvisionedClient } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Schema = { $ref?: string; type?: string; properties?: Record<string, Schema>; items?: Schema; required?: string[]; [k: string]: any };
+interface Parameter {
+  in: string;
+  name: string;
+  required?: boolean;
+  schema: Schema;
+}
+interface Response {
+  description: string;
+  content?: Record<string, { schema: Schema }>;
+  headers?: Record<string, { schema: Schema }>;
+}
 interface Operation {
-  parameters?: { in: string; name: string }[];
+  parameters?: Parameter[];
   requestBody?: { content: Record<string, { schema: Schema }> };
-  responses: Record<string, { content?: Record<string, { schema: Schema }> }>;
+  responses: Record<string, Response>;
 }
 interface OpenApi {
   openapi: string;
@@ -93,6 +107,37 @@ const ITEMS: Record<string, string[]> = {
 };
 
 const sorted = (list: readonly string[]) => [...list].sort();
+
+/** Operations that honour If-Match (CONTRACT.md §3: PATCH, DELETE and actions); a delivery has no version to match. */
+const takesIfMatch = (key: string) => /^(PATCH|DELETE) /.test(key) || (/^POST .*\/\{id\}\/[a-z-]+$/.test(key) && !key.endsWith('/redeliver'));
+
+/**
+ * The error statuses an operation can answer (CONTRACT.md §1–§3, as the shared HTTP layer makes
+ * them), and no other: no 429, the external API never throttles (only the token endpoint does).
+ */
+const expectedErrors = (key: string): string[] => {
+  const [method, path] = key.split(' ');
+  const write = method !== 'GET';
+  return sorted([
+    // Validation, or a token outside the Authorization header; no or a bad token; the scope.
+    '400',
+    '401',
+    '403',
+    ...(path.includes('{id}') ? ['404'] : []),
+    // An Idempotency-Key still in flight (POST), concurrent writes outlasting the retries, a transition.
+    ...(write ? ['409'] : []),
+    ...(takesIfMatch(key) ? ['412'] : []),
+    ...(key in BODIES ? ['413', '415'] : []),
+    ...(method === 'POST' ? ['422'] : []),
+    // The event store unreachable: every write appends, every history reads it.
+    ...(write || path.endsWith('/history') ? ['503'] : []),
+  ]);
+};
+/** Operations whose 400 can be a problem+json (a field, parameter or header to refuse); every 400 can be a bearer `invalid_request`. */
+const validates = (key: string) => key in BODIES || key in COLLECTIONS || key.includes('{id}') || key.startsWith('POST ');
+
+const PROBLEM_FIELDS = ['type', 'title', 'status', 'detail', 'errors'];
+const PROBLEM_JSON = 'application/problem+json';
 
 describe('OpenAPI document and /docs', () => {
   let service: TestService;
@@ -204,6 +249,68 @@ describe('OpenAPI document and /docs', () => {
     }
   });
 
+  it('declares every error answer an operation can get, and no other', () => {
+    const wrong = operations()
+      .map(({ key, op }) => ({ key, declared: sorted(Object.keys(op.responses).filter((s) => /^[45]/.test(s))), expected: expectedErrors(key) }))
+      .filter(({ declared, expected }) => declared.join() !== expected.join());
+    expect(wrong).toEqual([]);
+  });
+
+  it('describes errors as problem+json with the Problem schema, and bearer-token errors as RFC 6750 JSON, with their headers', () => {
+    const problem = doc.components.schemas.Problem;
+    expect(fieldsOf(problem)).toEqual(sorted(PROBLEM_FIELDS));
+    expect(sorted(problem.required ?? [])).toEqual(sorted(['type', 'title', 'status', 'detail']));
+    expect(fieldsOf(problem.properties!.errors.items)).toEqual(['field', 'message']);
+    expect(fieldsOf(doc.components.schemas.BearerError)).toEqual(['error', 'error_description']);
+
+    const wrong: string[] = [];
+    for (const { key, op } of operations()) {
+      const scope = key.startsWith('GET ') ? 'read' : 'write';
+      for (const [status, response] of Object.entries(op.responses).filter(([s]) => /^[45]/.test(s))) {
+        // The guard's RFC 6750 errors are application/json; every other error is problem+json.
+        const types =
+          status === '403' ? ['application/json'] : status === '401' || (status === '400' && validates(key)) ? ['application/json', PROBLEM_JSON] : status === '400' ? ['application/json'] : [PROBLEM_JSON];
+        const content = response.content ?? {};
+        if (sorted(Object.keys(content)).join() !== sorted(types).join()) wrong.push(`${key} ${status}: content ${Object.keys(content)}`);
+        for (const [type, { schema }] of Object.entries(content)) {
+          const name = type === PROBLEM_JSON ? 'Problem' : 'BearerError';
+          if (schema.$ref !== `#/components/schemas/${name}`) wrong.push(`${key} ${status} ${type}: ${schema.$ref}`);
+        }
+        const headers = Object.keys(response.headers ?? {});
+        const expected = ['400', '401', '403'].includes(status) ? ['WWW-Authenticate'] : status === '503' ? ['Retry-After'] : [];
+        if (headers.join() !== expected.join()) wrong.push(`${key} ${status}: headers ${headers}`);
+        if (!response.description) wrong.push(`${key} ${status}: no description`);
+      }
+      const challenge = op.responses['403']?.headers?.['WWW-Authenticate']?.schema.example;
+      if (challenge !== `Bearer realm="external-api", error="insufficient_scope", scope="${scope}"`) wrong.push(`${key} 403: ${challenge}`);
+    }
+    expect(wrong).toEqual([]);
+    // The transitions that are a 409 say so.
+    expect(operation(`POST ${V1}/orders/{id}/cancel`).responses['409'].description).toMatch(/submitted/);
+    expect(operation(`POST ${V1}/webhook-deliveries/{id}/redeliver`).responses['409'].description).toMatch(/failed/);
+  });
+
+  it('declares If-Match, Idempotency-Key and UUID path ids exactly where the service reads them', () => {
+    const wrong: string[] = [];
+    for (const { key, op } of operations()) {
+      const headers = sorted((op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name));
+      const expected = sorted([...(takesIfMatch(key) ? ['If-Match'] : []), ...(key.startsWith('POST ') ? ['Idempotency-Key'] : [])]);
+      if (headers.join() !== expected.join()) wrong.push(`${key}: headers ${headers}`);
+      for (const p of (op.parameters ?? []).filter((p) => p.in === 'header')) if (p.required !== false) wrong.push(`${key}: ${p.name} required`);
+      for (const p of (op.parameters ?? []).filter((p) => p.in === 'path')) {
+        if (p.schema.format !== 'uuid' || p.schema.type !== 'string') wrong.push(`${key}: path ${p.name} ${JSON.stringify(p.schema)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+    const ifMatch = operation(`PATCH ${V1}/entities/{id}`).parameters!.find((p) => p.name === 'If-Match')!;
+    expect(ifMatch.schema.example).toBe('"3"');
+    const key = operation(`POST ${V1}/entities`).parameters!.find((p) => p.name === 'Idempotency-Key')!;
+    expect(key.schema).toMatchObject({ type: 'string', minLength: 1, maxLength: 255 });
+    const pattern = new RegExp(key.schema.pattern);
+    expect(['k', 'order-2026-11-22_0001', '~'.repeat(255)].map((k) => pattern.test(k))).toEqual([true, true, true]);
+    expect(['', 'a b', 'é', 'k'.repeat(256)].map((k) => pattern.test(k))).toEqual([false, false, false, false]);
+  });
+
   it('refers only to schemas it contains, and contains only schemas it refers to', () => {
     const refs = new Set<string>();
     const visit = (node: unknown): void => {
@@ -270,6 +377,199 @@ describe('OpenAPI document and /docs', () => {
       expectDeclared(`GET ${V1}/webhook-settings`, (await api.call(client, 'GET', '/webhook-settings')).body);
       const catalog = await api.call(client, 'GET', '/webhook-event-types');
       expectDeclared(`GET ${V1}/webhook-event-types`, catalog.body.data[0], resolve(answerSchema(`GET ${V1}/webhook-event-types`)!).properties!.data.items);
+    });
+  });
+
+  /** Each error the document declares, provoked for real: its status, content type, body fields and headers are the declared ones. */
+  describe('the real error answers', () => {
+    const api = resourceApi(() => service);
+    let client: ProvisionedClient & { accountId: string };
+    let reader: ProvisionedClient;
+    let writer: ProvisionedClient;
+    /** One resource of each kind, by the first path segment of the routes that take its id. */
+    const ids: Record<string, string> = {};
+
+    /** Valid bodies for the writes on an id, so only the id, If-Match or the token can refuse them. */
+    const VALID: Record<string, Record<string, unknown>> = {
+      [`PATCH ${V1}/entities/{id}`]: { name: 'Renamed LLC' },
+      [`PATCH ${V1}/jurisdictions/{id}`]: { status: 'inactive' },
+      [`PATCH ${V1}/documents/{id}`]: { title: 'Renamed' },
+      [`PATCH ${V1}/tasks/{id}`]: { title: 'Renamed' },
+      [`POST ${V1}/orders/{id}/cancel`]: { reason: 'Changed our mind' },
+      [`PATCH ${V1}/webhook-endpoints/{id}`]: { description: 'Renamed' },
+    };
+    const withId = (path: string, id: string) => path.slice(V1.length).replace('{id}', id);
+    const own = (path: string) => withId(path, ids[path.slice(V1.length + 1).split('/')[0]]);
+    /** The GET that shows the resource an operation on `{id}` changes. */
+    const resourceOf = (path: string) => own(path.replace(/(\{id\}).*$/, '$1'));
+
+    /** A request without the test client's token: `authorization` as given (or none). */
+    const raw = async (method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> => {
+      const res = await fetch(`${service.url}${V1}${path}`, { method, headers });
+      const text = await res.text();
+      return { status: res.status, headers: Object.fromEntries(res.headers), body: text ? JSON.parse(text) : null };
+    };
+
+    /** The answer is the declared error: status, a declared content type, that type's schema's fields, the declared headers. */
+    const expectDeclaredError = (key: string, status: number, res: Answer, problems: string[]) => {
+      const declared = operation(key).responses[String(status)];
+      const media = (res.headers['content-type'] ?? '').split(';')[0];
+      const schema = declared?.content?.[media] ? resolve(declared.content[media].schema) : undefined;
+      const fields = Object.keys(res.body ?? {});
+      const wrong =
+        res.status !== status
+          ? `answered ${res.status}`
+          : !declared
+            ? 'not declared'
+            : !schema
+              ? `${media} not declared`
+              : fields.some((f) => !(f in schema.properties!)) || (schema.required ?? []).some((f: string) => !fields.includes(f))
+                ? `fields ${sorted(fields)} against ${fieldsOf(schema)}`
+                : (media === PROBLEM_JSON && res.body.status !== status) || (status !== 400 && Object.keys(declared.headers ?? {}).some((h) => !res.headers[h.toLowerCase()]))
+                  ? 'status field or headers'
+                  : undefined;
+      if (wrong) problems.push(`${key} → ${status}: ${wrong}: ${JSON.stringify(res.body)?.slice(0, 200)}`);
+    };
+
+    beforeAll(async () => {
+      client = await provisionAccount(service);
+      [reader, writer] = await Promise.all([provisionClient(service, client.accountId, 'read'), provisionClient(service, client.accountId, 'write')]);
+      const entity = await api.create(client, '/entities', { name: 'Errors LLC', entity_type: 'llc' });
+      const order = await api.create(client, '/orders', { entity_id: entity.id, order_type: 'formation' });
+      Object.assign(ids, {
+        entities: entity.id,
+        orders: order.id,
+        jurisdictions: (await api.create(client, '/jurisdictions', { entity_id: entity.id, code: 'US-DE', registration_type: 'domestic' })).id,
+        tasks: (await api.create(client, '/tasks', { entity_id: entity.id, title: 'File' })).id,
+        documents: (
+          await api.create(client, '/documents', {
+            entity_id: entity.id,
+            title: 'Certificate',
+            document_type: 'certificate',
+            content_type: 'text/plain',
+            content_base64: Buffer.from('hello').toString('base64'),
+          })
+        ).id,
+        'webhook-endpoints': (await api.create(client, '/webhook-endpoints', { url: 'https://127.0.0.1:9/hook' })).id,
+      });
+    });
+
+    it('a path id that is not a UUID is a 400 naming it, a missing one a 404, on every operation with an id', async () => {
+      const problems: string[] = [];
+      for (const { key } of operations().filter(({ key }) => key.includes('{id}'))) {
+        const [method, path] = key.split(' ');
+        const bad = await api.call(client, method, withId(path, 'not-a-uuid'), VALID[key]);
+        expectDeclaredError(key, 400, bad, problems);
+        // Every field of the schema: a 400 lists what was wrong.
+        if (bad.status === 400 && sorted(Object.keys(bad.body)).join() !== sorted(PROBLEM_FIELDS).join()) problems.push(`${key} 400: ${Object.keys(bad.body)}`);
+        if (bad.status === 400 && !bad.body.errors.some((e: { field: string }) => e.field === 'id')) problems.push(`${key} 400 does not name id`);
+        expectDeclaredError(key, 404, await api.call(client, method, withId(path, MISSING_ID), VALID[key]), problems);
+      }
+      expect(problems).toEqual([]);
+    });
+
+    it('a stale If-Match is a 412 that changes nothing, and a malformed one a 400, on every operation that declares it', async () => {
+      const problems: string[] = [];
+      const declaring = operations().filter(({ op }) => (op.parameters ?? []).some((p) => p.name === 'If-Match'));
+      // Not vacuous: the four PATCHable families, orders, documents and webhook endpoints.
+      expect(declaring.length).toBeGreaterThanOrEqual(11);
+      for (const { key } of declaring) {
+        const [method, path] = key.split(' ');
+        const before = await api.call(client, 'GET', resourceOf(path));
+        expectDeclaredError(key, 412, await api.call(client, method, own(path), VALID[key], { 'if-match': '"999"' }), problems);
+        const malformed = await api.call(client, method, own(path), VALID[key], { 'if-match': 'three' });
+        expectDeclaredError(key, 400, malformed, problems);
+        if (malformed.status === 400 && malformed.body.errors?.[0]?.field !== 'If-Match') problems.push(`${key} 400 does not name If-Match`);
+        const after = await api.call(client, 'GET', resourceOf(path));
+        if (JSON.stringify(after.body) !== JSON.stringify(before.body)) problems.push(`${key}: changed by a refused request`);
+      }
+      expect(problems).toEqual([]);
+    });
+
+    it('no token, a bad one, one without the scope and a token outside the header are answered as declared, on every operation', async () => {
+      const problems: string[] = [];
+      for (const { key } of operations()) {
+        const [method, path] = key.split(' ');
+        const url = withId(path, MISSING_ID);
+        const none = await raw(method, url);
+        expectDeclaredError(key, 401, none, problems);
+        if (none.headers['www-authenticate'] !== 'Bearer realm="external-api"') problems.push(`${key} 401 challenge: ${none.headers['www-authenticate']}`);
+        const invalid = await raw(method, url, bearer('not-a-token'));
+        expectDeclaredError(key, 401, invalid, problems);
+        if (invalid.body?.error !== 'invalid_token') problems.push(`${key} 401: ${JSON.stringify(invalid.body)}`);
+        const scope = method === 'GET' ? 'read' : 'write';
+        const other = await raw(method, url, bearer((method === 'GET' ? writer : reader).token));
+        expectDeclaredError(key, 403, other, problems);
+        if (!other.headers['www-authenticate']?.endsWith(`scope="${scope}"`)) problems.push(`${key} 403 challenge: ${other.headers['www-authenticate']}`);
+        const query = await raw(method, `${url}${url.includes('?') ? '&' : '?'}access_token=${client.token}`, bearer(client.token));
+        expectDeclaredError(key, 400, query, problems);
+        if (query.body?.error !== 'invalid_request') problems.push(`${key} 400: ${JSON.stringify(query.body)}`);
+      }
+      expect(problems).toEqual([]);
+    });
+
+    it('a body that is not JSON is a 415 on every operation with a body, and one too large a 413', async () => {
+      const problems: string[] = [];
+      for (const key of Object.keys(BODIES)) {
+        const [method, path] = key.split(' ');
+        for (const type of ['application/x-www-form-urlencoded', 'application/xml']) {
+          expectDeclaredError(key, 415, await api.call(client, method, own(path), type.endsWith('xml') ? '<a/>' : 'a=1', { 'content-type': type }), problems);
+        }
+      }
+      const large = JSON.stringify({ name: 'x'.repeat(16 * 1024 * 1024), entity_type: 'llc' });
+      expectDeclaredError(`POST ${V1}/entities`, 413, await api.call(client, 'POST', '/entities', large, { 'content-type': 'application/json' }), problems);
+      expect(problems).toEqual([]);
+    });
+
+    it('an Idempotency-Key outside the declared rule is a 400 on every POST, and one reused with another body a 422', async () => {
+      const problems: string[] = [];
+      for (const { key } of operations().filter(({ key }) => key.startsWith('POST '))) {
+        const path = withId(key.split(' ')[1], MISSING_ID);
+        for (const bad of ['a b', 'k'.repeat(256)]) {
+          const res = await api.call(client, 'POST', path, undefined, { 'idempotency-key': bad });
+          expectDeclaredError(key, 400, res, problems);
+          if (res.status === 400 && res.body.errors?.[0]?.field !== 'Idempotency-Key') problems.push(`${key} 400 does not name Idempotency-Key`);
+        }
+      }
+      const idempotencyKey = { 'idempotency-key': `reuse-${Date.now()}` };
+      expect((await api.call(client, 'POST', '/entities', { name: 'First LLC', entity_type: 'llc' }, idempotencyKey)).status).toBe(201);
+      const reused = await api.call(client, 'POST', '/entities', { name: 'Second LLC', entity_type: 'llc' }, idempotencyKey);
+      expectDeclaredError(`POST ${V1}/entities`, 422, reused, problems);
+      expect(problems).toEqual([]);
+    });
+
+    it('cancelling an order that is not submitted is a 409', async () => {
+      const problems: string[] = [];
+      const order = await api.create(client, '/orders', { entity_id: ids.entities, order_type: 'annual_report' });
+      expect((await api.call(client, 'POST', `/orders/${order.id}/cancel`, {})).status).toBe(200);
+      expectDeclaredError(`POST ${V1}/orders/{id}/cancel`, 409, await api.call(client, 'POST', `/orders/${order.id}/cancel`, {}), problems);
+      expect(problems).toEqual([]);
+    });
+
+    it('an unreachable event store is a 503 with Retry-After on a write and on a history read', async () => {
+      const problems: string[] = [];
+      const store = service.app.get<EventStore>(EVENT_STORE);
+      const down = (streamId: string) => streamId.includes(ids.entities);
+      const append = store.appendToStream.bind(store);
+      const read = store.readStream.bind(store);
+      const appendSpy = jest
+        .spyOn(store, 'appendToStream')
+        .mockImplementation((streamId, ...rest) => (down(streamId) ? Promise.reject(new EventStoreUnavailableError('down')) : append(streamId, ...rest)));
+      try {
+        expectDeclaredError(`PATCH ${V1}/entities/{id}`, 503, await api.call(client, 'PATCH', own(`${V1}/entities/{id}`), { name: 'Unwritten LLC' }), problems);
+      } finally {
+        appendSpy.mockRestore();
+      }
+      const readSpy = jest
+        .spyOn(store, 'readStream')
+        .mockImplementation((streamId, ...rest) => (down(streamId) ? Promise.reject(new EventStoreUnavailableError('down')) : read(streamId, ...rest)));
+      try {
+        expectDeclaredError(`GET ${V1}/entities/{id}/history`, 503, await api.call(client, 'GET', own(`${V1}/entities/{id}/history`)), problems);
+      } finally {
+        readSpy.mockRestore();
+      }
+      expect(problems).toEqual([]);
+      expect((await api.call(client, 'GET', own(`${V1}/entities/{id}`))).body.name).not.toBe('Unwritten LLC');
     });
   });
 

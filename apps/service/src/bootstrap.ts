@@ -34,7 +34,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   instrumentHttp(app);
   // JSON routes only: without Fastify's text/plain parser a text body is a 415, not a string DTO.
   app.getHttpAdapter().getInstance().removeContentTypeParser('text/plain');
-  setupOpenApi(app);
+  setupOpenApi(app, { bodyLimitBytes: BODY_LIMIT_BYTES });
   app.enableShutdownHooks();
   return app;
 }

@@ -2,6 +2,7 @@ import type { StreamRevision } from '@filing/event-store';
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { PreconditionFailedError, ValidationError } from '../errors/domain-errors';
+import { ApiIfMatchHeader } from './openapi';
 
 /** What every single-resource answer carries: `version` = its stream revision. */
 export interface Versioned {
@@ -40,7 +41,12 @@ export function parseIfMatch(header: string | string[] | undefined): StreamRevis
   return BigInt(match[2]);
 }
 
-/** `@IfMatch() ifMatch: StreamRevision | undefined` — pass it to the command as handleCommand's `ifMatch`. */
-export const IfMatch = createParamDecorator((_: unknown, ctx: ExecutionContext): StreamRevision | undefined =>
-  parseIfMatch(ctx.switchToHttp().getRequest<{ headers: Record<string, string | string[] | undefined> }>().headers['if-match']),
+/**
+ * `@IfMatch() ifMatch: StreamRevision | undefined` — pass it to the command as handleCommand's
+ * `ifMatch`. It also declares the header on the route's OpenAPI operation (which then gets a 412).
+ */
+export const IfMatch = createParamDecorator(
+  (_: unknown, ctx: ExecutionContext): StreamRevision | undefined =>
+    parseIfMatch(ctx.switchToHttp().getRequest<{ headers: Record<string, string | string[] | undefined> }>().headers['if-match']),
+  [(target, key) => ApiIfMatchHeader()(target, key!, Object.getOwnPropertyDescriptor(target, key!)!)],
 );

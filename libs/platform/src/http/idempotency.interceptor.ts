@@ -1,4 +1,5 @@
 import {
+  applyDecorators,
   type CallHandler,
   type ExecutionContext,
   Inject,
@@ -9,6 +10,7 @@ import {
   SetMetadata,
 } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
+import { ApiExtension } from '@nestjs/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
 import { type Observable, of } from 'rxjs';
@@ -24,14 +26,18 @@ export interface IdempotencyOptions {
 }
 
 const SKIP_IDEMPOTENCY = 'filing:skip-idempotency';
+/** Read by the OpenAPI pass: such a POST does not declare `Idempotency-Key`. */
+export const IDEMPOTENCY_IGNORED_EXTENSION = 'x-idempotency-key-ignored';
 
 /**
  * For a POST whose answer holds a credential (a client secret shown once): its answer must not be
  * stored at rest, so `Idempotency-Key` is ignored there and every request runs.
  */
-export const SkipIdempotency = () => SetMetadata(SKIP_IDEMPOTENCY, true);
+export const SkipIdempotency = () => applyDecorators(SetMetadata(SKIP_IDEMPOTENCY, true), ApiExtension(IDEMPOTENCY_IGNORED_EXTENSION, true));
 
-const KEY = /^[\x21-\x7e]{1,255}$/;
+/** The key's rule, shared with the OpenAPI document. */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+export const IDEMPOTENCY_KEY_RULE = 'Idempotency-Key must be 1 to 255 visible ASCII characters';
 const PENDING = Symbol('idempotency.pending');
 /** Not replayed: they describe the connection or this one response, not the answer. */
 const UNSTORED_HEADERS = new Set(['content-length', 'connection', 'keep-alive', 'transfer-encoding', 'date', 'set-cookie']);
@@ -72,8 +78,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (this.reflector.getAllAndOverride<boolean>(SKIP_IDEMPOTENCY, [context.getHandler(), context.getClass()])) {
       return next.handle();
     }
-    if (typeof header !== 'string' || !KEY.test(header)) {
-      throw ValidationError.field('Idempotency-Key', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
+    if (typeof header !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(header)) {
+      throw ValidationError.field('Idempotency-Key', IDEMPOTENCY_KEY_RULE);
     }
     const principal = getPrincipal(request);
     if (!principal) return next.handle(); // unauthenticated routes have no account to scope keys by

@@ -1,5 +1,18 @@
 import { applyDecorators, type Type } from '@nestjs/common';
-import { ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiProperty, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiCreatedResponse,
+  ApiExtraModels,
+  ApiHeader,
+  ApiOkResponse,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiSchema,
+  ApiServiceUnavailableResponse,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import type { FieldError } from '../errors/domain-errors';
+import { IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_KEY_RULE } from './idempotency.interceptor';
+import type { ProblemDetails } from './problem-details.filter';
 
 /*
  * OpenAPI descriptions of the answers every family shares (CONTRACT.md conventions), so each
@@ -40,8 +53,15 @@ export function ApiPageResponse(item: Type<unknown>, description = 'One page, ol
   );
 }
 
-/** `GET /{family}/{id}/history`: a page of the resource's own events. */
-export const ApiHistoryResponse = () => ApiPageResponse(HistoryItemDto, "The resource's own events, oldest first");
+/**
+ * `GET /{family}/{id}/history`: a page of the resource's own events. Read from the event store
+ * itself (not a read model), so this read can also be a 503.
+ */
+export const ApiHistoryResponse = () =>
+  applyDecorators(
+    ApiPageResponse(HistoryItemDto, "The resource's own events, oldest first"),
+    ApiServiceUnavailableResponse({ description: 'The event store is unreachable (history is read from it); retry after Retry-After' }),
+  );
 
 const ETAG_HEADER = { description: 'The version, quoted: send it back as If-Match', schema: { type: 'string', example: '"3"' } };
 
@@ -57,3 +77,62 @@ export function ApiResourceResponse(type: Type<unknown>, options: { created?: bo
     headers: { ETag: ETAG_HEADER, Location: { description: 'The URL of the new resource', schema: { type: 'string' } } },
   });
 }
+
+/** One bad field of a 400 (`FieldError`). */
+@ApiSchema({ name: 'FieldError' })
+export class FieldErrorDto implements FieldError {
+  @ApiProperty({ description: 'The JSON name of the field, nested with dots and brackets; or a parameter or header name', example: 'entity_type' })
+  field!: string;
+
+  @ApiProperty({ example: 'entity_type must be one of llc, corporation, nonprofit, partnership, sole_proprietorship, other' })
+  message!: string;
+}
+
+/** The RFC 9457 body of every error but the bearer-token ones (problem-details.filter.ts). */
+@ApiSchema({ name: 'Problem', description: 'RFC 9457 problem details, sent as application/problem+json' })
+export class ProblemDto implements ProblemDetails {
+  @ApiProperty({ type: 'string', format: 'uri', example: 'about:blank', description: 'Always about:blank: `status` names the kind of problem' })
+  type!: 'about:blank';
+
+  @ApiProperty({ description: "The status's standard phrase", example: 'Bad Request' })
+  title!: string;
+
+  @ApiProperty({ type: 'integer', example: 400 })
+  status!: number;
+
+  @ApiProperty({ description: 'What went wrong in this case', example: 'entity_type: entity_type must be one of …' })
+  detail!: string;
+
+  @ApiPropertyOptional({ type: [FieldErrorDto], description: 'On a 400: every bad field, so all can be fixed in one round trip' })
+  errors?: FieldErrorDto[];
+}
+
+/** An RFC 6750 bearer-token error (api-access.guard.ts): sent as application/json, like the OAuth endpoints' errors. */
+@ApiSchema({ name: 'BearerError' })
+export class BearerErrorDto {
+  @ApiProperty({ enum: ['invalid_request', 'invalid_token', 'insufficient_scope'] })
+  error!: string;
+
+  @ApiProperty()
+  error_description!: string;
+}
+
+/** `If-Match` as `parseIfMatch` reads it; applied by the `@IfMatch()` parameter decorator, so every route that checks it declares it. */
+export const ApiIfMatchHeader = () =>
+  ApiHeader({
+    name: 'If-Match',
+    required: false,
+    description: 'The version the change is meant for, as sent in ETag (e.g. "3"), or *. Another version is a 412 and changes nothing.',
+    schema: { type: 'string', example: '"3"' },
+  });
+
+/** `Idempotency-Key` as the IdempotencyInterceptor checks it (a parameter object: added to POSTs when the document is built). */
+export const IDEMPOTENCY_KEY_HEADER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    `${IDEMPOTENCY_KEY_RULE}. A retry with the same key and the same request within 24 h replays the first answer ` +
+    '(with `Idempotent-Replayed: true`); the same key with another request is a 422.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN.source, example: 'order-2026-11-22-0001' },
+} as const;

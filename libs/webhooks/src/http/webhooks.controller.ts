@@ -12,7 +12,7 @@ import {
   withETag,
 } from '@filing/platform';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res, UsePipes } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiNoContentResponse, ApiOkResponse } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiConflictResponse, ApiNoContentResponse, ApiOkResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { WEBHOOK_EVENT_TYPES } from '../catalog/event-types';
 import { DeliveriesQueries } from '../deliveries/deliveries.queries';
@@ -149,6 +149,7 @@ export class WebhooksController {
 
   @Post('webhook-deliveries/:id/redeliver')
   @ApiAcceptedResponse({ type: WebhookDeliveryDetailDto, description: 'Pending again: it is sent as soon as the dispatcher picks it up' })
+  @ApiConflictResponse({ description: 'The delivery is neither `failed` nor `cancelled`' })
   @HttpCode(202)
   async redeliver(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string) {
     this.deliveries.get(ctx, id);
