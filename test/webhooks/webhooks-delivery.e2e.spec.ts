@@ -7,6 +7,7 @@ import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { verifySignature } from '@filing/webhooks';
 import { createServer } from 'node:net';
 import { provisionAccount, provisionOperator } from '../support/auth';
+import { UUID_V7 } from '../support/api';
 import { startService, type TestService } from '../support/service';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 import { startReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver';
@@ -309,6 +310,8 @@ describe('webhook delivery over HTTPS', () => {
     expect(gap2).toBeGreaterThan(gap1);
     const d = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'delivered');
     expect(d.attempts!.map((a) => a.status_code)).toEqual([503, 503, 200]);
+    // Ids are UUID v7 everywhere, the delivery's too (deterministic, from its event and endpoint).
+    expect([d.id, d.event_id]).toEqual([expect.stringMatching(UUID_V7), got[0].headers['webhook-id']]);
   });
 
   it('does not retry a 404: the delivery fails at once', async () => {

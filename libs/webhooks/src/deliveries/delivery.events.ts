@@ -1,7 +1,7 @@
 import type { JsonObject } from '@filing/event-store';
 import type { DomainEvent } from '@filing/platform';
 
-/** One delivery of one event to one endpoint: `webhookdelivery-<uuid v5(event id, endpoint id)>`. */
+/** One delivery of one event to one endpoint: `webhookdelivery-<deterministic uuid v7 (event time; hash of event id, endpoint id)>`. */
 export const DELIVERY_STREAM = 'webhookdelivery';
 
 export type DeliveryScheduled = DomainEvent<

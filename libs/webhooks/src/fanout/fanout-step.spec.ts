@@ -4,6 +4,7 @@ import { deliveryId } from './delivery-id';
 import { fanOutStep } from './fanout-step';
 import { MemoryFanOutView } from './fanout-view';
 
+const AT = new Date('2026-11-22T10:00:00.000Z');
 let pos = 0n;
 function ev(type: string, data: RecordedEvent['data'], account = 'A', streamId = 'entity-X'): RecordedEvent {
   pos++;
@@ -14,7 +15,7 @@ function ev(type: string, data: RecordedEvent['data'], account = 'A', streamId =
     revision: 0n,
     position: { commit: pos, prepare: pos },
     data,
-    metadata: { account_id: account, occurred_at: '2026-11-22T10:00:00.000Z' },
+    metadata: { account_id: account, occurred_at: AT.toISOString() },
     created: new Date(),
   };
 }
@@ -49,14 +50,14 @@ describe('fan-out step', () => {
     const off = disabled('E1');
     const e4 = entity(); // endpoint disabled
     const ids = replay([e1, ...setup, e2, on, e3, off, e4]);
-    expect(ids).toEqual([deliveryId(e3.id, 'E1')]);
+    expect(ids).toEqual([deliveryId(e3.id, 'E1', AT)]);
   });
 
   it('follows the event-type selection and the account', () => {
     const events = [created('E1', ['order.submitted']), enabled('E1'), created('E2'), enabled('E2'), switched(true)];
     const mine = entity();
     const theirs = entity('B');
-    expect(replay([...events, mine, theirs])).toEqual([deliveryId(mine.id, 'E2')]);
+    expect(replay([...events, mine, theirs])).toEqual([deliveryId(mine.id, 'E2', AT)]);
   });
 
   it('a replay from scratch schedules exactly the same deliveries', () => {
@@ -74,8 +75,14 @@ describe('fan-out step', () => {
     expect(fanOutStep(view, () => undefined, switched(true)).cancel).toBeNull();
   });
 
-  it('makes one stable delivery id per (event, endpoint)', () => {
-    expect(deliveryId('a', 'b')).toBe(deliveryId('A', 'B'));
-    expect(deliveryId('a', 'b')).not.toBe(deliveryId('a', 'c'));
+  it('makes one stable delivery id per (event, endpoint): a UUID v7 carrying the event time', () => {
+    const id = deliveryId('a', 'b', AT);
+    expect(id).toBe(deliveryId('A', 'B', AT));
+    expect(id).not.toBe(deliveryId('a', 'c', AT));
+    expect(id).not.toBe(deliveryId('b', 'b', AT));
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(parseInt(id.replace(/-/g, '').slice(0, 12), 16)).toBe(AT.getTime());
+    // Later events' deliveries sort after earlier ones', like every other id.
+    expect(deliveryId('z', 'b', AT) < deliveryId('a', 'b', new Date(AT.getTime() + 1))).toBe(true);
   });
 });

@@ -80,7 +80,7 @@ export function fanOutStep(
     (endpoint): DeliveryScheduled => ({
       type: 'webhooks.DeliveryScheduled',
       data: {
-        delivery_id: deliveryId(event.id, endpoint.id),
+        delivery_id: deliveryId(event.id, endpoint.id, new Date(occurredAt)),
         endpoint_id: endpoint.id,
         account_id: accountId,
         event_id: event.id,
