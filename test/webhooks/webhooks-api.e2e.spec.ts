@@ -1,4 +1,6 @@
 /** The webhook management API (CONTRACT.md §4) over real HTTP, and the address guard at creation. */
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
 import { provisionAccount, provisionOperator } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 import { apiClient, type Api } from '../support/webhooks';
@@ -89,6 +91,26 @@ describe('webhook endpoints API', () => {
     expect(rotated.body.secret).toMatch(/^whsec_/);
     expect(rotated.body.secret).not.toBe(ep.secret);
     expect((await api('GET', `${V1}/webhook-endpoints/${ep.id}/secret`)).body.secret).toBe(rotated.body.secret);
+  });
+
+  it('a rotation refused with a stale If-Match changes nothing and keeps no new secret on disk', async () => {
+    const { body: ep } = await api('POST', `${V1}/webhook-endpoints`, { url: 'https://127.0.0.1:9/r' });
+    const secretsFile = join(service.dataDir, 'webhook-secrets.db');
+    const stored = () => {
+      const db = new Database(secretsFile, { readonly: true });
+      try {
+        return (db.prepare('SELECT count(*) AS n FROM webhook_signing_secrets WHERE endpoint_id = ?').get(ep.id) as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    expect(stored()).toBe(1);
+    const refused = await api('POST', `${V1}/webhook-endpoints/${ep.id}/rotate-secret`, undefined, { 'if-match': '"7"' });
+    expect(refused.status).toBe(412);
+    expect(stored()).toBe(1);
+    expect((await api('GET', `${V1}/webhook-endpoints/${ep.id}/secret`)).body.secret).toBe(ep.secret);
+    expect((await api('POST', `${V1}/webhook-endpoints/${ep.id}/rotate-secret`, undefined, { 'if-match': '"0"' })).status).toBe(200);
+    expect(stored()).toBe(2);
   });
 
   it("answers another account's endpoint as missing, and lists only the account's own", async () => {

@@ -1,8 +1,9 @@
-import { EVENT_STORE, type EventStore } from '@filing/event-store';
+import { EVENT_STORE, type EventStore, WrongExpectedVersionError } from '@filing/event-store';
 import {
   APP_CONFIG,
   type AppConfig,
   type CommandContext,
+  DomainError,
   handleCommand,
   NotFoundError,
   ProjectionRunner,
@@ -53,8 +54,7 @@ export class EndpointsService {
     await this.validate(input.url, eventTypes);
     const id = uuidv7();
     const secret = generateSecret();
-    const fingerprint = this.secrets.put(id, secret);
-    await this.run(ctx, undefined, {
+    await this.runWithNewSecret(ctx, undefined, id, secret, (fingerprint) => ({
       kind: 'create',
       accountId,
       endpointId: id,
@@ -62,7 +62,7 @@ export class EndpointsService {
       description: input.description ?? null,
       eventTypes: dedupe(eventTypes),
       secretFingerprint: fingerprint,
-    });
+    }));
     return { ...this.get(ctx, id), secret };
   }
 
@@ -92,14 +92,13 @@ export class EndpointsService {
   async rotateSecret(ctx: CommandContext, id: string, ifMatch?: StreamRevision): Promise<EndpointView & { secret: string }> {
     this.row(ctx, id);
     const secret = generateSecret();
-    const fingerprint = this.secrets.put(id, secret);
-    await this.run(ctx, ifMatch, {
+    await this.runWithNewSecret(ctx, ifMatch, id, secret, (fingerprint) => ({
       kind: 'rotate-secret',
       accountId: accountOf(ctx),
       endpointId: id,
       secretFingerprint: fingerprint,
       now: new Date(),
-    });
+    }));
     return { ...this.get(ctx, id), secret };
   }
 
@@ -131,6 +130,27 @@ export class EndpointsService {
     ) as EndpointRow | undefined;
     if (!row) throw NotFoundError.of('webhook endpoint', id);
     return row;
+  }
+
+  /**
+   * Stores the secret before the event that names it (no event may point at a missing secret),
+   * and takes it back when the command certainly appended nothing (refused, 412, lost a race);
+   * after an ambiguous failure (store unreachable) it stays, unused unless the append landed.
+   */
+  private async runWithNewSecret(
+    ctx: CommandContext,
+    ifMatch: StreamRevision | undefined,
+    endpointId: string,
+    secret: string,
+    command: (fingerprint: string) => EndpointCommand,
+  ): Promise<void> {
+    const fingerprint = this.secrets.put(endpointId, secret);
+    try {
+      await this.run(ctx, ifMatch, command(fingerprint));
+    } catch (err) {
+      if (err instanceof DomainError || err instanceof WrongExpectedVersionError) this.secrets.remove(endpointId, fingerprint);
+      throw err;
+    }
   }
 
   private async run(ctx: CommandContext, ifMatch: StreamRevision | undefined, command: EndpointCommand): Promise<void> {

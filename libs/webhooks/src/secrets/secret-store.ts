@@ -6,7 +6,7 @@ import { dirname } from 'node:path';
 /**
  * Signing secrets, by endpoint and fingerprint, in `DATA_DIR/webhook-secrets.db`. Events name a
  * secret by its fingerprint, so concurrent rotations never collide on a key and a secret stored
- * by a request whose append then failed is merely unused. Not a read
+ * by a request whose append then failed is taken back, or, after an ambiguous failure, merely unused. Not a read
  * model: the secrets are in no event (events are exported, replayed and shown in history), so
  * this file is their only copy and no rebuild touches it. The trade-off: moving the service to a
  * new machine needs this file as well as the event store, or every endpoint needs a rotation.
@@ -15,6 +15,7 @@ export class SecretStore {
   private readonly db: Database.Database;
   private readonly insert: Database.Statement<[string, string, string, string]>;
   private readonly select: Database.Statement<[string, string], { secret: string }>;
+  private readonly delete: Database.Statement<[string, string]>;
 
   constructor(file: string) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -29,6 +30,7 @@ export class SecretStore {
       'INSERT INTO webhook_signing_secrets (endpoint_id, fingerprint, secret, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
     );
     this.select = this.db.prepare('SELECT secret FROM webhook_signing_secrets WHERE endpoint_id = ? AND fingerprint = ?');
+    this.delete = this.db.prepare('DELETE FROM webhook_signing_secrets WHERE endpoint_id = ? AND fingerprint = ?');
   }
 
   /** Written before the event that names it, so no event points at a missing secret. Returns its fingerprint. */
@@ -36,6 +38,11 @@ export class SecretStore {
     const fingerprint = secretFingerprint(secret);
     this.insert.run(endpointId, fingerprint, secret, new Date().toISOString());
     return fingerprint;
+  }
+
+  /** Takes back a secret whose event was certainly not appended. */
+  remove(endpointId: string, fingerprint: string): void {
+    this.delete.run(endpointId, fingerprint);
   }
 
   get(endpointId: string, fingerprint: string | null): string | null {
