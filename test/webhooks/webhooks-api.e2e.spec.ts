@@ -73,6 +73,14 @@ describe('webhook endpoints API', () => {
     expect(patched.body).toEqual(expect.objectContaining({ description: 'new', event_types: ['entity.updated'], version: 1 }));
     expect((await api('PATCH', `${V1}/webhook-endpoints/${ep.id}`, { description: 'x' }, { 'if-match': '"0"' })).status).toBe(412);
     expect((await api('PATCH', `${V1}/webhook-endpoints/${ep.id}`, { url: 'http://x.example' })).status).toBe(400);
+    // null is not a way to say "every type" ([] is) nor "no URL": named, and nothing changes.
+    for (const field of ['event_types', 'url']) {
+      const refused = await api('PATCH', `${V1}/webhook-endpoints/${ep.id}`, { [field]: null });
+      expect([refused.status, refused.body.errors.map((e: { field: string }) => e.field)]).toEqual([400, [field]]);
+    }
+    const nullTypes = await api('POST', `${V1}/webhook-endpoints`, { url: 'https://127.0.0.1:9/n', event_types: null });
+    expect([nullTypes.status, nullTypes.body.errors.map((e: { field: string }) => e.field)]).toEqual([400, ['event_types']]);
+    expect((await api('GET', `${V1}/webhook-endpoints/${ep.id}`)).body).toMatchObject({ event_types: ['entity.updated'], version: 1 });
     const enabled = await api('POST', `${V1}/webhook-endpoints/${ep.id}/enable`);
     expect(enabled.status).toBe(200);
     expect(enabled.body.enabled).toBe(true);

@@ -1,4 +1,4 @@
-import { PageQueryDto } from '@filing/platform';
+import { IsOptionalNonNull, PageQueryDto } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsIn, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { WEBHOOK_EVENT_TYPES } from '../catalog/event-types';
@@ -47,17 +47,17 @@ export class CreateEndpointDto {
   description?: string | null;
 
   @ApiPropertyOptional({ ...EVENT_TYPES, default: [] })
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsArray()
   @ArrayMaxSize(MAX_EVENT_TYPES)
   @IsString({ each: true })
   event_types?: string[];
 }
 
-/** PATCH: absent fields stay as they are; `description: null` clears it. */
+/** PATCH: absent fields stay as they are; `description: null` clears it; `url` and `event_types` cannot be null (`[]` is every type). */
 export class UpdateEndpointDto {
   @ApiPropertyOptional(URL_FIELD)
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsString()
   @MaxLength(URL_MAX_LENGTH)
   url?: string;
@@ -70,7 +70,7 @@ export class UpdateEndpointDto {
   description?: string | null;
 
   @ApiPropertyOptional(EVENT_TYPES)
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsArray()
   @ArrayMaxSize(MAX_EVENT_TYPES)
   @IsString({ each: true })
