@@ -8,6 +8,7 @@
  * every event the walk appended is B's. An operation the walk does not know how to call fails
  * the test, so a new route cannot escape it.
  */
+import { rmSync } from 'node:fs';
 import { comparePositions, EVENT_STORE, type EventStore, type Position } from '@filing/event-store';
 import { fromRecorded } from '@filing/platform';
 import { expectProblem } from '../support/api';
@@ -110,6 +111,7 @@ describe.each(['sqlite', 'esdb'] as const)('tenant isolation over every publishe
   afterAll(async () => {
     await service?.destroy();
     await receiver?.close();
+    if (pki) rmSync(pki.dir, { recursive: true, force: true });
   });
 
   /** `{id}` → A's id of that kind; undefined for a path the walk does not know. */

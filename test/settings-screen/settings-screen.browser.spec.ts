@@ -5,13 +5,13 @@
  * disable the endpoint, sign out. Screenshots go to test-artifacts/settings-screen/ (git-ignored).
  * Waits are for page states, never for a time; the Jest timeout bounds them.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { provisionAccount } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 import { provisionUser, type TestUser } from '../support/settings-screen';
-import { makeTestPki } from '../support/tls-certs';
+import { makeTestPki, type TestPki } from '../support/tls-certs';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { apiClient, type Api } from '../support/webhooks';
 
@@ -23,6 +23,7 @@ jest.setTimeout(60_000);
 
 describe('settings screen in headless Chromium', () => {
   let service: TestService;
+  let pki: TestPki | undefined;
   let receiver: WebhookReceiver;
   let browser: Browser;
   let user: TestUser;
@@ -31,7 +32,7 @@ describe('settings screen in headless Chromium', () => {
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
     mkdirSync(ARTIFACTS, { recursive: true });
-    const pki = makeTestPki('Browser');
+    pki = makeTestPki('Browser');
     receiver = await startReceiver(pki);
     service = await startService({
       env: { WEBHOOK_CA_FILE: pki.caFile, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_DELAYS: '5ms,10ms' },
@@ -48,6 +49,7 @@ describe('settings screen in headless Chromium', () => {
     await browser?.close();
     await service?.destroy();
     await receiver?.close();
+    if (pki) rmSync(pki.dir, { recursive: true, force: true });
   });
 
   const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });

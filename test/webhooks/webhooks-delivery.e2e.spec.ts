@@ -3,6 +3,7 @@
  * (trusted through WEBHOOK_CA_FILE), notifications triggered through the API. Retry delays are
  * compressed to milliseconds; assertions wait for outcomes, never for a time.
  */
+import { rmSync } from 'node:fs';
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { verifySignature } from '@filing/webhooks';
 import { createServer } from 'node:net';
@@ -53,6 +54,7 @@ describe('webhook delivery over HTTPS', () => {
   afterAll(async () => {
     await service?.destroy();
     await Promise.all(receivers.map((r) => r.close()));
+    for (const made of [pki, strangerPki]) if (made) rmSync(made.dir, { recursive: true, force: true });
   });
 
   async function receiver(which: TestPki = pki): Promise<WebhookReceiver> {

@@ -2,6 +2,7 @@
  * The same delivery path on the esdb adapter (EventStoreDB test server): the fan-out's filtered
  * `$all` subscription, idempotent DeliveryScheduled appends, retries recorded as events.
  */
+import { rmSync } from 'node:fs';
 import { provisionAccount } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
@@ -26,6 +27,7 @@ describe('webhook delivery on the esdb store', () => {
   afterAll(async () => {
     await service?.destroy();
     await receiver?.close();
+    if (pki) rmSync(pki.dir, { recursive: true, force: true });
   });
 
   it('delivers entity.created after a 503, with one webhook-id, and logs both attempts', async () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, parseDurations } from './config';
@@ -52,8 +52,12 @@ describe('loadConfig', () => {
 
   it('requires TLS certificate and key together', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
-    writeFileSync(join(dir, 'cert.pem'), 'x');
-    expect(problemsOf({ TLS_CERT_FILE: join(dir, 'cert.pem') })).toEqual([expect.stringContaining('TLS_KEY_FILE')]);
+    try {
+      writeFileSync(join(dir, 'cert.pem'), 'x');
+      expect(problemsOf({ TLS_CERT_FILE: join(dir, 'cert.pem') })).toEqual([expect.stringContaining('TLS_KEY_FILE')]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
