@@ -16,6 +16,7 @@ import { ENTITY_CREATED } from '@filing/entities';
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { buildMetadata, loadConfig, ProjectionRunner, toEventData } from '@filing/platform';
 import { createApp } from '../apps/service/src/bootstrap';
+import { UNREACHABLE_RATE_LIMIT } from './report';
 import { provisionAccount } from '../test/support/auth';
 import { ProbeModule } from '../test/support/probe.module';
 
@@ -24,7 +25,7 @@ const APPENDERS = 64;
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-api-'));
-  const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', EVENT_STORE: 'sqlite' });
+  const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', EVENT_STORE: 'sqlite', API_RATE_LIMIT: UNREACHABLE_RATE_LIMIT });
   const app = await createApp(config, { imports: [ProbeModule] });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');

@@ -113,7 +113,7 @@ const takesIfMatch = (key: string) => /^(PATCH|DELETE) /.test(key) || (/^POST .*
 
 /**
  * The error statuses an operation can answer (CONTRACT.md §1–§3, as the shared HTTP layer makes
- * them), and no other: no 429, the external API never throttles (only the token endpoint does).
+ * them), and no other.
  */
 const expectedErrors = (key: string): string[] => {
   const [method, path] = key.split(' ');
@@ -129,6 +129,8 @@ const expectedErrors = (key: string): string[] => {
     ...(takesIfMatch(key) ? ['412'] : []),
     ...(key in BODIES ? ['413', '415'] : []),
     ...(method === 'POST' ? ['422'] : []),
+    // The account's rate limit (API_RATE_LIMIT), on every operation.
+    '429',
     // The event store unreachable: every write appends, every history reads it.
     ...(write || path.endsWith('/history') ? ['503'] : []),
   ]);
@@ -277,7 +279,7 @@ describe('OpenAPI document and /docs', () => {
           if (schema.$ref !== `#/components/schemas/${name}`) wrong.push(`${key} ${status} ${type}: ${schema.$ref}`);
         }
         const headers = Object.keys(response.headers ?? {});
-        const expected = ['400', '401', '403'].includes(status) ? ['WWW-Authenticate'] : status === '503' ? ['Retry-After'] : [];
+        const expected = ['400', '401', '403'].includes(status) ? ['WWW-Authenticate'] : status === '503' || status === '429' ? ['Retry-After'] : [];
         if (headers.join() !== expected.join()) wrong.push(`${key} ${status}: headers ${headers}`);
         if (!response.description) wrong.push(`${key} ${status}: no description`);
       }

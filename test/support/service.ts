@@ -45,6 +45,8 @@ export async function startService(options: TestServiceOptions = {}): Promise<Te
     PORT: '0',
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
+    // Specs fire requests back to back; the limit itself has its own spec (rate-limit.e2e).
+    API_RATE_LIMIT: '1000000/1s',
     EVENT_STORE: kind,
     ...(esdb ? { EVENTSTORE_CONNECTION_STRING: esdb.connectionString } : {}),
     ...options.env,

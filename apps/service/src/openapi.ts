@@ -155,6 +155,10 @@ function describeOperation(method: (typeof METHODS)[number], source: OperationOb
     add(415, 'The body is not JSON (application/json or a +json type)');
   }
   if (idempotent) add(422, 'This Idempotency-Key was already used with another request');
+  // ApiRateLimitGuard: one budget per account (API_RATE_LIMIT); every answer carries X-RateLimit-*.
+  add(429, "The account's rate limit is spent (X-RateLimit-Limit requests per window): retry after Retry-After", problem, {
+    'Retry-After': header('Seconds until the account may call again', '1'),
+  });
   // EventStoreUnavailableError: every write appends (nothing is half-written).
   const unavailable = { 'Retry-After': header('Seconds to wait', '5') };
   if (write || responses[503]) add(503, write ? 'The event store is unreachable: nothing was written; retry after Retry-After' : '', problem, unavailable);

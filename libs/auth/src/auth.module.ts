@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { APP_CONFIG, type AppConfig } from '@filing/platform';
 import { CreateAccountHandler } from './commands/create-account';
 import { CreateClientHandler } from './commands/create-client';
 import { CreateUserHandler } from './commands/create-user';
@@ -7,6 +9,7 @@ import { IssueTokenHandler, RevokeTokenHandler } from './commands/issue-token';
 import { RevokeClientHandler } from './commands/revoke-client';
 import { RotateClientSecretHandler } from './commands/rotate-client-secret';
 import { ApiAccessGuard } from './http/api-access.guard';
+import { ApiRateLimitGuard } from './http/api-rate-limit.guard';
 import { BearerStrategy, BearerTokenVerifier } from './http/bearer.strategy';
 import { ClientAuthenticator } from './http/client-authenticator';
 import { FailedAuthThrottle } from './http/failed-auth-throttle';
@@ -49,7 +52,17 @@ const http = [
   BearerStrategy,
   // Global: every route of every module goes through it; it decides by path (see the guard).
   { provide: APP_GUARD, useClass: ApiAccessGuard },
+  // Global guards run in the order they are provided: the limit counts authenticated requests only.
+  { provide: APP_GUARD, useClass: ApiRateLimitGuard },
 ];
+
+/** The external API's per-account limit (API_RATE_LIMIT); `off` skips it in ApiRateLimitGuard. */
+const rateLimit = ThrottlerModule.forRootAsync({
+  inject: [APP_CONFIG],
+  useFactory: (config: AppConfig) => ({
+    throttlers: [{ limit: config.apiRateLimit?.limit ?? 1, ttl: config.apiRateLimit?.windowMs ?? 1_000 }],
+  }),
+});
 
 /**
  * Accounts, API clients, users; the OAuth 2.0 token, revocation and introspection endpoints;
@@ -57,7 +70,7 @@ const http = [
  * Needs ProjectionsModule (read models, read-your-writes) and APP_CONFIG from the root module.
  */
 @Module({
-  imports: [AuthCoreModule],
+  imports: [AuthCoreModule, rateLimit],
   controllers: [OAuthController, AccountsController, ClientsController, UsersController],
   providers: [AuthQueries, VerifyUserPasswordHandler, ...http],
   exports: [FailedAuthThrottle],

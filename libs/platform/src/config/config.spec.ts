@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig, parseDurations } from './config';
+import { ConfigError, loadConfig, parseDurations, parseRateLimit } from './config';
 
 function problemsOf(env: NodeJS.ProcessEnv): readonly string[] {
   try {
@@ -26,6 +26,7 @@ describe('loadConfig', () => {
     ]);
     expect(config.webhookAllowPrivateNetworks).toBe(false);
     expect(config.tls).toBeNull();
+    expect(config.apiRateLimit).toEqual({ limit: 100, windowMs: 1_000 });
   });
 
   it('names each bad variable, all of them at once', () => {
@@ -36,12 +37,13 @@ describe('loadConfig', () => {
       WEBHOOK_RETRY_DELAYS: '10,1m',
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'maybe',
       WEBHOOK_CA_FILE: '/nonexistent/ca.pem',
+      API_RATE_LIMIT: 'lots',
     });
     const text = problems.join('\n');
-    for (const name of ['PORT', 'EVENT_STORE', 'TOKEN_TTL_SECONDS', 'WEBHOOK_RETRY_DELAYS', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'WEBHOOK_CA_FILE']) {
+    for (const name of ['PORT', 'EVENT_STORE', 'TOKEN_TTL_SECONDS', 'WEBHOOK_RETRY_DELAYS', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'WEBHOOK_CA_FILE', 'API_RATE_LIMIT']) {
       expect(text).toContain(name);
     }
-    expect(problems).toHaveLength(6);
+    expect(problems).toHaveLength(7);
   });
 
   it('requires a connection string for esdb', () => {
@@ -67,5 +69,16 @@ describe('parseDurations', () => {
   });
   it.each(['', '10', '1d', '1m,,2m', '-1s'])('refuses %j', (text) => {
     expect(() => parseDurations(text)).toThrow();
+  });
+});
+
+describe('parseRateLimit', () => {
+  it('reads requests per window, or off', () => {
+    expect(parseRateLimit('100/1s')).toEqual({ limit: 100, windowMs: 1_000 });
+    expect(parseRateLimit('6000 / 1m')).toEqual({ limit: 6_000, windowMs: 60_000 });
+    expect(parseRateLimit('OFF')).toBeNull();
+  });
+  it.each(['100', '/1s', '0/1s', '100/0s', '100/1d', '100/2h', '1.5/1s', 'unlimited'])('refuses %j', (text) => {
+    expect(() => parseRateLimit(text)).toThrow(/100\/1s/);
   });
 });

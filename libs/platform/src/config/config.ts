@@ -16,6 +16,8 @@ export interface AppConfig {
   readonly webhookCaFile: string | null;
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Requests per account to `/external-api/v1` in a sliding window; null: unlimited (`off`). */
+  readonly apiRateLimit: { readonly limit: number; readonly windowMs: number } | null;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -29,6 +31,7 @@ export class ConfigError extends Error {
 }
 
 export const DEFAULT_RETRY_DELAYS = '10s,1m,5m,30m,2h,6h,12h,24h';
+export const DEFAULT_API_RATE_LIMIT = '100/1s';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Validates the environment; collects every problem before failing so one start shows them all. */
@@ -94,6 +97,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
   }
 
+  let apiRateLimit: AppConfig['apiRateLimit'] = null;
+  try {
+    apiRateLimit = parseRateLimit(value('API_RATE_LIMIT') ?? DEFAULT_API_RATE_LIMIT);
+  } catch (err) {
+    problems.push(`API_RATE_LIMIT ${(err as Error).message}`);
+  }
+
   const logLevel = (value('LOG_LEVEL') ?? 'info') as AppConfig['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
@@ -108,6 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     webhookCaFile: file('WEBHOOK_CA_FILE'),
     tls: certFile && keyFile ? { certFile, keyFile } : null,
     logLevel,
+    apiRateLimit,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -126,4 +137,16 @@ export function parseDurations(text: string): number[] {
     if (!match) throw new Error(`has ${JSON.stringify(item)}: each duration needs a whole number and a unit (ms, s, m, h)`);
     return Number(match[1]) * UNIT_MS[match[2]];
   });
+}
+
+/** `100/1s` → at most 100 requests in any 1 s; `off` → null (no limit). */
+export function parseRateLimit(text: string): { limit: number; windowMs: number } | null {
+  if (text.toLowerCase() === 'off') return null;
+  const match = /^(\d+)\s*\/\s*(\d+(?:ms|s|m|h))$/.exec(text);
+  const limit = match ? Number(match[1]) : 0;
+  const windowMs = match ? parseDurations(match[2])[0] : 0;
+  if (!match || limit < 1 || limit > 1_000_000 || windowMs < 1 || windowMs > 3_600_000) {
+    throw new Error(`must be requests per window like 100/1s or 6000/1m (1 to 1,000,000 requests, a window up to 1h), or off (got ${JSON.stringify(text)})`);
+  }
+  return { limit, windowMs };
 }

@@ -1,0 +1,58 @@
+import { APP_CONFIG, type AppConfig, getPrincipal } from '@filing/platform';
+import { type ExecutionContext, HttpException, HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import {
+  getOptionsToken,
+  getStorageToken,
+  ThrottlerGuard,
+  type ThrottlerLimitDetail,
+  type ThrottlerModuleOptions,
+  type ThrottlerStorage,
+} from '@nestjs/throttler';
+import type { FastifyRequest } from 'fastify';
+import { requirementOf } from './api-access.guard';
+
+/**
+ * Requests to `/external-api/v1` per account, in a sliding window (`API_RATE_LIMIT`, default
+ * 100 per second): every answer carries `X-RateLimit-Limit`, `-Remaining` and `-Reset`; over
+ * the limit it is a 429 problem with `Retry-After`. Keyed by the token's account, so all of an
+ * account's clients share one budget and one account cannot slow another. It runs after
+ * ApiAccessGuard (registered after it), so an unauthenticated request is a 401, never counted.
+ * In memory, per process, like the token endpoint's brake.
+ */
+@Injectable()
+export class ApiRateLimitGuard extends ThrottlerGuard {
+  constructor(
+    @Inject(getOptionsToken()) options: ThrottlerModuleOptions,
+    @Inject(getStorageToken()) storage: ThrottlerStorage,
+    reflector: Reflector,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    super(options, storage, reflector);
+  }
+
+  protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http' || this.config.apiRateLimit === null) return true;
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    const path = request.routeOptions?.url ?? request.url.split('?', 1)[0];
+    return requirementOf(path, request.method)?.realm !== 'external-api' || getPrincipal(request) === undefined;
+  }
+
+  protected override async getTracker(request: Record<string, unknown>): Promise<string> {
+    const principal = getPrincipal(request)!;
+    return principal.accountId ?? principal.subjectId;
+  }
+
+  /** One budget per account across every route (the library's default is per route). */
+  protected override generateKey(_context: ExecutionContext, tracker: string, name: string): string {
+    return `api-rate:${name}:${tracker}`;
+  }
+
+  protected override async throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+    const window = this.config.apiRateLimit!;
+    throw new HttpException(
+      `This account made more than ${window.limit} requests in ${window.windowMs / 1000} s; retry after ${detail.timeToBlockExpire} s (Retry-After)`,
+      HttpStatus.TOO_MANY_REQUESTS,
+    );
+  }
+}
