@@ -178,10 +178,10 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
       expect((await call(owner, 'GET', `/orders/${order.id}`)).body).toEqual(res.body);
     });
 
-    it('takes no body, an empty object, or a null reason', async () => {
-      for (const body of [undefined, {}, { reason: null }]) {
+    it('takes no body (also with Content-Type: application/json, as many clients send it), an empty object, or a null reason', async () => {
+      for (const [body, headers] of [[undefined], ['', { 'content-type': 'application/json' }], [{}], [{ reason: null }]] as const) {
         const order = await submitOrder(owner);
-        const res = await call(owner, 'POST', `/orders/${order.id}/cancel`, body);
+        const res = await call(owner, 'POST', `/orders/${order.id}/cancel`, body, headers);
         expect(res.status).toBe(200);
         expect(res.body).toMatchObject({ status: 'cancelled', cancellation_reason: null });
       }

@@ -115,6 +115,8 @@ export function commonBadInputs(path: string, valid: Record<string, unknown>, id
     ['JSON null', 'POST', () => path, 'null', JSON_TYPE, 400],
     ['a JSON string', 'POST', () => path, '"Acme"', JSON_TYPE, 400],
     ['prototype pollution', 'POST', () => path, `${JSON.stringify(valid).slice(0, -1)},"__proto__":{"admin":true}}`, JSON_TYPE, 400],
+    // 2,000 levels in 4 KB used to overflow the stack while validating: a 500.
+    ['JSON nested 2,000 deep', 'POST', () => path, `{"${firstField}":${'['.repeat(2000)}${']'.repeat(2000)}}`, JSON_TYPE, 400],
     ['a body over 15 MiB', 'POST', () => path, JSON.stringify({ ...valid, [firstField]: 'x'.repeat(16 * 1024 * 1024) }), JSON_TYPE, 413],
     ['text/plain', 'POST', () => path, 'name=Acme', { 'content-type': 'text/plain' }, 415],
     ['a form body', 'POST', () => path, 'a=1&b=2', { 'content-type': 'application/x-www-form-urlencoded' }, 415],
@@ -122,6 +124,7 @@ export function commonBadInputs(path: string, valid: Record<string, unknown>, id
     ['a bad Idempotency-Key', 'POST', () => path, valid, { 'idempotency-key': 'k'.repeat(300) }, 400, ['Idempotency-Key']],
     ['PATCH malformed JSON', 'PATCH', () => `${path}/${id()}`, '{', JSON_TYPE, 400],
     ['PATCH text/plain', 'PATCH', () => `${path}/${id()}`, 'name', { 'content-type': 'text/plain' }, 415],
+    ['PATCH JSON nested 2,000 deep', 'PATCH', () => `${path}/${id()}`, `{"x":${'{"y":'.repeat(2000)}1${'}'.repeat(2000)}}`, JSON_TYPE, 400],
     ['PATCH a JSON array', 'PATCH', () => `${path}/${id()}`, [], {}, 400],
     ['PATCH a bad UUID', 'PATCH', () => `${path}/123`, {}, {}, 400, ['id']],
     ['PATCH a malformed If-Match', 'PATCH', () => `${path}/${id()}`, {}, { 'if-match': 'zero' }, 400, ['If-Match']],

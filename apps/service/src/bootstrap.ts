@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { readFileSync } from 'node:fs';
 import type pino from 'pino';
-import { type AppConfig, createLogger, PinoNestLogger } from '@filing/platform';
+import { type AppConfig, createLogger, PinoNestLogger, parseJsonBody } from '@filing/platform';
 import { AppModule } from './app.module';
 import { instrumentHttp } from './metrics/http-metrics';
 import { setupOpenApi } from './openapi';
@@ -34,6 +34,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   instrumentHttp(app);
   // JSON routes only: without Fastify's text/plain parser a text body is a 415, not a string DTO.
   app.getHttpAdapter().getInstance().removeContentTypeParser('text/plain');
+  app.useBodyParser('application/json', { bodyLimit: BODY_LIMIT_BYTES }, parseJsonBody);
   setupOpenApi(app, { bodyLimitBytes: BODY_LIMIT_BYTES });
   app.enableShutdownHooks();
   return app;

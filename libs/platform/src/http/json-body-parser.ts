@@ -1,0 +1,47 @@
+import { BadRequestException } from '@nestjs/common';
+import secureJson from 'secure-json-parse';
+
+/** Deeper bodies are refused before anything walks them (validation recurses per level). */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * The `application/json` body parser of the service, given to Nest in place of Fastify's
+ * (`app.useBodyParser('application/json', options, parseJsonBody)`):
+ * - an empty body is no body (clients often send `Content-Type: application/json` on body-less
+ *   actions such as `POST /orders/{id}/cancel`);
+ * - nesting deeper than MAX_JSON_DEPTH is a 400 (a few kilobytes of `[[[[…` would otherwise
+ *   exhaust the stack in the validation pipe: a 500 for bad input);
+ * - `__proto__` and `constructor.prototype` keys are a 400, as with Fastify's own parser.
+ */
+export function parseJsonBody(_request: unknown, body: Buffer | string, done: (err: Error | null, value?: unknown) => void): void {
+  const text = typeof body === 'string' ? body : body.toString('utf8');
+  if (text.trim() === '') return done(null, undefined);
+  if (nestingDepth(text) > MAX_JSON_DEPTH) {
+    return done(new BadRequestException(`The body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`));
+  }
+  let value: unknown;
+  try {
+    value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (err) {
+    const poisoned = err instanceof SyntaxError && /prototype/i.test(err.message);
+    return done(new BadRequestException(poisoned ? 'The body may not use __proto__ or constructor.prototype keys' : 'The body is not valid JSON'));
+  }
+  done(null, value);
+}
+
+/** The deepest nesting of `{`/`[` outside strings, in one pass and without recursion. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return deepest;
+}
