@@ -47,6 +47,11 @@ describe('per-account rate limit on the external API', () => {
     const retryAfter = Number(over.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(WINDOW_S);
+    expect([over.headers['x-ratelimit-limit'], over.headers['x-ratelimit-remaining'], over.headers['x-ratelimit-reset']]).toEqual([
+      String(LIMIT),
+      '0',
+      String(retryAfter),
+    ]);
     expect(await store.headPosition()).toEqual(head);
     expectProblem(await api.call(client, 'GET', '/orders'), 429);
   });

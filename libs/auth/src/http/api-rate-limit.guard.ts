@@ -9,7 +9,7 @@ import {
   type ThrottlerModuleOptions,
   type ThrottlerStorage,
 } from '@nestjs/throttler';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { requirementOf } from './api-access.guard';
 
 /**
@@ -48,8 +48,11 @@ export class ApiRateLimitGuard extends ThrottlerGuard {
     return `api-rate:${name}:${tracker}`;
   }
 
-  protected override async throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+  protected override async throwThrottlingException(context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
     const window = this.config.apiRateLimit!;
+    // The library sets only Retry-After on a refusal; the budget headers are on every answer.
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
+    reply.header('X-RateLimit-Limit', detail.limit).header('X-RateLimit-Remaining', 0).header('X-RateLimit-Reset', detail.timeToBlockExpire);
     throw new HttpException(
       `This account made more than ${window.limit} requests in ${window.windowMs / 1000} s; retry after ${detail.timeToBlockExpire} s (Retry-After)`,
       HttpStatus.TOO_MANY_REQUESTS,
