@@ -1,5 +1,6 @@
 /** The webhook management API (CONTRACT.md §4) over real HTTP, and the address guard at creation. */
 import Database from 'better-sqlite3';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { provisionAccount, provisionOperator } from '../support/auth';
 import { startService, type TestService } from '../support/service';
@@ -99,6 +100,24 @@ describe('webhook endpoints API', () => {
     expect(rotated.body.secret).toMatch(/^whsec_/);
     expect(rotated.body.secret).not.toBe(ep.secret);
     expect((await api('GET', `${V1}/webhook-endpoints/${ep.id}/secret`)).body.secret).toBe(rotated.body.secret);
+  });
+
+  it('replays a create or rotation sent again with its Idempotency-Key without the secret, which stays out of the key store', async () => {
+    const create = () => api('POST', `${V1}/webhook-endpoints`, { url: 'https://127.0.0.1:9/i' }, { 'idempotency-key': 'create-i' });
+    const first = await create();
+    const again = await create();
+    expect([again.status, again.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
+    const { secret, ...rest } = first.body;
+    expect(again.body).toEqual(rest);
+    const rotate = () => api('POST', `${V1}/webhook-endpoints/${rest.id}/rotate-secret`, undefined, { 'idempotency-key': 'rotate-i' });
+    const { secret: newSecret, ...rotatedRest } = (await rotate()).body;
+    expect((await rotate()).body).toEqual(rotatedRest);
+    // The secret is read where it lives; the key store holds neither.
+    expect((await api('GET', `${V1}/webhook-endpoints/${rest.id}/secret`)).body.secret).toBe(newSecret);
+    for (const file of readdirSync(service.dataDir).filter((f) => f.startsWith('idempotency.db'))) {
+      const bytes = readFileSync(join(service.dataDir, file));
+      expect([file, bytes.includes(secret), bytes.includes(newSecret)]).toEqual([file, false, false]);
+    }
   });
 
   it('a rotation refused with a stale If-Match changes nothing and keeps no new secret on disk', async () => {

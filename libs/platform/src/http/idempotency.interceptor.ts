@@ -35,6 +35,15 @@ export const IDEMPOTENCY_IGNORED_EXTENSION = 'x-idempotency-key-ignored';
  */
 export const SkipIdempotency = () => applyDecorators(SetMetadata(SKIP_IDEMPOTENCY, true), ApiExtension(IDEMPOTENCY_IGNORED_EXTENSION, true));
 
+const REDACT_ON_REPLAY = 'filing:idempotency-redact';
+
+/**
+ * For a POST whose answer holds a secret the caller can read again elsewhere (a webhook
+ * endpoint's signing secret: `GET /webhook-endpoints/{id}/secret`): the answer is stored
+ * without these fields, so no secret sits in the key store; a replay answers without them.
+ */
+export const RedactOnReplay = (...fields: string[]) => SetMetadata(REDACT_ON_REPLAY, fields);
+
 /** The key's rule, shared with the OpenAPI document. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 export const IDEMPOTENCY_KEY_RULE = 'Idempotency-Key must be 1 to 255 visible ASCII characters';
@@ -45,6 +54,7 @@ const UNSTORED_HEADERS = new Set(['content-length', 'connection', 'keep-alive', 
 interface Pending {
   readonly scope: string;
   readonly key: string;
+  readonly redact: readonly string[];
 }
 type MarkedRequest = FastifyRequest & { [PENDING]?: Pending };
 
@@ -56,8 +66,8 @@ type MarkedRequest = FastifyRequest & { [PENDING]?: Pending };
  *
  * The interceptor decides; the answer is recorded in Fastify's onSend hook (see
  * `IdempotencyHooks`), because only there are the final status, headers and serialized body
- * known, including the problem+json that the exception filter makes of a 4xx. 5xx and 429 are
- * never recorded: the key is released and a retry runs again.
+ * known, including the problem+json that the exception filter makes of a 4xx. 400, 429 and 5xx
+ * are never recorded: the key is released and a retry runs again.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -94,7 +104,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
       case 'replay':
         return of(toWebResponse(reservation.response));
       case 'reserved':
-        request[PENDING] = { scope, key: header };
+        request[PENDING] = {
+          scope,
+          key: header,
+          redact: this.reflector.getAllAndOverride<string[]>(REDACT_ON_REPLAY, [context.getHandler(), context.getClass()]) ?? [],
+        };
         return next.handle();
     }
   }
@@ -117,7 +131,8 @@ export class IdempotencyHooks implements OnModuleInit, OnApplicationShutdown {
       request[PENDING] = undefined;
       const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? '' : null;
       if (body !== null && isFinal(reply.statusCode)) {
-        this.store.complete(pending.scope, pending.key, { status: reply.statusCode, headers: storedHeaders(reply), body });
+        const stored = pending.redact.length > 0 ? withoutFields(body, pending.redact) : body;
+        this.store.complete(pending.scope, pending.key, { status: reply.statusCode, headers: storedHeaders(reply), body: stored });
       } else {
         this.store.release(pending.scope, pending.key);
       }
@@ -135,8 +150,25 @@ export class IdempotencyHooks implements OnModuleInit, OnApplicationShutdown {
   }
 }
 
+/**
+ * Answers worth replaying: what the request did. A 400 (the request was refused before it ran:
+ * bad fields, a bad header) is not stored, so the corrected request may reuse the key, as with
+ * Stripe; nor are a 429 and 5xx (nothing happened, a retry runs again).
+ */
 function isFinal(status: number): boolean {
-  return status >= 200 && status < 500 && status !== 429;
+  return status >= 200 && status < 500 && status !== 400 && status !== 429;
+}
+
+/** A JSON object answer without `fields`; anything else as it was. */
+function withoutFields(body: string, fields: readonly string[]): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return body;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return body;
+  return JSON.stringify(Object.fromEntries(Object.entries(value).filter(([k]) => !fields.includes(k))));
 }
 
 function storedHeaders(reply: FastifyReply): Record<string, string> {

@@ -17,13 +17,13 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { Test } from '@nestjs/testing';
 import { IsOptional, IsString } from 'class-validator';
 import type { FastifyReply } from 'fastify';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EVENT_STORE } from '@filing/event-store';
-import { ValidationError } from '../errors/domain-errors';
+import { ConflictError, ValidationError } from '../errors/domain-errors';
 import { IfMatch } from './etag';
-import { SkipIdempotency } from './idempotency.interceptor';
+import { RedactOnReplay, SkipIdempotency } from './idempotency.interceptor';
 import { IdempotencyStore } from './idempotency.store';
 import { PROBLEM_CONTENT_TYPE, ProblemDetailsFilter } from './problem-details.filter';
 import { setPrincipal } from './principal';
@@ -52,6 +52,7 @@ class ThingsController {
     if (gate) await gate;
     if (dto.name === 'boom') throw new TypeError('bug');
     if (dto.name === 'bad') throw ValidationError.field('name', 'name is not allowed');
+    if (dto.name === 'taken') throw new ConflictError('name is taken');
     const id = `thing-${runs}`;
     reply.header('location', `/external-api/v1/things/${id}`).header('etag', '"0"');
     return { id, name: dto.name, run: runs };
@@ -62,6 +63,13 @@ class ThingsController {
   credential() {
     runs++;
     return { secret: `s-${runs}` };
+  }
+
+  @Post('external-api/v1/endpoints')
+  @RedactOnReplay('secret')
+  endpoint() {
+    runs++;
+    return { id: `endpoint-${runs}`, secret: `whsec_secret-of-run-${runs}` };
   }
 
   @Post('other/things')
@@ -209,15 +217,34 @@ describe('Idempotency-Key and JSON-only bodies (interceptors over real HTTP)', (
     expect(runs).toBe(2);
   });
 
-  it('caches a final 4xx problem answer and replays it', async () => {
+  it('caches a final 4xx problem answer (the request ran and was refused) and replays it', async () => {
     const key = newKey();
-    const first = await post({ name: 'bad' }, { 'idempotency-key': key });
-    expect(first.status).toBe(400);
-    const again = await post({ name: 'bad' }, { 'idempotency-key': key });
-    expect(again.status).toBe(400);
+    const first = await post({ name: 'taken' }, { 'idempotency-key': key });
+    expect(first.status).toBe(409);
+    const again = await post({ name: 'taken' }, { 'idempotency-key': key });
+    expect(again.status).toBe(409);
     expect(again.headers['content-type']).toBe(PROBLEM_CONTENT_TYPE);
     expect(again.body).toEqual(first.body);
     expect(runs).toBe(1);
+  });
+
+  it('does not keep a 400: the corrected request may use the same key', async () => {
+    const key = newKey();
+    expect((await post({ name: 'bad' }, { 'idempotency-key': key })).status).toBe(400);
+    expect((await post({ name: 42 }, { 'idempotency-key': key })).status).toBe(400);
+    const fixed = await post({ name: 'good' }, { 'idempotency-key': key });
+    expect([fixed.status, fixed.body.name]).toEqual([201, 'good']);
+    expect((await post({ name: 'good' }, { 'idempotency-key': key })).headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('stores an answer without its @RedactOnReplay fields: the replay has the rest, the key store no secret', async () => {
+    const key = newKey();
+    const first = await post({}, { 'idempotency-key': key }, '/external-api/v1/endpoints');
+    expect(first.body).toEqual({ id: 'endpoint-1', secret: 'whsec_secret-of-run-1' });
+    const again = await post({}, { 'idempotency-key': key }, '/external-api/v1/endpoints');
+    expect([again.status, again.headers['idempotent-replayed'], again.body]).toEqual([201, 'true', { id: 'endpoint-1' }]);
+    expect(runs).toBe(1);
+    for (const file of readdirSync(dir)) expect(readFileSync(join(dir, file)).includes('whsec_secret-of-run-1')).toBe(false);
   });
 
   it('refuses a malformed key with a 400 naming Idempotency-Key', async () => {

@@ -8,6 +8,7 @@ import {
   IfMatch,
   PageQueryDto,
   ReadYourWrites,
+  RedactOnReplay,
   ResourceIdPipe,
   withETag,
 } from '@filing/platform';
@@ -51,7 +52,12 @@ export class WebhooksController {
   }
 
   @Post('webhook-endpoints')
-  @ApiResourceResponse(WebhookEndpointWithSecretDto, { created: true, description: 'Created, disabled, with its signing secret' })
+  @ApiResourceResponse(WebhookEndpointWithSecretDto, {
+    created: true,
+    description: 'Created, disabled, with its signing secret (an Idempotency-Key replay answers without it: GET …/secret)',
+  })
+  // The secret is not kept with the key: it stays in webhook-secrets.db only.
+  @RedactOnReplay('secret')
   async create(@Ctx() ctx: CommandContext, @Body() body: CreateEndpointDto, @Res({ passthrough: true }) reply: FastifyReply) {
     const created = await this.endpoints.create(ctx, body);
     // The answer carries the signing secret: no cache may keep it.
@@ -115,7 +121,10 @@ export class WebhooksController {
   }
 
   @Post('webhook-endpoints/:id/rotate-secret')
-  @ApiResourceResponse(WebhookEndpointWithSecretDto, { description: 'The new secret; the old one keeps signing beside it for 24 h' })
+  @ApiResourceResponse(WebhookEndpointWithSecretDto, {
+    description: 'The new secret; the old one keeps signing beside it for 24 h (an Idempotency-Key replay answers without it: GET …/secret)',
+  })
+  @RedactOnReplay('secret')
   @HttpCode(200)
   async rotate(
     @Ctx() ctx: CommandContext,
