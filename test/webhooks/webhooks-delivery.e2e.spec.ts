@@ -436,6 +436,29 @@ describe('webhook delivery over HTTPS', () => {
     expect((await stranger('POST', `${V1}/webhook-deliveries/${failed.id}/redeliver`)).status).toBe(404);
   });
 
+  it('refuses a redelivery that could not go out (endpoint disabled or deleted, switch off) with a 409 saying why; nothing is sent', async () => {
+    const r = await receiver();
+    r.script({ status: 410 });
+    const { api, endpoints } = await account([r.url]);
+    await createEntity(api);
+    const failed = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'failed');
+    const redeliver = () => api('POST', `${V1}/webhook-deliveries/${failed.id}/redeliver`);
+    const refused = async (detail: RegExp) => {
+      const res = await redeliver();
+      expect([res.status, res.body.detail]).toEqual([409, expect.stringMatching(detail)]);
+    };
+    expect((await api('POST', `${V1}/webhook-endpoints/${endpoints[0].id}/disable`)).status).toBe(200);
+    await refused(/endpoint is disabled: enable it first/);
+    expect((await api('POST', `${V1}/webhook-endpoints/${endpoints[0].id}/enable`)).status).toBe(200);
+    expect((await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: false })).status).toBe(200);
+    await refused(/Webhook Notifications are off/);
+    expect((await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: true })).status).toBe(200);
+    expect((await api('DELETE', `${V1}/webhook-endpoints/${endpoints[0].id}`)).status).toBe(204);
+    await refused(/endpoint is deleted/);
+    expect((await delivery(api, failed.id)).status).toBe('failed');
+    expect(r.requests).toHaveLength(1);
+  });
+
   it('signs with both the old and the new secret after a rotation', async () => {
     const r = await receiver();
     const { api, endpoints } = await account([r.url]);

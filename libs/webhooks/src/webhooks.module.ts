@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { systemResolver } from './address/dns-resolver';
 import { DeliveriesQueries } from './deliveries/deliveries.queries';
 import { DeliveryCommands } from './deliveries/delivery-commands';
+import { RedeliveryService } from './deliveries/redelivery.service';
 import { DISPATCHER_LIMITS, DispatcherService, WEBHOOK_SENDER } from './dispatch/dispatcher.service';
 import { WebhookSender } from './dispatch/webhook-sender';
 import { EndpointsService, WEBHOOK_RESOLVER } from './endpoints/endpoints.service';
@@ -90,6 +91,7 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
     SettingsService,
     DeliveriesQueries,
     DeliveryCommands,
+    RedeliveryService,
     FanOutService,
     DispatcherService,
     DeliveryMetrics,

@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
-import { decideDelivery, evolveDelivery, initialDelivery, type AttemptRecord, type DeliveryState } from './delivery';
+import { decideDelivery, evolveDelivery, initialDelivery, type AttemptRecord, type DeliveryState, type RedeliveryTarget } from './delivery';
 import type { DeliveryEvent } from './delivery.events';
 
 let rev = 0;
@@ -21,6 +21,7 @@ const scheduled: DeliveryEvent = {
   },
 };
 const pending = fold(initialDelivery, [scheduled]);
+const sendable: RedeliveryTarget = { endpoint: 'enabled', notificationsEnabled: true };
 const at = new Date('2026-11-22T10:00:01.000Z');
 const attempt = (over: Partial<AttemptRecord>): AttemptRecord => ({
   attemptedAt: at,
@@ -79,10 +80,20 @@ describe('delivery', () => {
   it('redelivers failed or cancelled deliveries of the same account, with a fresh schedule', () => {
     const now = new Date('2026-11-22T11:00:00.000Z');
     const failed = fold(pending, record(pending, attempt({ statusCode: 410, verdict: 'failed' })));
-    const events = decideDelivery(failed, { kind: 'redeliver', deliveryId: 'D', accountId: 'A', now });
+    const events = decideDelivery(failed, { kind: 'redeliver', deliveryId: 'D', accountId: 'A', now, target: sendable });
     expect(events).toEqual([{ type: 'webhooks.DeliveryRedeliveryRequested', data: { delivery_id: 'D', due_at: now.toISOString() } }]);
     expect(fold(failed, events)).toEqual(expect.objectContaining({ status: 'pending', roundAttempts: 0, attemptCount: 1 }));
-    expect(() => decideDelivery(failed, { kind: 'redeliver', deliveryId: 'D', accountId: 'B', now })).toThrow(NotFoundError);
-    expect(() => decideDelivery(pending, { kind: 'redeliver', deliveryId: 'D', accountId: 'A', now })).toThrow(ConflictError);
+    expect(() => decideDelivery(failed, { kind: 'redeliver', deliveryId: 'D', accountId: 'B', now, target: sendable })).toThrow(NotFoundError);
+    expect(() => decideDelivery(pending, { kind: 'redeliver', deliveryId: 'D', accountId: 'A', now, target: sendable })).toThrow(ConflictError);
+  });
+
+  it('refuses a redelivery that could not be sent, saying why: endpoint disabled or deleted, notifications off', () => {
+    const now = new Date('2026-11-22T11:00:00.000Z');
+    const failed = fold(pending, record(pending, attempt({ statusCode: 410, verdict: 'failed' })));
+    const redeliver = (target: RedeliveryTarget) => () => decideDelivery(failed, { kind: 'redeliver', deliveryId: 'D', accountId: 'A', now, target });
+    expect(redeliver({ endpoint: 'disabled', notificationsEnabled: true })).toThrow(/endpoint is disabled: enable it first/);
+    expect(redeliver({ endpoint: 'deleted', notificationsEnabled: true })).toThrow(/endpoint is deleted/);
+    expect(redeliver({ endpoint: 'enabled', notificationsEnabled: false })).toThrow(/Webhook Notifications are off/);
+    expect(redeliver({ endpoint: 'deleted', notificationsEnabled: false })).toThrow(ConflictError);
   });
 });

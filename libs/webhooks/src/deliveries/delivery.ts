@@ -77,7 +77,13 @@ export interface AttemptRecord {
 export type DeliveryCommand =
   | { readonly kind: 'record-attempt'; readonly deliveryId: string; readonly attempt: AttemptRecord; readonly delaysMs: readonly number[]; readonly random: number }
   | { readonly kind: 'cancel'; readonly deliveryId: string; readonly reason: string }
-  | { readonly kind: 'redeliver'; readonly deliveryId: string; readonly accountId: string; readonly now: Date };
+  | { readonly kind: 'redeliver'; readonly deliveryId: string; readonly accountId: string; readonly now: Date; readonly target: RedeliveryTarget };
+
+/** Where a redelivery would go, as the read models say now: it is refused when it could not be sent. */
+export interface RedeliveryTarget {
+  readonly endpoint: 'enabled' | 'disabled' | 'deleted';
+  readonly notificationsEnabled: boolean;
+}
 
 export function decideDelivery(state: DeliveryState, command: DeliveryCommand): DeliveryEvent[] {
   const delivery_id = command.deliveryId;
@@ -117,6 +123,13 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
       if (state.accountId !== command.accountId) throw NotFoundError.of('webhook delivery', delivery_id);
       if (state.status !== 'failed' && state.status !== 'cancelled') {
         throw new ConflictError(`Only a failed or cancelled delivery can be redelivered; this one is ${state.status}`);
+      }
+      // Sent now it would only be cancelled again: say why instead of accepting it.
+      if (command.target.endpoint !== 'enabled') {
+        throw new ConflictError(`The delivery's endpoint is ${command.target.endpoint}${command.target.endpoint === 'disabled' ? ': enable it first' : ''}`);
+      }
+      if (!command.target.notificationsEnabled) {
+        throw new ConflictError('Webhook Notifications are off for this account: switch them on first');
       }
       return [{ type: 'webhooks.DeliveryRedeliveryRequested', data: { delivery_id, due_at: command.now.toISOString() } }];
   }

@@ -7,7 +7,6 @@ import {
   ApiResourceResponse,
   IfMatch,
   PageQueryDto,
-  ReadYourWrites,
   RedactOnReplay,
   ResourceIdPipe,
   withETag,
@@ -17,7 +16,7 @@ import { ApiAcceptedResponse, ApiConflictResponse, ApiNoContentResponse, ApiOkRe
 import type { FastifyReply } from 'fastify';
 import { WEBHOOK_EVENT_TYPES } from '../catalog/event-types';
 import { DeliveriesQueries } from '../deliveries/deliveries.queries';
-import { DeliveryCommands } from '../deliveries/delivery-commands';
+import { RedeliveryService } from '../deliveries/redelivery.service';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { SettingsService } from '../settings/settings.service';
 import {
@@ -41,8 +40,7 @@ export class WebhooksController {
     private readonly endpoints: EndpointsService,
     private readonly settings: SettingsService,
     private readonly deliveries: DeliveriesQueries,
-    private readonly deliveryCommands: DeliveryCommands,
-    private readonly ryw: ReadYourWrites,
+    private readonly redelivery: RedeliveryService,
   ) {}
 
   @Get('webhook-event-types')
@@ -158,13 +156,12 @@ export class WebhooksController {
 
   @Post('webhook-deliveries/:id/redeliver')
   @ApiAcceptedResponse({ type: WebhookDeliveryDetailDto, description: 'Pending again: it is sent as soon as the dispatcher picks it up' })
-  @ApiConflictResponse({ description: 'The delivery is neither `failed` nor `cancelled`' })
+  @ApiConflictResponse({
+    description: 'The delivery is neither `failed` nor `cancelled`, or it could not be sent now: its endpoint is disabled or deleted, or Webhook Notifications are off',
+  })
   @HttpCode(202)
   async redeliver(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string) {
-    this.deliveries.get(ctx, id);
-    const result = await this.deliveryCommands.execute({ kind: 'redeliver', deliveryId: id, accountId: ctx.account_id ?? '', now: new Date() }, ctx);
-    await this.ryw.await(result.position);
-    return this.deliveries.get(ctx, id);
+    return this.redelivery.request(ctx, ctx.account_id ?? '', id);
   }
 
   @Get('webhook-settings')

@@ -4,13 +4,12 @@ import {
   Ctx,
   isUuid,
   NotFoundError,
-  ReadYourWrites,
   ValidationError,
 } from '@filing/platform';
 import { Body, Controller, Get, Param, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DeliveriesQueries } from '../deliveries/deliveries.queries';
-import { DeliveryCommands } from '../deliveries/delivery-commands';
+import { RedeliveryService } from '../deliveries/redelivery.service';
 import type { EndpointView } from '../endpoints/endpoint-views';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { CreateEndpointDto, UpdateEndpointDto } from '../http/webhooks.dto';
@@ -31,7 +30,7 @@ const ENDPOINTS_PER_PAGE = '50';
 /**
  * Profile Settings → Profile tab → Webhook Settings. Every action maps a form onto the same
  * services the webhook API's controller uses (EndpointsService, SettingsService,
- * DeliveriesQueries, DeliveryCommands) with the signed-in user's command context, so the
+ * DeliveriesQueries, RedeliveryService) with the signed-in user's command context, so the
  * account scoping, validation and events are the API's: another account's id is a 404 here too.
  */
 @Controller('settings/profile')
@@ -44,8 +43,7 @@ export class WebhookSettingsController {
     private readonly endpoints: EndpointsService,
     private readonly settings: SettingsService,
     private readonly deliveries: DeliveriesQueries,
-    private readonly deliveryCommands: DeliveryCommands,
-    private readonly ryw: ReadYourWrites,
+    private readonly redelivery: RedeliveryService,
     private readonly sessions: SettingsSessionStore,
   ) {}
 
@@ -140,12 +138,7 @@ export class WebhookSettingsController {
 
   @Post('webhook-deliveries/:id/redeliver')
   async redeliver(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply) {
-    const delivery = this.deliveries.get(ctx, checkId(id));
-    const result = await this.deliveryCommands.execute(
-      { kind: 'redeliver', deliveryId: delivery.id, accountId: current.session.accountId, now: new Date() },
-      ctx,
-    );
-    await this.ryw.await(result.position);
+    const delivery = await this.redelivery.request(ctx, current.session.accountId, checkId(id));
     this.sessions.setFlash(current.token, 'The delivery will be sent again.');
     redirect(reply, `${endpointUrl(delivery.endpoint_id)}#deliveries`);
   }
