@@ -181,7 +181,7 @@ describe('OpenAPI document and /docs', () => {
     expect(schema.properties!.entity_type.enum).toEqual(
       expect.arrayContaining(['llc', 'corporation', 'nonprofit', 'partnership', 'sole_proprietorship', 'other']),
     );
-    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.securitySchemes.bearer).toEqual({ type: 'http', scheme: 'bearer', bearerFormat: 'opaque' });
   });
 
   it('declares a success answer for every operation: a schema with fields, or no content for a 204', () => {

@@ -35,7 +35,8 @@ export function setupOpenApi(app: NestFastifyApplication, options: { bodyLimitBy
     )
     .setVersion('1')
     .addOAuth2({ type: 'oauth2', flows: { clientCredentials: { tokenUrl: '/o/token/', scopes: { read: 'Read', write: 'Write' } } } }, 'oauth2')
-    .addBearerAuth({ type: 'http', scheme: 'bearer' }, 'bearer')
+    // Opaque tokens, not JWTs (Nest's default bearerFormat would say JWT).
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'opaque' }, 'bearer')
     .addSecurityRequirements('bearer')
     .build();
   const full = SwaggerModule.createDocument(app, config, { extraModels: [ProblemDto, BearerErrorDto] });
