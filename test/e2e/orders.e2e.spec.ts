@@ -219,6 +219,22 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
       expect((await call(owner, 'GET', '/orders?status=completed')).body.data).toContainEqual(view);
     });
 
+    it('takes no body: fields sent to it are a 400 naming each, and change nothing; {} is fine', async () => {
+      const order = await submitOrder(owner);
+      const send = (body: string) =>
+        fetch(`${service.url}/internal-api/v1/orders/${order.id}/complete`, {
+          method: 'POST',
+          headers: { ...bearer(operator.token), 'content-type': 'application/json' },
+          body,
+        });
+      const refused = await send('{"status":"cancelled","bogus":1}');
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { errors: Array<{ field: string }> }).errors.map((e) => e.field)).toEqual(['status', 'bogus']);
+      expect((await send('[1]')).status).toBe(400);
+      expect((await call(owner, 'GET', `/orders/${order.id}`)).body).toEqual(order);
+      expect((await send('{}')).status).toBe(200);
+    });
+
     it('honours If-Match', async () => {
       const order = await submitOrder(owner);
       expectProblem(await complete(order.id, { 'if-match': '"1"' }), 412);

@@ -82,7 +82,9 @@ describe('webhook endpoints API', () => {
     const nullTypes = await api('POST', `${V1}/webhook-endpoints`, { url: 'https://127.0.0.1:9/n', event_types: null });
     expect([nullTypes.status, nullTypes.body.errors.map((e: { field: string }) => e.field)]).toEqual([400, ['event_types']]);
     expect((await api('GET', `${V1}/webhook-endpoints/${ep.id}`)).body).toMatchObject({ event_types: ['entity.updated'], version: 1 });
-    const enabled = await api('POST', `${V1}/webhook-endpoints/${ep.id}/enable`);
+    const refused = await api('POST', `${V1}/webhook-endpoints/${ep.id}/enable`, { enabled: false });
+    expect([refused.status, refused.body.errors]).toEqual([400, [{ field: 'enabled', message: 'enabled is not accepted: this operation takes no body' }]]);
+    const enabled = await api('POST', `${V1}/webhook-endpoints/${ep.id}/enable`, {});
     expect(enabled.status).toBe(200);
     expect(enabled.body.enabled).toBe(true);
     expect(enabled.headers.get('etag')).toBe('"2"');
