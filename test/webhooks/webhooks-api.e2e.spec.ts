@@ -182,6 +182,10 @@ describe('webhook endpoints API', () => {
     const put = await operator('PUT', `/internal-api/v1/accounts/${account.accountId}/webhook-settings`, { notifications_enabled: false });
     expect(put).toEqual(expect.objectContaining({ status: 200, body: { notifications_enabled: false } }));
     expect((await a('GET', `${V1}/webhook-settings`)).body).toEqual({ notifications_enabled: false });
+    // The operator reads the switch too.
+    expect((await operator('GET', `/internal-api/v1/accounts/${account.accountId}/webhook-settings`)).body).toEqual({ notifications_enabled: false });
+    expect((await operator('GET', `/internal-api/v1/accounts/0193a000-0000-7000-8000-000000000000/webhook-settings`)).status).toBe(404);
+    expect((await a('GET', `/internal-api/v1/accounts/${account.accountId}/webhook-settings`)).status).toBe(403);
     const missing = await operator('PUT', `/internal-api/v1/accounts/0193a000-0000-7000-8000-000000000000/webhook-settings`, { notifications_enabled: true });
     expect(missing.status).toBe(404);
     expect((await a('PUT', `/internal-api/v1/accounts/${account.accountId}/webhook-settings`, { notifications_enabled: true })).status).toBe(403);
