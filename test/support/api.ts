@@ -117,6 +117,7 @@ export function commonBadInputs(path: string, valid: Record<string, unknown>, id
     ['prototype pollution', 'POST', () => path, `${JSON.stringify(valid).slice(0, -1)},"__proto__":{"admin":true}}`, JSON_TYPE, 400],
     // 2,000 levels in 4 KB used to overflow the stack while validating: a 500.
     ['JSON nested 2,000 deep', 'POST', () => path, `{"${firstField}":${'['.repeat(2000)}${']'.repeat(2000)}}`, JSON_TYPE, 400],
+    ['a number beyond double range', 'POST', () => path, `${JSON.stringify(valid).slice(0, -1)},"n":1e400}`, JSON_TYPE, 400],
     ['a body over 15 MiB', 'POST', () => path, JSON.stringify({ ...valid, [firstField]: 'x'.repeat(16 * 1024 * 1024) }), JSON_TYPE, 413],
     ['text/plain', 'POST', () => path, 'name=Acme', { 'content-type': 'text/plain' }, 415],
     ['a form body', 'POST', () => path, 'a=1&b=2', { 'content-type': 'application/x-www-form-urlencoded' }, 415],

@@ -11,7 +11,8 @@ export const MAX_JSON_DEPTH = 32;
  *   actions such as `POST /orders/{id}/cancel`);
  * - nesting deeper than MAX_JSON_DEPTH is a 400 (a few kilobytes of `[[[[…` would otherwise
  *   exhaust the stack in the validation pipe: a 500 for bad input);
- * - `__proto__` and `constructor.prototype` keys are a 400, as with Fastify's own parser.
+ * - `__proto__` and `constructor.prototype` keys are a 400, as with Fastify's own parser;
+ * - a number beyond double range (`1e400`) is a 400, not a silent Infinity → null.
  */
 export function parseJsonBody(_request: unknown, body: Buffer | string, done: (err: Error | null, value?: unknown) => void): void {
   const text = typeof body === 'string' ? body : body.toString('utf8');
@@ -26,7 +27,16 @@ export function parseJsonBody(_request: unknown, body: Buffer | string, done: (e
     const poisoned = err instanceof SyntaxError && /prototype/i.test(err.message);
     return done(new BadRequestException(poisoned ? 'The body may not use __proto__ or constructor.prototype keys' : 'The body is not valid JSON'));
   }
+  // JSON.parse reads 1e400 as Infinity, which would be stored as null: refuse it instead.
+  if (!allNumbersFinite(value)) return done(new BadRequestException('The body holds a number too large to represent'));
   done(null, value);
+}
+
+/** Walks a parsed body (at most MAX_JSON_DEPTH deep, so recursion is safe). */
+function allNumbersFinite(value: unknown): boolean {
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (value === null || typeof value !== 'object') return true;
+  return Object.values(value).every(allNumbersFinite);
 }
 
 /** The deepest nesting of `{`/`[` outside strings, in one pass and without recursion. */
