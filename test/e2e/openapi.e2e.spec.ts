@@ -580,5 +580,14 @@ describe('OpenAPI document and /docs', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/text\/html/);
     expect(await res.text()).toContain('swagger-ui');
+    // A file that is not there is a 404, not a 405 naming the methods of the /docs/* route.
+    const missing = await fetch(`${service.url}/docs/no-such-file.js`);
+    expect([missing.status, missing.headers.get('allow')]).toEqual([404, null]);
+  });
+
+  it('answers a method a path does not have with 405 and Allow', async () => {
+    const { token } = await provisionAccount(service);
+    const res = await fetch(`${service.url}/external-api/v1/webhook-event-types`, { method: 'DELETE', headers: bearer(token) });
+    expect([res.status, res.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
   });
 });

@@ -1,6 +1,6 @@
 import { EventStoreUnavailableError, WrongExpectedVersionError } from '@filing/event-store';
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger, NotFoundException } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import {
   ConflictError,
@@ -134,9 +134,15 @@ function oauthError(exception: unknown): { status: number; body: object } | null
   return typeof error === 'string' && OAUTH_ERROR_CODE.test(error) ? { status: exception.getStatus(), body } : null;
 }
 
+/**
+ * The methods of the routes matching this path; none when a route of the request's own method
+ * matches (then the 404 came from inside it, e.g. a missing file under `/docs/`, and is a 404).
+ */
 function allowedMethods(request: FastifyRequest): string[] {
   const url = request.url.split('?')[0];
-  return METHODS.filter((method) => method !== request.method && request.server.findRoute({ method, url }) !== null);
+  const found = (method: string) => request.server.findRoute({ method: method as HTTPMethods, url }) !== null;
+  if (found(request.method)) return [];
+  return METHODS.filter((method) => method !== request.method && found(method));
 }
 
 function describe(exception: unknown): string {
