@@ -3,7 +3,7 @@
  * CONTRACT.md §2–§3 for entities, tenant isolation, and a table of bad inputs. The template for
  * the other families' end-to-end specs.
  */
-import { encodeCursor, ReferenceChecker, ValidationError } from '@filing/platform';
+import { CursorCodec, ReferenceChecker, ValidationError } from '@filing/platform';
 import {
   type Answer,
   type BadInput,
@@ -150,6 +150,27 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
       ]);
       expectProblem(await call(lister, 'GET', '/entities?color=red'), 400, ['color']);
     });
+
+    it('answers 400 naming cursor for a forged cursor: a readable body without the service\'s tag', async () => {
+      const b64 = (body: unknown) => Buffer.from(JSON.stringify(body)).toString('base64url');
+      const zero = '00000000-0000-0000-0000-000000000000';
+      const signedElsewhere = CursorCodec.random(); // as a forger, or another DATA_DIR, would sign
+      const zeroTag = (body: unknown) => Buffer.concat([Buffer.alloc(16), Buffer.from(JSON.stringify(body))]).toString('base64url');
+      for (const cursor of [
+        b64({ v: 1, c: 'entities', k: 'zzz' }), // was a 200 with an empty page
+        b64({ v: 1, c: 'entities', k: zero }), // was a 200 with the whole list
+        zeroTag({ v: 2, c: 'entities', k: zero }),
+        signedElsewhere.encode('entities', zero),
+      ]) {
+        expectProblem(await call(lister, 'GET', `/entities?cursor=${cursor}`), 400, ['cursor']);
+      }
+      const history = `/entities/${made[0].id}/history`;
+      expectProblem(await call(lister, 'GET', `${history}?cursor=${b64({ v: 1, c: 'entities/history', k: 0 })}`), 400, ['cursor']);
+      expectProblem(await call(lister, 'GET', `${history}?cursor=${signedElsewhere.encode('entities/history', 0)}`), 400, ['cursor']);
+      // Its own cursors still page.
+      const first = await call(lister, 'GET', '/entities?limit=2');
+      expect((await call(lister, 'GET', `/entities?limit=2&cursor=${first.body.next_cursor}`)).body.data).toHaveLength(2);
+    });
   });
 
   describe('PATCH', () => {
@@ -257,7 +278,7 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
       const { items, pages } = await walk(owner, `/entities/${entity.id}/history`, 1);
       expect(pages).toBe(3);
       expect(items).toEqual(res.body.data);
-      const past = encodeCursor('entities/history', 99);
+      const past = service.app.get(CursorCodec).encode('entities/history', 99);
       expect((await call(owner, 'GET', `/entities/${entity.id}/history?cursor=${past}`)).body).toEqual({ data: [], next_cursor: null });
       expectProblem(await call(owner, 'GET', `/entities/${entity.id}/history?cursor=nope`), 400, ['cursor']);
       expectProblem(await call(owner, 'GET', `/entities/${MISSING_ID}/history`), 404);

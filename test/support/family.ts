@@ -6,7 +6,7 @@
  * and adds its own field rules, filters and bad-input table.
  */
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
-import { compareReadModels, encodeCursor, ProjectionRunner, ReadYourWrites, rebuildReadModels } from '@filing/platform';
+import { compareReadModels, CursorCodec, ProjectionRunner, ReadYourWrites, rebuildReadModels } from '@filing/platform';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { expectProblem, ISO_MS, MISSING_ID, type Resource, type ResourceApi, UUID_V7 } from './api';
@@ -188,10 +188,14 @@ export function describeResourceFamily(env: FamilyEnv, spec: FamilySpec): void {
       expect(pages).toBe(3);
       expect(items).toEqual(res.body.data);
       const collection = `${path.slice(1)}/history`;
-      const past = encodeCursor(collection, 99);
+      const cursors = env.service().app.get(CursorCodec);
+      const past = cursors.encode(collection, 99);
       expect((await call(env.owner(), 'GET', `${path}/${resource.id}/history?cursor=${past}`)).body).toEqual({ data: [], next_cursor: null });
       expectProblem(await call(env.owner(), 'GET', `${path}/${resource.id}/history?cursor=nope`), 400, ['cursor']);
-      expectProblem(await call(env.owner(), 'GET', `${path}/${resource.id}/history?cursor=${encodeCursor(path.slice(1), resource.id)}`), 400, ['cursor']);
+      expectProblem(await call(env.owner(), 'GET', `${path}/${resource.id}/history?cursor=${cursors.encode(path.slice(1), resource.id)}`), 400, ['cursor']);
+      // Signed with another key (a forged one, or another DATA_DIR's): refused like any cursor the service did not issue.
+      const forged = CursorCodec.random().encode(collection, 0);
+      expectProblem(await call(env.owner(), 'GET', `${path}/${resource.id}/history?cursor=${forged}`), 400, ['cursor']);
       expectProblem(await call(env.owner(), 'GET', `${path}/${MISSING_ID}/history`), 404);
     });
   });

@@ -2,6 +2,7 @@ import {
   type CommandContext,
   createValidationPipe,
   Ctx,
+  CursorCodec,
   NotFoundError,
   PageQueryDto,
   pageRequest,
@@ -45,7 +46,12 @@ abstract class OperatorController {
 @Controller('internal-api/v1/accounts')
 @UsePipes(createValidationPipe())
 export class AccountsController extends OperatorController {
-  constructor(commandBus: CommandBus, queries: AuthQueries, readYourWrites: ReadYourWrites) {
+  constructor(
+    commandBus: CommandBus,
+    queries: AuthQueries,
+    readYourWrites: ReadYourWrites,
+    private readonly cursors: CursorCodec,
+  ) {
     super(commandBus, queries, readYourWrites);
   }
 
@@ -60,7 +66,7 @@ export class AccountsController extends OperatorController {
 
   @Get()
   list(@Query() query: PageQueryDto) {
-    return this.queries.accounts(pageRequest<string>(query, 'accounts', 'string'), accountView);
+    return this.queries.accounts(pageRequest<string>(query, 'accounts', 'string', this.cursors), accountView);
   }
 
   @Get(':id')

@@ -3,6 +3,7 @@ import {
   AccountId,
   type CommandContext,
   Ctx,
+  CursorCodec,
   createValidationPipe,
   type HistoryItem,
   IfMatch,
@@ -47,6 +48,7 @@ export class DocumentsController {
     private readonly contents: DocumentContentStore,
     private readonly readYourWrites: ReadYourWrites,
     @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly cursors: CursorCodec,
   ) {}
 
   @Post()
@@ -67,7 +69,7 @@ export class DocumentsController {
   @Get()
   @ApiPageResponse(DocumentDto)
   list(@Query() query: ListDocumentsQueryDto, @AccountId() accountId: string): Page<DocumentView> {
-    return this.queries.list(accountId, query, pageRequest(query, DOCUMENTS_COLLECTION, 'string'));
+    return this.queries.list(accountId, query, pageRequest(query, DOCUMENTS_COLLECTION, 'string', this.cursors));
   }
 
   @Get(':id')
@@ -136,7 +138,7 @@ export class DocumentsController {
       store: this.store,
       streamId,
       accountId,
-      page: pageRequest(query, HISTORY_COLLECTION, 'number'),
+      page: pageRequest(query, HISTORY_COLLECTION, 'number', this.cursors),
       collection: HISTORY_COLLECTION,
       notFound,
     });

@@ -1,9 +1,11 @@
-import { decodeCursor, type ProjectionRunner, type RecordedEnvelope } from '@filing/platform';
+import { CursorCodec, type ProjectionRunner, type RecordedEnvelope } from '@filing/platform';
 import { recorded } from '../../../platform/src/testing/domain';
 import Database from 'better-sqlite3';
 import { DOCUMENT_ADDED, DOCUMENT_DELETED, DOCUMENT_UPDATED, type DocumentAddedData, type DocumentEvent } from '../document.events';
 import { DocumentsProjection } from './documents.projection';
 import { DocumentsQueries } from './documents.queries';
+
+const cursors = CursorCodec.random();
 
 let position = 0;
 const stored = (event: DocumentEvent, account: string, occurredAt: string, revision = 0): RecordedEnvelope =>
@@ -66,20 +68,20 @@ describe('documents read model', () => {
 
   it('forgets a deleted document', () => {
     expect(queries.get('a', 'd5')).toBeNull();
-    expect(queries.list('a', { order_id: 'o1' }, { limit: 50, after: null }).data.map((d) => d.id)).toEqual(['d2', 'd3']);
+    expect(queries.list('a', { order_id: 'o1' }, { limit: 50, after: null, cursors }).data.map((d) => d.id)).toEqual(['d2', 'd3']);
   });
 
   it('answers only within the account', () => {
     expect(queries.get('b', 'd1')).toBeNull();
-    expect(queries.list('b', {}, { limit: 50, after: null }).data.map((d) => d.id)).toEqual(['d4']);
+    expect(queries.list('b', {}, { limit: 50, after: null, cursors }).data.map((d) => d.id)).toEqual(['d4']);
   });
 
   it('filters by entity and order, and pages', () => {
-    const page = queries.list('a', {}, { limit: 2, after: null });
+    const page = queries.list('a', {}, { limit: 2, after: null, cursors });
     expect(page.data.map((d) => d.id)).toEqual(['d1', 'd2']);
-    expect(decodeCursor(page.next_cursor)).toMatchObject({ c: 'documents', k: 'd2' });
-    expect(queries.list('a', {}, { limit: 2, after: 'd2' })).toEqual({ data: [expect.objectContaining({ id: 'd3' })], next_cursor: null });
-    expect(queries.list('a', { entity_id: 'e1' }, { limit: 50, after: null }).data.map((d) => d.id)).toEqual(['d1', 'd2']);
-    expect(queries.list('a', { entity_id: 'e1', order_id: 'o1' }, { limit: 50, after: null }).data.map((d) => d.id)).toEqual(['d2']);
+    expect(cursors.decode(page.next_cursor)).toMatchObject({ c: 'documents', k: 'd2' });
+    expect(queries.list('a', {}, { limit: 2, after: 'd2', cursors })).toEqual({ data: [expect.objectContaining({ id: 'd3' })], next_cursor: null });
+    expect(queries.list('a', { entity_id: 'e1' }, { limit: 50, after: null, cursors }).data.map((d) => d.id)).toEqual(['d1', 'd2']);
+    expect(queries.list('a', { entity_id: 'e1', order_id: 'o1' }, { limit: 50, after: null, cursors }).data.map((d) => d.id)).toEqual(['d2']);
   });
 });

@@ -3,6 +3,7 @@ import {
   AccountId,
   type CommandContext,
   Ctx,
+  CursorCodec,
   createValidationPipe,
   IfMatch,
   NotFoundError,
@@ -43,6 +44,7 @@ export class EntitiesController {
     private readonly queries: EntitiesQueries,
     private readonly readYourWrites: ReadYourWrites,
     @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly cursors: CursorCodec,
   ) {}
 
   @Post()
@@ -61,7 +63,7 @@ export class EntitiesController {
   @Get()
   @ApiPageResponse(EntityDto)
   list(@Query() query: ListEntitiesQueryDto, @AccountId() accountId: string): Page<EntityView> {
-    return this.queries.list(accountId, query, pageRequest(query, ENTITIES_COLLECTION, 'string'));
+    return this.queries.list(accountId, query, pageRequest(query, ENTITIES_COLLECTION, 'string', this.cursors));
   }
 
   @Get(':id')
@@ -100,7 +102,7 @@ export class EntitiesController {
       store: this.store,
       streamId: streamName(ENTITY_STREAM_CONTEXT, id),
       accountId,
-      page: pageRequest(query, HISTORY_COLLECTION, 'number'),
+      page: pageRequest(query, HISTORY_COLLECTION, 'number', this.cursors),
       collection: HISTORY_COLLECTION,
       notFound: () => NotFoundError.of('entity', id),
     });

@@ -1,8 +1,10 @@
-import { decodeCursor, type RecordedEnvelope, type ProjectionRunner } from '@filing/platform';
+import { CursorCodec, type RecordedEnvelope, type ProjectionRunner } from '@filing/platform';
 import Database from 'better-sqlite3';
 import { ENTITY_CREATED, ENTITY_UPDATED, type EntityEvent } from '../entity.events';
 import { EntitiesProjection } from './entities.projection';
 import { EntitiesQueries } from './entities.queries';
+
+const cursors = CursorCodec.random();
 
 let revision = 0;
 function recorded(event: EntityEvent, account: string, at: string): RecordedEnvelope {
@@ -62,17 +64,17 @@ describe('entities read model', () => {
     expect(queries.get('b', 'e2')).toBeNull();
     expect(queries.exists('a', 'e1')).toBe(true);
     expect(queries.exists('b', 'e1')).toBe(false);
-    expect(queries.list('b', {}, { limit: 50, after: null }).data.map((e) => e.id)).toEqual(['e3']);
+    expect(queries.list('b', {}, { limit: 50, after: null, cursors }).data.map((e) => e.id)).toEqual(['e3']);
   });
 
   it('filters and pages', () => {
-    const page = queries.list('a', {}, { limit: 1, after: null });
+    const page = queries.list('a', {}, { limit: 1, after: null, cursors });
     expect(page.data.map((e) => e.id)).toEqual(['e1']);
-    expect(decodeCursor(page.next_cursor)).toMatchObject({ c: 'entities', k: 'e1' });
-    expect(queries.list('a', {}, { limit: 1, after: 'e1' })).toEqual({ data: [expect.objectContaining({ id: 'e2' })], next_cursor: null });
-    expect(queries.list('a', { status: 'inactive' }, { limit: 50, after: null }).data.map((e) => e.id)).toEqual(['e2']);
-    expect(queries.list('a', { entity_type: 'llc' }, { limit: 50, after: null }).data.map((e) => e.id)).toEqual(['e1']);
-    expect(queries.list('a', { q: 'STR' }, { limit: 50, after: null }).data.map((e) => e.id)).toEqual(['e1']);
-    expect(queries.list('a', { q: 'straße' }, { limit: 50, after: null }).data.map((e) => e.id)).toEqual(['e1']);
+    expect(cursors.decode(page.next_cursor)).toMatchObject({ c: 'entities', k: 'e1' });
+    expect(queries.list('a', {}, { limit: 1, after: 'e1', cursors })).toEqual({ data: [expect.objectContaining({ id: 'e2' })], next_cursor: null });
+    expect(queries.list('a', { status: 'inactive' }, { limit: 50, after: null, cursors }).data.map((e) => e.id)).toEqual(['e2']);
+    expect(queries.list('a', { entity_type: 'llc' }, { limit: 50, after: null, cursors }).data.map((e) => e.id)).toEqual(['e1']);
+    expect(queries.list('a', { q: 'STR' }, { limit: 50, after: null, cursors }).data.map((e) => e.id)).toEqual(['e1']);
+    expect(queries.list('a', { q: 'straße' }, { limit: 50, after: null, cursors }).data.map((e) => e.id)).toEqual(['e1']);
   });
 });

@@ -3,6 +3,7 @@ import {
   AccountId,
   type CommandContext,
   Ctx,
+  CursorCodec,
   createValidationPipe,
   type HistoryItem,
   IfMatch,
@@ -49,6 +50,7 @@ export class JurisdictionsController {
     private readonly queries: JurisdictionsQueries,
     private readonly readYourWrites: ReadYourWrites,
     @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly cursors: CursorCodec,
   ) {}
 
   @Post()
@@ -67,7 +69,7 @@ export class JurisdictionsController {
   @Get()
   @ApiPageResponse(JurisdictionDto)
   list(@Query() query: ListJurisdictionsQueryDto, @AccountId() accountId: string): Page<JurisdictionView> {
-    return this.queries.list(accountId, query, pageRequest(query, JURISDICTIONS_COLLECTION, 'string'));
+    return this.queries.list(accountId, query, pageRequest(query, JURISDICTIONS_COLLECTION, 'string', this.cursors));
   }
 
   @Get(':id')
@@ -106,7 +108,7 @@ export class JurisdictionsController {
       store: this.store,
       streamId: streamName(JURISDICTION_STREAM_CONTEXT, id),
       accountId,
-      page: pageRequest(query, HISTORY_COLLECTION, 'number'),
+      page: pageRequest(query, HISTORY_COLLECTION, 'number', this.cursors),
       collection: HISTORY_COLLECTION,
       notFound: () => NotFoundError.of('jurisdiction', id),
     });

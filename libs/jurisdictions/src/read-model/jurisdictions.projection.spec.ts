@@ -1,9 +1,11 @@
-import { decodeCursor, type ProjectionRunner } from '@filing/platform';
+import { CursorCodec, type ProjectionRunner } from '@filing/platform';
 import Database from 'better-sqlite3';
 import { recorded } from '../../../platform/src/testing/domain';
 import { JURISDICTION_ADDED, JURISDICTION_UPDATED, type JurisdictionEvent } from '../jurisdiction.events';
 import { JurisdictionsProjection } from './jurisdictions.projection';
 import { JurisdictionsQueries } from './jurisdictions.queries';
+
+const cursors = CursorCodec.random();
 
 const E1 = '0193a5b2-0000-7000-8000-0000000000e1';
 const E2 = '0193a5b2-0000-7000-8000-0000000000e2';
@@ -63,18 +65,18 @@ describe('jurisdictions read model', () => {
   it('answers only within the account', () => {
     expect(queries.get('b', 'j2')).toBeNull();
     expect(queries.get('a', 'j4')).toBeNull();
-    expect(queries.list('b', {}, { limit: 50, after: null }).data.map((j) => j.id)).toEqual(['j4']);
-    expect(queries.list('b', { entity_id: E2 }, { limit: 50, after: null }).data).toEqual([]);
+    expect(queries.list('b', {}, { limit: 50, after: null, cursors }).data.map((j) => j.id)).toEqual(['j4']);
+    expect(queries.list('b', { entity_id: E2 }, { limit: 50, after: null, cursors }).data).toEqual([]);
   });
 
   it('filters by entity and status (an entity id in capitals too), and pages', () => {
-    const page = queries.list('a', {}, { limit: 2, after: null });
+    const page = queries.list('a', {}, { limit: 2, after: null, cursors });
     expect(page.data.map((j) => j.id)).toEqual(['j1', 'j2']);
-    expect(decodeCursor(page.next_cursor)).toMatchObject({ c: 'jurisdictions', k: 'j2' });
-    expect(queries.list('a', {}, { limit: 2, after: 'j2' })).toEqual({ data: [expect.objectContaining({ id: 'j3' })], next_cursor: null });
-    expect(queries.list('a', { entity_id: E1 }, { limit: 50, after: null }).data.map((j) => j.id)).toEqual(['j1', 'j2']);
-    expect(queries.list('a', { entity_id: E1.toUpperCase() }, { limit: 50, after: null }).data.map((j) => j.id)).toEqual(['j1', 'j2']);
-    expect(queries.list('a', { status: 'pending' }, { limit: 50, after: null }).data.map((j) => j.id)).toEqual(['j1', 'j3']);
-    expect(queries.list('a', { entity_id: E1, status: 'active' }, { limit: 50, after: null }).data.map((j) => j.id)).toEqual(['j2']);
+    expect(cursors.decode(page.next_cursor)).toMatchObject({ c: 'jurisdictions', k: 'j2' });
+    expect(queries.list('a', {}, { limit: 2, after: 'j2', cursors })).toEqual({ data: [expect.objectContaining({ id: 'j3' })], next_cursor: null });
+    expect(queries.list('a', { entity_id: E1 }, { limit: 50, after: null, cursors }).data.map((j) => j.id)).toEqual(['j1', 'j2']);
+    expect(queries.list('a', { entity_id: E1.toUpperCase() }, { limit: 50, after: null, cursors }).data.map((j) => j.id)).toEqual(['j1', 'j2']);
+    expect(queries.list('a', { status: 'pending' }, { limit: 50, after: null, cursors }).data.map((j) => j.id)).toEqual(['j1', 'j3']);
+    expect(queries.list('a', { entity_id: E1, status: 'active' }, { limit: 50, after: null, cursors }).data.map((j) => j.id)).toEqual(['j2']);
   });
 });

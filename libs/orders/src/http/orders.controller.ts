@@ -3,6 +3,7 @@ import {
   AccountId,
   type CommandContext,
   Ctx,
+  CursorCodec,
   createValidationPipe,
   type HistoryItem,
   IfMatch,
@@ -52,6 +53,7 @@ export class OrdersController {
     private readonly queries: OrdersQueries,
     private readonly readYourWrites: ReadYourWrites,
     @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly cursors: CursorCodec,
   ) {}
 
   @Post()
@@ -70,7 +72,7 @@ export class OrdersController {
   @Get()
   @ApiPageResponse(OrderDto)
   list(@Query() query: ListOrdersQueryDto, @AccountId() accountId: string): Page<OrderView> {
-    return this.queries.list(accountId, query, pageRequest(query, ORDERS_COLLECTION, 'string'));
+    return this.queries.list(accountId, query, pageRequest(query, ORDERS_COLLECTION, 'string', this.cursors));
   }
 
   @Get(':id')
@@ -104,7 +106,7 @@ export class OrdersController {
       store: this.store,
       streamId: streamName(ORDER_STREAM_CONTEXT, id),
       accountId,
-      page: pageRequest(query, HISTORY_COLLECTION, 'number'),
+      page: pageRequest(query, HISTORY_COLLECTION, 'number', this.cursors),
       collection: HISTORY_COLLECTION,
       notFound: () => NotFoundError.of('order', id),
     });

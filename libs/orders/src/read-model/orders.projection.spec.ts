@@ -1,9 +1,11 @@
-import { decodeCursor, type ProjectionRunner, type RecordedEnvelope } from '@filing/platform';
+import { CursorCodec, type ProjectionRunner, type RecordedEnvelope } from '@filing/platform';
 import { recorded } from '../../../platform/src/testing/domain';
 import Database from 'better-sqlite3';
 import { ORDER_CANCELLED, ORDER_COMPLETED, ORDER_SUBMITTED, type OrderEvent, type OrderEventData } from '../order.events';
 import { OrdersProjection } from './orders.projection';
 import { OrdersQueries } from './orders.queries';
+
+const cursors = CursorCodec.random();
 
 let position = 0;
 const stored = (event: OrderEvent, account: string, occurredAt: string, revision = 0): RecordedEnvelope =>
@@ -62,16 +64,16 @@ describe('orders read model', () => {
     expect(queries.exists('b', 'o1')).toBe(false);
     expect(queries.getInAnyAccount('o4')).toMatchObject({ id: 'o4', account_id: 'b' });
     expect(queries.getInAnyAccount('o9')).toBeNull();
-    expect(queries.list('b', {}, { limit: 50, after: null }).data.map((o) => o.id)).toEqual(['o4']);
+    expect(queries.list('b', {}, { limit: 50, after: null, cursors }).data.map((o) => o.id)).toEqual(['o4']);
   });
 
   it('filters by entity and status, and pages', () => {
-    const page = queries.list('a', {}, { limit: 2, after: null });
+    const page = queries.list('a', {}, { limit: 2, after: null, cursors });
     expect(page.data.map((o) => o.id)).toEqual(['o1', 'o2']);
-    expect(decodeCursor(page.next_cursor)).toMatchObject({ c: 'orders', k: 'o2' });
-    expect(queries.list('a', {}, { limit: 2, after: 'o2' })).toEqual({ data: [expect.objectContaining({ id: 'o3' })], next_cursor: null });
-    expect(queries.list('a', { entity_id: 'e1' }, { limit: 50, after: null }).data.map((o) => o.id)).toEqual(['o1', 'o3']);
-    expect(queries.list('a', { status: 'completed' }, { limit: 50, after: null }).data.map((o) => o.id)).toEqual(['o3']);
-    expect(queries.list('a', { entity_id: 'e1', status: 'submitted' }, { limit: 50, after: null }).data.map((o) => o.id)).toEqual(['o1']);
+    expect(cursors.decode(page.next_cursor)).toMatchObject({ c: 'orders', k: 'o2' });
+    expect(queries.list('a', {}, { limit: 2, after: 'o2', cursors })).toEqual({ data: [expect.objectContaining({ id: 'o3' })], next_cursor: null });
+    expect(queries.list('a', { entity_id: 'e1' }, { limit: 50, after: null, cursors }).data.map((o) => o.id)).toEqual(['o1', 'o3']);
+    expect(queries.list('a', { status: 'completed' }, { limit: 50, after: null, cursors }).data.map((o) => o.id)).toEqual(['o3']);
+    expect(queries.list('a', { entity_id: 'e1', status: 'submitted' }, { limit: 50, after: null, cursors }).data.map((o) => o.id)).toEqual(['o1']);
   });
 });

@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { NotFoundError } from '../errors/domain-errors';
 import { buildMetadata, toEventData } from '../events/envelope';
 import { readHistory } from './history';
-import { pageRequest } from './pagination';
+import { CursorCodec, pageRequest } from './pagination';
 
 describe('readHistory', () => {
+  const cursors = CursorCodec.random();
   let dir: string;
   let store: SqliteEventStore;
   beforeAll(async () => {
@@ -31,7 +32,7 @@ describe('readHistory', () => {
       store,
       streamId,
       accountId,
-      page: pageRequest<number>(query, 'things/history', 'number'),
+      page: pageRequest<number>(query, 'things/history', 'number', cursors),
       collection: 'things/history',
       notFound: () => NotFoundError.of('thing', '1'),
     });

@@ -114,7 +114,7 @@ describe('Idempotency-Key and JSON-only bodies (interceptors over real HTTP)', (
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'idempotency-'));
     const moduleRef = await Test.createTestingModule({
-      imports: [StubsModule, ResourceApiModule.forRoot({ idempotencyFile: join(dir, 'idempotency.db') })],
+      imports: [StubsModule, ResourceApiModule.forRoot({ idempotencyFile: join(dir, 'idempotency.db'), cursorKeyFile: join(dir, 'cursor.key') })],
       controllers: [ThingsController],
       providers: [
         { provide: APP_GUARD, useClass: TestAuthGuard },

@@ -1,13 +1,21 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import type Database from 'better-sqlite3';
 import { IsOptional, IsString, ValidateBy } from 'class-validator';
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { closeSync, fsyncSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { type FieldError, ValidationError } from '../errors/domain-errors';
 import { cachedStatement } from '../projections/statements';
 
 /** CONTRACT.md conventions: `?limit=1..200 (default 50)&cursor=<opaque>` → `{data, next_cursor}`, oldest first. */
 export const DEFAULT_PAGE_LIMIT = 50;
 export const MAX_PAGE_LIMIT = 200;
-const CURSOR_VERSION = 1;
+/** 2: signed (1 was unsigned JSON, and is refused like any cursor this service did not issue). */
+const CURSOR_VERSION = 2;
+const CURSOR_KEY_BYTES = 32;
+/** HMAC-SHA256 truncated to 128 bits: forging one takes ~2^128 guesses, each a request. */
+const CURSOR_MAC_BYTES = 16;
+const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,1024}$/;
 const LIMIT_MESSAGE = `limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}`;
 const CURSOR_MESSAGE = 'cursor is not a cursor this service issued; use next_cursor of the previous page';
 
@@ -23,27 +31,132 @@ export interface PageRequest<K extends CursorKey = CursorKey> {
   readonly limit: number;
   /** The sort key of the last item of the previous page; null for the first page. */
   readonly after: K | null;
+  /** Issues the next page's cursor (the codec that checked this one). */
+  readonly cursors: CursorCodec;
 }
 
-interface CursorBody {
+export interface CursorBody {
   readonly v: number;
   /** The collection that issued it, so a cursor of /entities is refused by /tasks. */
   readonly c: string;
   readonly k: CursorKey;
 }
 
-/** base64url of a versioned JSON: opaque to clients, and easy to change behind `v`. */
-export function encodeCursor(collection: string, key: CursorKey): string {
-  const body: CursorBody = { v: CURSOR_VERSION, c: collection, k: key };
-  return Buffer.from(JSON.stringify(body)).toString('base64url');
+/**
+ * Issues and checks the opaque `cursor` tokens: base64url of a 16-byte HMAC-SHA256 tag followed
+ * by the versioned JSON body it covers (version, collection, key). Only a cursor this service
+ * issued verifies, so a client cannot jump to a key of its choosing by writing its own.
+ *
+ * One per app, from `DATA_DIR/cursor.key` ({@link CursorCodec.fromKeyFile}, wired by
+ * ResourceApiModule): a restart on the same DATA_DIR keeps accepting the cursors it gave out. The
+ * key stays in this object (a private field: not in `inspect`, JSON, a log or an error).
+ */
+export class CursorCodec {
+  readonly #key: Buffer;
+
+  constructor(key: Uint8Array) {
+    if (key.length !== CURSOR_KEY_BYTES) throw new Error(`a cursor key is ${CURSOR_KEY_BYTES} bytes, not ${key.length}`);
+    this.#key = Buffer.from(key);
+  }
+
+  /** A codec with a fresh random key: for unit tests, and nothing that must survive a restart. */
+  static random(): CursorCodec {
+    return new CursorCodec(randomBytes(CURSOR_KEY_BYTES));
+  }
+
+  /**
+   * The key in `file`, made on first use: 32 random bytes, mode 0600, written to a temp file and
+   * linked into place, so no process ever reads a partial key, and when two start together the
+   * second finds the first one's key (EEXIST) and uses it.
+   */
+  static fromKeyFile(file: string): CursorCodec {
+    const existing = readKeyFile(file);
+    if (existing) return new CursorCodec(existing);
+    const temp = `${file}.${process.pid}.${randomUUID()}.tmp`;
+    const fd = openSync(temp, 'wx', 0o600);
+    try {
+      writeSync(fd, randomBytes(CURSOR_KEY_BYTES));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(temp, file);
+      syncDirectory(dirname(file));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    } finally {
+      unlinkSync(temp);
+    }
+    const key = readKeyFile(file);
+    if (!key) throw new Error(`cursor key file ${file} vanished while it was being made`);
+    return new CursorCodec(key);
+  }
+
+  encode(collection: string, key: CursorKey): string {
+    const body: CursorBody = { v: CURSOR_VERSION, c: collection, k: key };
+    const payload = Buffer.from(JSON.stringify(body));
+    return Buffer.concat([this.tag(payload), payload]).toString('base64url');
+  }
+
+  /** The cursor's body, or null for anything this codec did not issue (the tag compared in constant time). */
+  decode(text: unknown): CursorBody | null {
+    const token = splitToken(text);
+    if (!token || !timingSafeEqual(token.tag, this.tag(token.payload))) return null;
+    return token.body;
+  }
+
+  private tag(payload: Buffer): Buffer {
+    return createHmac('sha256', this.#key).update(payload).digest().subarray(0, CURSOR_MAC_BYTES);
+  }
 }
 
-/** The cursor's body, or null for anything this service could not have issued. */
-export function decodeCursor(text: unknown): CursorBody | null {
-  if (typeof text !== 'string' || !/^[A-Za-z0-9_-]{1,1024}$/.test(text)) return null;
+/** The key in `file`, or null when there is none yet; a file that is not a key is an error. */
+function readKeyFile(file: string): Buffer | null {
+  let key: Buffer;
+  try {
+    key = readFileSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  if (key.length !== CURSOR_KEY_BYTES) {
+    throw new Error(
+      `cursor key file ${file} holds ${key.length} bytes, not ${CURSOR_KEY_BYTES}: ` +
+        'remove it to make a new key (the cursors given out so far then stop working)',
+    );
+  }
+  return key;
+}
+
+function syncDirectory(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+interface CursorToken {
+  readonly tag: Buffer;
+  readonly payload: Buffer;
+  readonly body: CursorBody;
+}
+
+/** A cursor's parts when `text` has the form of one (whatever its tag), else null. */
+function splitToken(text: unknown): CursorToken | null {
+  if (typeof text !== 'string' || !CURSOR_PATTERN.test(text)) return null;
+  const bytes = Buffer.from(text, 'base64url');
+  const payload = bytes.subarray(CURSOR_MAC_BYTES);
+  const body = bytes.length > CURSOR_MAC_BYTES ? parseBody(payload) : null;
+  return body && { tag: bytes.subarray(0, CURSOR_MAC_BYTES), payload, body };
+}
+
+function parseBody(payload: Buffer): CursorBody | null {
   let body: unknown;
   try {
-    body = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+    body = JSON.parse(payload.toString('utf8'));
   } catch {
     return null;
   }
@@ -53,6 +166,15 @@ export function decodeCursor(text: unknown): CursorBody | null {
   const validKey =
     (typeof k === 'string' && k.length > 0 && k.length <= 200) || (typeof k === 'number' && Number.isSafeInteger(k) && k >= 0);
   return validKey ? { v, c, k: k as CursorKey } : null;
+}
+
+/**
+ * Whether `text` has the form of a cursor (base64url of a tag and a cursor body). Only the form:
+ * whether this service issued it takes the key, so it is for {@link CursorCodec.decode}, which
+ * `pageRequest` calls.
+ */
+export function isCursorToken(text: unknown): text is string {
+  return splitToken(text) !== null;
 }
 
 function isLimit(value: unknown): boolean {
@@ -72,18 +194,23 @@ export class PageQueryDto {
   @ApiPropertyOptional({ description: 'next_cursor of the previous page' })
   @IsOptional()
   @IsString()
-  @ValidateBy({ name: 'isCursor', validator: { validate: (v) => decodeCursor(v) !== null, defaultMessage: () => CURSOR_MESSAGE } })
+  // Only the form here (so a malformed cursor is listed with the other bad fields): whether the
+  // service issued it takes the app's key, which `pageRequest` checks.
+  @ValidateBy({ name: 'isCursor', validator: { validate: isCursorToken, defaultMessage: () => CURSOR_MESSAGE } })
   cursor?: string;
 }
 
 /**
  * Parses `limit` and `cursor` for `collection` (also when the DTO was not validated, e.g. from
- * the CLI); a cursor of another collection or with another kind of key is a 400 naming `cursor`.
+ * the CLI); a cursor `cursors` did not issue (forged, altered, of another DATA_DIR), of another
+ * collection or with another kind of key is a 400 naming `cursor`. `cursors` is the app's
+ * CursorCodec (inject it; ResourceApiModule provides it) and also issues the next page's cursor.
  */
 export function pageRequest<K extends CursorKey>(
   query: { limit?: unknown; cursor?: unknown },
   collection: string,
   keyType: K extends number ? 'number' : 'string',
+  cursors: CursorCodec,
 ): PageRequest<K> {
   const errors: FieldError[] = [];
   let limit = DEFAULT_PAGE_LIMIT;
@@ -93,12 +220,12 @@ export function pageRequest<K extends CursorKey>(
   }
   let after: K | null = null;
   if (query.cursor !== undefined) {
-    const body = decodeCursor(query.cursor);
+    const body = cursors.decode(query.cursor);
     if (body && body.c === collection && typeof body.k === keyType) after = body.k as K;
     else errors.push({ field: 'cursor', message: CURSOR_MESSAGE });
   }
   if (errors.length > 0) throw new ValidationError(errors);
-  return { limit, after };
+  return { limit, after, cursors };
 }
 
 /**
@@ -113,7 +240,7 @@ export function toPage<T, K extends CursorKey>(
 ): Page<T> {
   if (items.length <= request.limit) return { data: items, next_cursor: null };
   const data = items.slice(0, request.limit);
-  return { data, next_cursor: encodeCursor(collection, keyOf(data[data.length - 1])) };
+  return { data, next_cursor: request.cursors.encode(collection, keyOf(data[data.length - 1])) };
 }
 
 /** A condition and its parameter; skipped when the parameter is undefined (an absent filter). */

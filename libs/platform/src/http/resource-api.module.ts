@@ -3,6 +3,7 @@ import { APP_INTERCEPTOR } from '@nestjs/core';
 import { IDEMPOTENCY_OPTIONS, IdempotencyHooks, IdempotencyInterceptor, type IdempotencyOptions } from './idempotency.interceptor';
 import { IdempotencyStore } from './idempotency.store';
 import { JsonBodyInterceptor } from './json-body.interceptor';
+import { CursorCodec } from './pagination';
 import { ReferencesModule } from './references';
 
 export interface ResourceApiModuleOptions {
@@ -11,11 +12,17 @@ export interface ResourceApiModuleOptions {
   /** Default `/external-api/v1/` (the operator API answers with secrets, which must not be stored). */
   readonly idempotencyPathPrefixes?: readonly string[];
   readonly idempotencyTtlMs?: number;
+  /**
+   * `DATA_DIR/cursor.key`: the key that signs pagination cursors, made on first start. Kept in
+   * DATA_DIR so cursors survive a restart and every process on the same data agrees.
+   */
+  readonly cursorKeyFile: string;
 }
 
 /**
  * The HTTP mechanisms every resource family shares and that need wiring: the global JSON-only
- * and Idempotency-Key interceptors (with the key store), plus the cross-family reference checker
+ * and Idempotency-Key interceptors (with the key store), the CursorCodec that signs and checks
+ * pagination cursors (pass it to `pageRequest`), plus the cross-family reference checker
  * (ReferencesModule). Needs the event store and the projections module (both global).
  */
 @Global()
@@ -40,8 +47,9 @@ export class ResourceApiModule {
         IdempotencyInterceptor,
         { provide: APP_INTERCEPTOR, useExisting: IdempotencyInterceptor },
         IdempotencyHooks,
+        { provide: CursorCodec, useFactory: () => CursorCodec.fromKeyFile(options.cursorKeyFile) },
       ],
-      exports: [ReferencesModule, IdempotencyStore],
+      exports: [ReferencesModule, IdempotencyStore, CursorCodec],
     };
   }
 }

@@ -3,6 +3,7 @@ import {
   AccountId,
   type CommandContext,
   Ctx,
+  CursorCodec,
   createValidationPipe,
   type HistoryItem,
   IfMatch,
@@ -44,6 +45,7 @@ export class TasksController {
     private readonly queries: TasksQueries,
     private readonly readYourWrites: ReadYourWrites,
     @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly cursors: CursorCodec,
   ) {}
 
   @Post()
@@ -62,7 +64,7 @@ export class TasksController {
   @Get()
   @ApiPageResponse(TaskDto)
   list(@Query() query: ListTasksQueryDto, @AccountId() accountId: string): Page<TaskView> {
-    return this.queries.list(accountId, query, pageRequest(query, TASKS_COLLECTION, 'string'));
+    return this.queries.list(accountId, query, pageRequest(query, TASKS_COLLECTION, 'string', this.cursors));
   }
 
   @Get(':id')
@@ -94,7 +96,7 @@ export class TasksController {
       store: this.store,
       streamId: streamName(TASK_STREAM_CONTEXT, id),
       accountId,
-      page: pageRequest(query, HISTORY_COLLECTION, 'number'),
+      page: pageRequest(query, HISTORY_COLLECTION, 'number', this.cursors),
       collection: HISTORY_COLLECTION,
       notFound: () => NotFoundError.of('task', id),
     });

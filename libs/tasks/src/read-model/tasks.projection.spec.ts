@@ -1,9 +1,11 @@
-import { decodeCursor, type ProjectionRunner } from '@filing/platform';
+import { CursorCodec, type ProjectionRunner } from '@filing/platform';
 import Database from 'better-sqlite3';
 import { recorded } from '../../../platform/src/testing/domain';
 import { TASK_CREATED, TASK_UPDATED, type TaskEvent, type TaskFields } from '../task.events';
 import { TasksProjection } from './tasks.projection';
 import { TasksQueries } from './tasks.queries';
+
+const cursors = CursorCodec.random();
 
 const E1 = '0193a5b2-0000-7000-8000-0000000000e1';
 const E2 = '0193a5b2-0000-7000-8000-0000000000e2';
@@ -57,16 +59,16 @@ describe('tasks read model', () => {
   it('answers only within the account', () => {
     expect(queries.get('b', 't2')).toBeNull();
     expect(queries.get('a', 't4')).toBeNull();
-    expect(queries.list('b', {}, { limit: 50, after: null }).data.map((t) => t.id)).toEqual(['t4']);
+    expect(queries.list('b', {}, { limit: 50, after: null, cursors }).data.map((t) => t.id)).toEqual(['t4']);
   });
 
   it('filters by entity and status (an entity id in capitals too), and pages', () => {
-    const page = queries.list('a', {}, { limit: 2, after: null });
+    const page = queries.list('a', {}, { limit: 2, after: null, cursors });
     expect(page.data.map((t) => t.id)).toEqual(['t1', 't2']);
-    expect(decodeCursor(page.next_cursor)).toMatchObject({ c: 'tasks', k: 't2' });
-    expect(queries.list('a', {}, { limit: 2, after: 't2' })).toEqual({ data: [expect.objectContaining({ id: 't3' })], next_cursor: null });
-    expect(queries.list('a', { entity_id: E1.toUpperCase() }, { limit: 50, after: null }).data.map((t) => t.id)).toEqual(['t1', 't2']);
-    expect(queries.list('a', { status: 'open' }, { limit: 50, after: null }).data.map((t) => t.id)).toEqual(['t1', 't3']);
-    expect(queries.list('a', { entity_id: E1, status: 'completed' }, { limit: 50, after: null }).data.map((t) => t.id)).toEqual(['t2']);
+    expect(cursors.decode(page.next_cursor)).toMatchObject({ c: 'tasks', k: 't2' });
+    expect(queries.list('a', {}, { limit: 2, after: 't2', cursors })).toEqual({ data: [expect.objectContaining({ id: 't3' })], next_cursor: null });
+    expect(queries.list('a', { entity_id: E1.toUpperCase() }, { limit: 50, after: null, cursors }).data.map((t) => t.id)).toEqual(['t1', 't2']);
+    expect(queries.list('a', { status: 'open' }, { limit: 50, after: null, cursors }).data.map((t) => t.id)).toEqual(['t1', 't3']);
+    expect(queries.list('a', { entity_id: E1, status: 'completed' }, { limit: 50, after: null, cursors }).data.map((t) => t.id)).toEqual(['t2']);
   });
 });

@@ -1,4 +1,4 @@
-import { type CommandContext, NotFoundError, type Page, pageRequest, ProjectionRunner, toPage, ValidationError } from '@filing/platform';
+import { type CommandContext, CursorCodec, NotFoundError, type Page, pageRequest, ProjectionRunner, toPage, ValidationError } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import { cachedStatement as stmt } from '@filing/platform';
 
@@ -53,7 +53,10 @@ const view = (r: DeliveryRow): DeliveryView => ({
 /** The delivery log (CONTRACT.md §4), account-scoped. */
 @Injectable()
 export class DeliveriesQueries {
-  constructor(private readonly runner: ProjectionRunner) {}
+  constructor(
+    private readonly runner: ProjectionRunner,
+    private readonly cursors: CursorCodec,
+  ) {}
 
   list(ctx: CommandContext, endpointId: string, query: { limit?: string; cursor?: string; status?: string }): Page<DeliveryView> {
     this.requireEndpoint(ctx, endpointId);
@@ -61,7 +64,7 @@ export class DeliveriesQueries {
       throw ValidationError.field('status', `status must be one of ${STATUSES.join(', ')}`);
     }
     const collection = `webhook-deliveries:${endpointId}`;
-    const request = pageRequest<number>(query, collection, 'number');
+    const request = pageRequest<number>(query, collection, 'number', this.cursors);
     const rows = stmt(
       this.runner.db,
       `SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND (? IS NULL OR status = ?) AND seq > ? ORDER BY seq LIMIT ?`,

@@ -3,6 +3,7 @@ import {
   APP_CONFIG,
   type AppConfig,
   type CommandContext,
+  CursorCodec,
   DomainError,
   handleCommand,
   NotFoundError,
@@ -46,6 +47,7 @@ export class EndpointsService {
     private readonly secrets: SecretStore,
     private readonly runner: ProjectionRunner,
     private readonly ryw: ReadYourWrites,
+    private readonly cursors: CursorCodec,
   ) {}
 
   async create(ctx: CommandContext, input: CreateEndpointInput): Promise<EndpointView & { secret: string }> {
@@ -114,7 +116,7 @@ export class EndpointsService {
   }
 
   list(ctx: CommandContext, query: { limit?: string; cursor?: string }): Page<EndpointView> {
-    const request = pageRequest<number>(query, 'webhook-endpoints', 'number');
+    const request = pageRequest<number>(query, 'webhook-endpoints', 'number', this.cursors);
     const rows = stmt(
       this.runner.db,
       `SELECT rowid AS rowid_seq, * FROM webhook_endpoints WHERE account_id = ? AND deleted = 0 AND rowid > ? ORDER BY rowid LIMIT ?`,
