@@ -6,3 +6,4 @@ export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite/sqlite-
 export { createEventStore, type EventStoreConfig } from './create-event-store';
 export { EventStoreModule } from './event-store.module';
 export { ObservedEventStore, type AppendObserver } from './observed-event-store';
+export { connectionStringProblem } from './esdb/connection-string';

@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig, parseDurations, parseRateLimit } from './config';
+import { ConfigError, directoryProblem, loadConfig, parseDurations, parseRateLimit } from './config';
 
 function problemsOf(env: NodeJS.ProcessEnv): readonly string[] {
   try {
@@ -52,6 +53,14 @@ describe('loadConfig', () => {
     expect(config.eventStore).toMatchObject({ kind: 'esdb', connectionString: 'esdb://localhost:2113?tls=false' });
   });
 
+  it.each([
+    ['esdb://', 'EVENTSTORE_CONNECTION_STRING names no host (e.g. esdb://localhost:2113?tls=false)'],
+    ['esdb://host:2113?tls=maybe', 'EVENTSTORE_CONNECTION_STRING is not a valid connection string: Unexpected "maybe" at position 21, expected true or false (e.g. esdb://localhost:2113?tls=false)'],
+    ['esdb://local host:2113', 'EVENTSTORE_CONNECTION_STRING has a host that is not a host name or IPv4 address: "local host:2113"'],
+  ])('names EVENTSTORE_CONNECTION_STRING and what is wrong with %j (the client\'s own parser, no connection)', (text, problem) => {
+    expect(problemsOf({ EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: text })).toEqual([problem]);
+  });
+
   it('requires TLS certificate and key together', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
     try {
@@ -60,6 +69,102 @@ describe('loadConfig', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('loadConfig: files and directories', () => {
+  // Real PEM files, made with the openssl CLI like test/support/tls-certs.ts (EC P-256: fast).
+  let dir: string;
+  const p = (name: string) => join(dir, name);
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'cfg-files-'));
+    const selfSigned = (name: string) =>
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+        '-keyout', p(`${name}.key`), '-out', p(`${name}.crt`), '-days', '2', '-subj', `/CN=${name}`], { stdio: 'pipe' });
+    selfSigned('a');
+    selfSigned('b');
+    writeFileSync(p('bundle.crt'), readFileSync(p('a.crt'), 'utf8') + readFileSync(p('b.crt'), 'utf8'));
+    writeFileSync(p('broken.crt'), `${readFileSync(p('a.crt'), 'utf8')}-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n`);
+    writeFileSync(p('text.txt'), 'my-hostname\n');
+    execFileSync('openssl', ['pkey', '-in', p('a.key'), '-out', p('encrypted.key'), '-aes256', '-passout', 'pass:secret'], { stdio: 'pipe' });
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  describe('WEBHOOK_CA_FILE', () => {
+    it('takes a PEM bundle of one or more certificates', () => {
+      expect(loadConfig({ WEBHOOK_CA_FILE: p('a.crt') }).webhookCaFile).toBe(p('a.crt'));
+      expect(loadConfig({ WEBHOOK_CA_FILE: p('bundle.crt') }).webhookCaFile).toBe(p('bundle.crt'));
+    });
+    it('refuses a file that is not PEM certificates, which Node would silently ignore', () => {
+      expect(problemsOf({ WEBHOOK_CA_FILE: p('text.txt') })).toEqual([
+        `WEBHOOK_CA_FILE names a file that holds no PEM certificate (-----BEGIN CERTIFICATE-----): ${p('text.txt')}`,
+      ]);
+      expect(problemsOf({ WEBHOOK_CA_FILE: p('a.key') })).toEqual([expect.stringMatching(/^WEBHOOK_CA_FILE .*no PEM certificate.*\(it holds a private key\)$/)]);
+      expect(problemsOf({ WEBHOOK_CA_FILE: p('broken.crt') })).toEqual([
+        expect.stringMatching(/^WEBHOOK_CA_FILE names a file whose certificate 2 of 2 does not parse: /),
+      ]);
+      expect(problemsOf({ WEBHOOK_CA_FILE: dir })).toEqual([`WEBHOOK_CA_FILE names a file that cannot be read: ${dir} (EISDIR)`]);
+    });
+  });
+
+  describe('TLS_CERT_FILE and TLS_KEY_FILE', () => {
+    it('takes a certificate (or a chain, leaf first) with its own key', () => {
+      expect(loadConfig({ TLS_CERT_FILE: p('a.crt'), TLS_KEY_FILE: p('a.key') }).tls).toEqual({ certFile: p('a.crt'), keyFile: p('a.key') });
+      expect(loadConfig({ TLS_CERT_FILE: p('bundle.crt'), TLS_KEY_FILE: p('a.key') }).tls).not.toBeNull();
+    });
+    it('says when the two are swapped', () => {
+      expect(problemsOf({ TLS_CERT_FILE: p('a.key'), TLS_KEY_FILE: p('a.crt') })).toEqual([
+        `TLS_CERT_FILE and TLS_KEY_FILE are swapped: the certificate is in ${p('a.crt')}, the key file, and not in ${p('a.key')}`,
+      ]);
+    });
+    it('names each file that does not parse', () => {
+      expect(problemsOf({ TLS_CERT_FILE: p('text.txt'), TLS_KEY_FILE: p('text.txt') })).toEqual([
+        `TLS_CERT_FILE names a file that holds no PEM certificate (-----BEGIN CERTIFICATE-----): ${p('text.txt')}`,
+        expect.stringMatching(/^TLS_KEY_FILE names a file that holds no usable PEM private key \(it must not be encrypted\): /),
+      ]);
+      expect(problemsOf({ TLS_CERT_FILE: p('a.crt'), TLS_KEY_FILE: p('encrypted.key') })).toEqual([
+        expect.stringMatching(/^TLS_KEY_FILE names a file that holds no usable PEM private key/),
+      ]);
+    });
+    it('refuses a key that is not the certificate\'s', () => {
+      expect(problemsOf({ TLS_CERT_FILE: p('a.crt'), TLS_KEY_FILE: p('b.key') })).toEqual([
+        expect.stringMatching(/^TLS_CERT_FILE and TLS_KEY_FILE do not belong together: the key in .*b\.key is not the key of the certificate in .*a\.crt/),
+      ]);
+      // A chain whose first certificate is not the key's.
+      writeFileSync(p('wrong-order.crt'), readFileSync(p('b.crt'), 'utf8') + readFileSync(p('a.crt'), 'utf8'));
+      expect(problemsOf({ TLS_CERT_FILE: p('wrong-order.crt'), TLS_KEY_FILE: p('a.key') })).toEqual([expect.stringContaining('do not belong together')]);
+    });
+  });
+
+  describe('DATA_DIR', () => {
+    it('takes an existing writable directory, or a new one under a writable directory (not made here)', () => {
+      expect(loadConfig({ DATA_DIR: dir }).dataDir).toBe(dir);
+      expect(loadConfig({ DATA_DIR: p('new/deeper') }).dataDir).toBe(p('new/deeper'));
+      expect(readdirSync(dir)).not.toContain('new');
+      expect(readdirSync(dir).filter((name) => name.startsWith('.write-check-'))).toEqual([]);
+    });
+    it('refuses a file, or a path under a file', () => {
+      expect(problemsOf({ DATA_DIR: p('text.txt') })).toEqual([`DATA_DIR must be a directory, but ${p('text.txt')} is a file`]);
+      expect(problemsOf({ DATA_DIR: p('text.txt/data') })).toEqual([
+        `DATA_DIR cannot be created: ${p('text.txt/data')} does not exist, and its nearest existing parent ${p('text.txt')} is a file, not a directory`,
+      ]);
+    });
+    it('refuses a dangling symbolic link', () => {
+      symlinkSync(p('nowhere'), p('dangling'));
+      expect(problemsOf({ DATA_DIR: p('dangling') })).toEqual([`DATA_DIR is a symbolic link to a path that does not exist: ${p('dangling')}`]);
+      expect(problemsOf({ DATA_DIR: p('dangling/data') })).toEqual([expect.stringContaining('is a symbolic link to a path that does not exist, not a directory')]);
+    });
+    (existsSync('/proc/self') ? it : it.skip)('refuses a place under /proc, where the recursive mkdir at start would spin forever', () => {
+      expect(problemsOf({ DATA_DIR: '/proc/nonexistent/x' })).toEqual([
+        'DATA_DIR cannot be created: /proc/nonexistent/x does not exist, and its nearest existing parent /proc takes no new directories (making a directory there fails with ENOENT)',
+      ]);
+    });
+    (process.getuid?.() === 0 ? it.skip : it)('refuses a directory it cannot write in (not as root)', () => {
+      mkdirSync(p('read-only'));
+      chmodSync(p('read-only'), 0o555);
+      expect(directoryProblem(p('read-only'))).toBe(`names a directory this process cannot write in: ${p('read-only')} (no write access: EACCES)`);
+      expect(directoryProblem(p('read-only/data'))).toMatch(/takes no new directories \(no write access: EACCES\)$/);
+    });
   });
 });
 

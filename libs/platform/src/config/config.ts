@@ -1,5 +1,7 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
+import { accessSync, constants, existsSync, lstatSync, mkdtempSync, readFileSync, rmdirSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { connectionStringProblem } from '@filing/event-store';
 
 /** The service's configuration, read from environment variables (CONTRACT.md §6). */
 export interface AppConfig {
@@ -70,14 +72,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 
   const port = integer('PORT', 3000, 0, 65535);
   const dataDir = resolve(value('DATA_DIR') ?? './data');
+  const dataDirProblem = directoryProblem(dataDir);
+  if (dataDirProblem) problems.push(`DATA_DIR ${dataDirProblem}`);
   const storeKind = value('EVENT_STORE') ?? 'sqlite';
   let eventStore: AppConfig['eventStore'] = { kind: 'sqlite', dataDir };
   if (storeKind === 'esdb') {
     const connectionString = value('EVENTSTORE_CONNECTION_STRING');
     if (!connectionString) {
       problems.push('EVENTSTORE_CONNECTION_STRING is required when EVENT_STORE=esdb (e.g. esdb://localhost:2113?tls=false)');
-    } else if (!/^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover|kurrent|kurrent\+discover):\/\//.test(connectionString)) {
-      problems.push('EVENTSTORE_CONNECTION_STRING must start with esdb:// or esdb+discover://');
+    } else {
+      const problem = connectionStringProblem(connectionString);
+      if (problem) problems.push(`EVENTSTORE_CONNECTION_STRING ${problem}`);
     }
     eventStore = { kind: 'esdb', connectionString: connectionString ?? '', dataDir };
   } else if (storeKind !== 'sqlite') {
@@ -95,6 +100,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const keyFile = file('TLS_KEY_FILE');
   if (Boolean(value('TLS_CERT_FILE')) !== Boolean(value('TLS_KEY_FILE'))) {
     problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+  } else if (certFile && keyFile) {
+    problems.push(...tlsPairProblems(certFile, keyFile));
   }
 
   let apiRateLimit: AppConfig['apiRateLimit'] = null;
@@ -107,6 +114,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const logLevel = (value('LOG_LEVEL') ?? 'info') as AppConfig['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
+  const webhookCaFile = file('WEBHOOK_CA_FILE');
+  if (webhookCaFile) {
+    const problem = certificatesProblem(webhookCaFile);
+    if (problem) problems.push(`WEBHOOK_CA_FILE ${problem}`);
+  }
+
   const config: AppConfig = {
     port,
     eventStore,
@@ -115,13 +128,138 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     webhookRetryDelaysMs,
     webhookTimeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, 1, 120_000),
     webhookAllowPrivateNetworks: boolean('WEBHOOK_ALLOW_PRIVATE_NETWORKS'),
-    webhookCaFile: file('WEBHOOK_CA_FILE'),
+    webhookCaFile,
     tls: certFile && keyFile ? { certFile, keyFile } : null,
     logLevel,
     apiRateLimit,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/**
+ * Why the service could not keep its databases in `dir`, or null. An existing `dir` must be a
+ * writable directory; a missing one is created at start (recursive mkdir), so its nearest existing
+ * ancestor must be a writable directory. Besides access(W_OK), which root always passes, a
+ * directory is made and removed there: procfs answers ENOENT to every mkdir, and Node's recursive
+ * mkdir then loops forever between the parent (EEXIST) and the child (ENOENT) — the start hung.
+ */
+export function directoryProblem(dir: string): string | null {
+  if (exists(dir)) {
+    if (!isDirectory(dir)) {
+      return existsTarget(dir)
+        ? `must be a directory, but ${dir} is a file`
+        : `is a symbolic link to a path that does not exist: ${dir}`;
+    }
+    const problem = writableProblem(dir);
+    return problem && `names a directory this process cannot write in: ${dir} (${problem})`;
+  }
+  // Not there yet: the start makes it, with its missing parents.
+  let ancestor = dirname(dir);
+  while (!exists(ancestor) && dirname(ancestor) !== ancestor) ancestor = dirname(ancestor);
+  if (!isDirectory(ancestor)) {
+    const what = existsTarget(ancestor) ? 'a file' : 'a symbolic link to a path that does not exist';
+    return `cannot be created: ${dir} does not exist, and its nearest existing parent ${ancestor} is ${what}, not a directory`;
+  }
+  const problem = writableProblem(ancestor);
+  return problem && `cannot be created: ${dir} does not exist, and its nearest existing parent ${ancestor} takes no new directories (${problem})`;
+}
+
+const exists = (path: string): boolean => {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const existsTarget = (path: string): boolean => existsSync(path);
+const isDirectory = (path: string): boolean => {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+};
+const errorCode = (err: unknown): string => (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+
+function writableProblem(dir: string): string | null {
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    return `no write access: ${errorCode(err)}`;
+  }
+  try {
+    rmdirSync(mkdtempSync(join(dir, '.write-check-')));
+  } catch (err) {
+    return `making a directory there fails with ${errorCode(err)}`;
+  }
+  return null;
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/** The PEM certificates in `file`, or why there are none / one does not parse. */
+function readCertificates(file: string): X509Certificate[] | string {
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (err) {
+    return `names a file that cannot be read: ${file} (${errorCode(err)})`;
+  }
+  const blocks = pem.match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0) {
+    const hint = /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem) ? ' (it holds a private key)' : '';
+    return `names a file that holds no PEM certificate (-----BEGIN CERTIFICATE-----): ${file}${hint}`;
+  }
+  const certificates: X509Certificate[] = [];
+  for (const [i, block] of blocks.entries()) {
+    try {
+      certificates.push(new X509Certificate(block));
+    } catch (err) {
+      const which = blocks.length > 1 ? `certificate ${i + 1} of ${blocks.length}` : 'the certificate';
+      return `names a file whose ${which} does not parse: ${file} (${(err as Error).message})`;
+    }
+  }
+  return certificates;
+}
+
+/** Node's TLS quietly skips whatever in a CA file is not a PEM certificate: refuse such a file. */
+function certificatesProblem(file: string): string | null {
+  const certificates = readCertificates(file);
+  return typeof certificates === 'string' ? certificates : null;
+}
+
+/** The HTTPS certificate (chain, leaf first) and its private key: each parses, and they match. */
+function tlsPairProblems(certFile: string, keyFile: string): string[] {
+  const certificates = readCertificates(certFile);
+  const key = readPrivateKey(keyFile);
+  if (typeof certificates === 'string' && typeof key === 'string' && Array.isArray(readCertificates(keyFile))) {
+    return [`TLS_CERT_FILE and TLS_KEY_FILE are swapped: the certificate is in ${keyFile}, the key file, and not in ${certFile}`];
+  }
+  const problems: string[] = [];
+  if (typeof certificates === 'string') problems.push(`TLS_CERT_FILE ${certificates}`);
+  if (typeof key === 'string') problems.push(`TLS_KEY_FILE ${key}`);
+  if (typeof certificates !== 'string' && typeof key !== 'string' && !certificates[0].checkPrivateKey(key)) {
+    problems.push(
+      `TLS_CERT_FILE and TLS_KEY_FILE do not belong together: the key in ${keyFile} is not the key of the certificate in ${certFile} (the first certificate there must be the server's own)`,
+    );
+  }
+  return problems;
+}
+
+function readPrivateKey(file: string): KeyObject | string {
+  let pem: Buffer;
+  try {
+    pem = readFileSync(file);
+  } catch (err) {
+    return `names a file that cannot be read: ${file} (${errorCode(err)})`;
+  }
+  try {
+    return createPrivateKey(pem);
+  } catch (err) {
+    return `names a file that holds no usable PEM private key (it must not be encrypted): ${file} (${(err as Error).message})`;
+  }
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
