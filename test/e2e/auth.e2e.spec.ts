@@ -461,6 +461,24 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
       expect((await call('GET', '/internal-api/v1/accounts', json(opToken))).status).toBe(200);
     });
 
+    it('honours Idempotency-Key on its POSTs, except where the answer holds a secret shown once', async () => {
+      const op = await operator();
+      const keyed = (key: string, body: unknown, path = '/internal-api/v1/accounts') => {
+        const request = json(op.token, body);
+        return call('POST', path, { ...request, headers: { ...request.headers, 'idempotency-key': key } });
+      };
+      const first = await keyed('op-account-1', { name: 'Keyed LLC' });
+      const again = await keyed('op-account-1', { name: 'Keyed LLC' });
+      expect([again.status, again.headers.get('idempotent-replayed'), again.body]).toEqual([201, 'true', first.body]);
+      expect((await keyed('op-account-1', { name: 'Other LLC' })).status).toBe(422);
+      // A client's secret is shown once and never stored, so the key is not kept there: each call makes a client.
+      const clientBody = { account_id: first.body.id };
+      const [one, two] = [await keyed('op-client-1', clientBody, '/internal-api/v1/clients'), await keyed('op-client-1', clientBody, '/internal-api/v1/clients')];
+      secrets.add(one.body.client_secret as string).add(two.body.client_secret as string);
+      expect([one.status, two.status, two.headers.get('idempotent-replayed')]).toEqual([201, 201, null]);
+      expect(two.body.client_id).not.toBe(one.body.client_id);
+    });
+
     it('clients: 400 naming account_id or scope; 404 for an unknown client; revoking twice is fine', async () => {
       const op = await operator();
       const missing = await call('POST', '/internal-api/v1/clients', json(op.token, { account_id: '01900000-0000-7000-8000-000000000000' }));

@@ -2,14 +2,18 @@ import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { IDEMPOTENCY_OPTIONS, IdempotencyHooks, IdempotencyInterceptor, type IdempotencyOptions } from './idempotency.interceptor';
 import { IdempotencyStore } from './idempotency.store';
-import { JsonBodyInterceptor } from './json-body.interceptor';
+import { JSON_API_PREFIXES, JsonBodyInterceptor } from './json-body.interceptor';
 import { CursorCodec } from './pagination';
 import { ReferencesModule } from './references';
 
 export interface ResourceApiModuleOptions {
   /** `DATA_DIR/idempotency.db`. */
   readonly idempotencyFile: string;
-  /** Default `/external-api/v1/` (the operator API answers with secrets, which must not be stored). */
+  /**
+   * Default: both APIs, `/external-api/v1/` and `/internal-api/v1/` (CONTRACT.md §3: any POST). An
+   * answer with a secret shown once (an operator's client create and rotation) is marked
+   * `@SkipIdempotency()`: it must not be stored.
+   */
   readonly idempotencyPathPrefixes?: readonly string[];
   readonly idempotencyTtlMs?: number;
   /**
@@ -30,7 +34,7 @@ export interface ResourceApiModuleOptions {
 export class ResourceApiModule {
   static forRoot(options: ResourceApiModuleOptions): DynamicModule {
     const idempotency: IdempotencyOptions = {
-      pathPrefixes: options.idempotencyPathPrefixes ?? ['/external-api/v1/'],
+      pathPrefixes: options.idempotencyPathPrefixes ?? JSON_API_PREFIXES,
     };
     return {
       module: ResourceApiModule,
