@@ -135,8 +135,6 @@ const expectedErrors = (key: string): string[] => {
     ...(write || path.endsWith('/history') ? ['503'] : []),
   ]);
 };
-/** Operations whose 400 can be a problem+json (a field, parameter or header to refuse); every 400 can be a bearer `invalid_request`. */
-const validates = (key: string) => key in BODIES || key in COLLECTIONS || key.includes('{id}') || key.startsWith('POST ');
 
 const PROBLEM_FIELDS = ['type', 'title', 'status', 'detail', 'errors'];
 const PROBLEM_JSON = 'application/problem+json';
@@ -271,7 +269,8 @@ describe('OpenAPI document and /docs', () => {
       for (const [status, response] of Object.entries(op.responses).filter(([s]) => /^[45]/.test(s))) {
         // The guard's RFC 6750 errors are application/json; every other error is problem+json.
         const types =
-          status === '403' ? ['application/json'] : status === '401' || (status === '400' && validates(key)) ? ['application/json', PROBLEM_JSON] : status === '400' ? ['application/json'] : [PROBLEM_JSON];
+          // Every operation refuses some input (a query parameter at least) as problem+json; every 400 can also be a bearer `invalid_request`.
+          status === '403' ? ['application/json'] : status === '401' || status === '400' ? ['application/json', PROBLEM_JSON] : [PROBLEM_JSON];
         const content = response.content ?? {};
         if (sorted(Object.keys(content)).join() !== sorted(types).join()) wrong.push(`${key} ${status}: content ${Object.keys(content)}`);
         for (const [type, { schema }] of Object.entries(content)) {

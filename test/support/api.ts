@@ -135,6 +135,8 @@ export function commonBadInputs(path: string, valid: Record<string, unknown>, id
     ['list a bad cursor', 'GET', () => `${path}?cursor=%7B%7D`, undefined, {}, 400, ['cursor']],
     ['list a repeated limit', 'GET', () => `${path}?limit=1&limit=2`, undefined, {}, 400, ['limit']],
     ['list an unknown parameter', 'GET', () => `${path}?color=red`, undefined, {}, 400, ['color']],
+    ['GET one with a query parameter', 'GET', () => `${path}/${id()}?expand=all`, undefined, {}, 400, ['expand']],
+    ['PATCH with a query parameter', 'PATCH', () => `${path}/${id()}?dry_run=1`, {}, {}, 400, ['dry_run']],
     ['history a bad cursor', 'GET', () => `${path}/${id()}/history?cursor=AAAA`, undefined, {}, 400, ['cursor']],
     ['history a bad limit', 'GET', () => `${path}/${id()}/history?limit=201`, undefined, {}, 400, ['limit']],
     ['history a bad UUID', 'GET', () => `${path}/x/history`, undefined, {}, 400, ['id']],

@@ -182,6 +182,10 @@ describe('webhook endpoints API', () => {
     const put = await operator('PUT', `/internal-api/v1/accounts/${account.accountId}/webhook-settings`, { notifications_enabled: false });
     expect(put).toEqual(expect.objectContaining({ status: 200, body: { notifications_enabled: false } }));
     expect((await a('GET', `${V1}/webhook-settings`)).body).toEqual({ notifications_enabled: false });
+    // Routes without parameters refuse them by name rather than ignore them.
+    const withQuery = await a('GET', `${V1}/webhook-event-types?limit=5`);
+    expect([withQuery.status, withQuery.body.errors]).toEqual([400, [{ field: 'limit', message: 'limit is not a parameter of this operation' }]]);
+    expect((await a('GET', `${V1}/webhook-settings?x=1`)).status).toBe(400);
     // The operator reads the switch too.
     expect((await operator('GET', `/internal-api/v1/accounts/${account.accountId}/webhook-settings`)).body).toEqual({ notifications_enabled: false });
     expect((await operator('GET', `/internal-api/v1/accounts/0193a000-0000-7000-8000-000000000000/webhook-settings`)).status).toBe(404);

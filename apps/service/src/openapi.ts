@@ -116,17 +116,18 @@ function describeOperation(method: (typeof METHODS)[number], source: OperationOb
   // ValidationPipe (body, query), ResourceIdPipe, parseIfMatch, IdempotencyInterceptor; and the
   // guard's RFC 6750 invalid_request (application/json) for a token sent outside the header, on any route.
   const invalid = [
-    ...(hasBody ? ['body fields (or a body that is not a JSON object)'] : []),
-    ...(hasQuery ? ['query parameters (an unknown one too)'] : []),
+    // JsonBodyInterceptor: a route without a body or query parameters refuses any by name.
+    hasBody ? 'body fields (or a body that is not a JSON object)' : 'any body field (it takes none)',
+    hasQuery ? 'query parameters (an unknown one too)' : 'any query parameter (it takes none)',
     ...pathParams.map((p) => `\`${p.name}\` (not a UUID)`),
     ...(ifMatch ? ['`If-Match` (not one entity tag or *)'] : []),
     ...(idempotent ? ['`Idempotency-Key`'] : []),
   ];
   add(
     400,
-    (invalid.length > 0 ? `Invalid ${invalid.join(', ')}: problem+json listing every bad one in \`errors\`. ` : '') +
+    `Invalid ${invalid.join(', ')}: problem+json listing every bad one in \`errors\`. ` +
       'An access token in the query or body: `invalid_request` (application/json, with WWW-Authenticate).',
-    { ...(invalid.length > 0 ? problem : {}), ...bearerError },
+    { ...problem, ...bearerError },
     { 'WWW-Authenticate': header('On `invalid_request` only', `Bearer realm="${realm}", error="invalid_request"`) },
   );
   // ApiAccessGuard (RFC 6750): no token is problem+json, a bad one an OAuth error.

@@ -17,20 +17,28 @@ export const JSON_API_PREFIXES = ['/external-api/v1/', '/internal-api/v1/'] as c
  * The APIs take JSON only (CONTRACT.md §2: 415). Fastify still parses form bodies for the token
  * endpoint, so a form body sent to an API route is refused here rather than validated as a DTO.
  * A request without a body is left alone, whatever its Content-Type (e.g. `POST /orders/{id}/cancel`, a GET).
+ * It also refuses, by name, query parameters and body fields sent to a route that declares none.
  */
 @Injectable()
 export class JsonBodyInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
     const request = context.switchToHttp().getRequest<FastifyRequest>();
+    if (!JSON_API_PREFIXES.some((p) => request.url.startsWith(p))) return next.handle();
     const type = request.headers['content-type'];
-    if (type !== undefined && hasBody(request) && JSON_API_PREFIXES.some((p) => request.url.startsWith(p)) && !isJson(type)) {
+    if (type !== undefined && hasBody(request) && !isJson(type)) {
       throw new UnsupportedMediaTypeException(`Unsupported media type ${type.split(';')[0]}; send application/json`);
+    }
+    // A route that declares no @Query() (a single resource, the settings, the catalog) takes no
+    // query parameters: they are refused by name, as unknown ones are on collections.
+    const query = request.query as Record<string, unknown> | undefined;
+    if (query && Object.keys(query).length > 0 && !declares(context, RouteParamtypes.QUERY)) {
+      throw new ValidationError(Object.keys(query).map((field) => ({ field, message: `${field} is not a parameter of this operation` })));
     }
     // An action that declares no @Body() (enable, complete, redeliver…) takes none: fields sent
     // to it are refused by name, as unknown fields are everywhere else; `{}` is fine.
     const body: unknown = request.body;
-    if (body !== undefined && body !== null && !takesBody(context) && JSON_API_PREFIXES.some((p) => request.url.startsWith(p))) {
+    if (body !== undefined && body !== null && !declares(context, RouteParamtypes.BODY)) {
       if (typeof body !== 'object' || Array.isArray(body)) throw ValidationError.field('body', 'This operation takes no body');
       const fields = Object.keys(body);
       if (fields.length > 0) {
@@ -41,9 +49,10 @@ export class JsonBodyInterceptor implements NestInterceptor {
   }
 }
 
-function takesBody(context: ExecutionContext): boolean {
+/** Whether the route's handler has a parameter of this kind (`@Body()`, `@Query()`…). */
+function declares(context: ExecutionContext, kind: RouteParamtypes): boolean {
   const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, context.getClass(), context.getHandler().name) ?? {}) as Record<string, unknown>;
-  return Object.keys(args).some((key) => key.split(':')[0] === String(RouteParamtypes.BODY));
+  return Object.keys(args).some((key) => key.split(':')[0] === String(kind));
 }
 
 function isJson(contentType: string): boolean {
