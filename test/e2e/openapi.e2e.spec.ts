@@ -286,6 +286,8 @@ describe('OpenAPI document and /docs', () => {
       if (challenge !== `Bearer realm="external-api", error="insufficient_scope", scope="${scope}"`) wrong.push(`${key} 403: ${challenge}`);
     }
     expect(wrong).toEqual([]);
+    // A cancel's body is optional (a reason), and says so.
+    expect(operation(`POST ${V1}/orders/{id}/cancel`).requestBody).toMatchObject({ required: false });
     // The transitions that are a 409 say so.
     expect(operation(`POST ${V1}/orders/{id}/cancel`).responses['409'].description).toMatch(/submitted/);
     expect(operation(`POST ${V1}/webhook-deliveries/{id}/redeliver`).responses['409'].description).toMatch(/failed/);

@@ -22,7 +22,7 @@ import {
 } from '@filing/platform';
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res, UsePipes } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiConflictResponse } from '@nestjs/swagger';
+import { ApiBody, ApiConflictResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { CancelOrderCommand } from '../commands/cancel-order';
 import { CompleteOrderCommand } from '../commands/complete-order';
@@ -86,6 +86,7 @@ export class OrdersController {
   /** submitted → cancelled; anything else is a 409 naming the current status. */
   @Post(':id/cancel')
   @ApiResourceResponse(OrderDto)
+  @ApiBody({ type: CancelOrderDto, required: false, description: 'Optional: no body cancels without a reason' })
   @ApiConflictResponse({ description: 'The order is not `submitted` (nothing is appended)' })
   @HttpCode(200)
   async cancel(
