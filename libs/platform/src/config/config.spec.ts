@@ -159,12 +159,20 @@ describe('loadConfig: files and directories', () => {
         'DATA_DIR cannot be created: /proc/nonexistent/x does not exist, and its nearest existing parent /proc takes no new directories (making a directory there fails with ENOENT)',
       ]);
     });
-    (process.getuid?.() === 0 ? it.skip : it)('refuses a directory it cannot write in (not as root)', () => {
+    it('refuses a directory it cannot write in', () => {
       mkdirSync(p('read-only'));
       chmodSync(p('read-only'), 0o555);
-      expect(directoryProblem(p('read-only'))).toBe(`names a directory this process cannot write in: ${p('read-only')} (no write access: EACCES)`);
-      expect(directoryProblem(p('read-only/data'))).toMatch(/takes no new directories \(no write access: EACCES\)$/);
-    });
+      // Root may write anywhere: then the check runs in a child process as `nobody`.
+      const problems = (dirs: string[]): Array<string | null> => {
+        if (process.getuid?.() !== 0) return dirs.map(directoryProblem);
+        chmodSync(dir, 0o755);
+        const code = `const { directoryProblem } = require(${JSON.stringify(join(__dirname, 'config.ts'))}); process.stdout.write(JSON.stringify(${JSON.stringify(dirs)}.map(directoryProblem)))`;
+        return JSON.parse(execFileSync(process.execPath, ['-r', '@swc-node/register', '-e', code], { uid: 65534, gid: 65534, cwd: process.cwd() }).toString());
+      };
+      const [own, below] = problems([p('read-only'), p('read-only/data')]);
+      expect(own).toBe(`names a directory this process cannot write in: ${p('read-only')} (no write access: EACCES)`);
+      expect(below).toMatch(/takes no new directories \(no write access: EACCES\)$/);
+    }, 30_000);
   });
 });
 
