@@ -7,12 +7,20 @@ import { type Answer, type BadInput, commonBadInputs, expectProblem, expectRefus
 import { provisionAccount, type ProvisionedClient } from '../support/auth';
 import { describeResourceFamily } from '../support/family';
 import { startService, type TestService } from '../support/service';
+import { EVENT_STORE, type EventStore } from '@filing/event-store';
 
 interface Jurisdiction extends Resource {
   readonly entity_id: string;
   readonly code: string;
   readonly registration_type: string;
   readonly status: string;
+}
+
+/** A new subdivision code at each call (`US-AAA`, `US-AAB`, …): an entity registers once per jurisdiction. */
+let codes = 0;
+function nextCode(): string {
+  const n = codes++;
+  return `US-${[676, 26, 1].map((d) => String.fromCharCode(65 + (Math.floor(n / d) % 26))).join('')}`;
 }
 
 describe.each(['sqlite', 'esdb'] as const)('jurisdictions over HTTP on the %s store', (eventStore) => {
@@ -38,12 +46,27 @@ describe.each(['sqlite', 'esdb'] as const)('jurisdictions over HTTP on the %s st
     {
       path: '/jurisdictions',
       idField: 'jurisdiction_id',
-      createBody: (id) => ({ entity_id: id, code: 'US-DE', registration_type: 'domestic' }),
+      createBody: (id) => ({ entity_id: id, code: nextCode(), registration_type: 'domestic' }),
       created: { status: 'pending' },
       changes: [{ status: 'active' }, { registration_type: 'foreign', status: 'inactive' }, { status: 'pending' }],
       eventTypes: ['JurisdictionAdded', 'JurisdictionUpdated'],
     },
   );
+
+  describe('one registration per entity and jurisdiction', () => {
+    it('answers a second registration of the entity in the same jurisdiction with 409 naming the first, appending nothing', async () => {
+      const code = nextCode();
+      const first = await create<Jurisdiction>(owner, '/jurisdictions', { entity_id: entityId, code, registration_type: 'foreign' });
+      const before = await service.app.get<EventStore>(EVENT_STORE).headPosition();
+      const again = await call(owner, 'POST', '/jurisdictions', { entity_id: entityId, code, registration_type: 'domestic' });
+      expectProblem(again, 409);
+      expect(again.body.detail).toContain(first.id);
+      expect(await service.app.get<EventStore>(EVENT_STORE).headPosition()).toEqual(before);
+      // Another entity, or another account's entity, may register there.
+      expect((await call(owner, 'POST', '/jurisdictions', { entity_id: await entity(owner), code, registration_type: 'domestic' })).status).toBe(201);
+      expect((await call(other, 'POST', '/jurisdictions', { entity_id: otherEntityId, code, registration_type: 'domestic' })).status).toBe(201);
+    });
+  });
 
   describe('field rules', () => {
     it('keeps ISO 3166-2 codes of every shape and both registration types', async () => {

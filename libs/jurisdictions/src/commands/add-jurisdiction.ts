@@ -1,5 +1,5 @@
 import { EVENT_STORE, type EventStore, type Position } from '@filing/event-store';
-import { type CommandContext, handleCommand, ReferenceChecker, streamName } from '@filing/platform';
+import { type CommandContext, ConflictError, handleCommand, ReferenceChecker, streamName } from '@filing/platform';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { v7 as uuidv7 } from 'uuid';
@@ -12,6 +12,7 @@ import {
   type JurisdictionCommand,
 } from '../jurisdiction';
 import { JURISDICTION_EVENT_SCHEMA_VERSIONS, JURISDICTION_STREAM_CONTEXT, type JurisdictionEvent } from '../jurisdiction.events';
+import { JurisdictionsQueries } from '../read-model/jurisdictions.queries';
 
 /** What a jurisdiction write returns: the position read-your-writes waits for, and the registration after it. */
 export interface JurisdictionWriteResult {
@@ -36,6 +37,7 @@ export class AddJurisdictionHandler implements ICommandHandler<AddJurisdictionCo
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly references: ReferenceChecker,
+    private readonly jurisdictions: JurisdictionsQueries,
   ) {}
 
   async execute({ context, input, jurisdictionId }: AddJurisdictionCommand): Promise<JurisdictionWriteResult> {
@@ -44,6 +46,13 @@ export class AddJurisdictionHandler implements ICommandHandler<AddJurisdictionCo
     const entityId = typeof input.entity_id === 'string' ? input.entity_id.toLowerCase() : input.entity_id;
     // The entity must exist in the account (else a 400 naming entity_id), asked through its owner's lookup.
     await this.references.assertExist(accountId, { entity_id: entityId });
+    // One registration per entity and jurisdiction (CONTRACT §2: a duplicate is a 409); the
+    // existing one is changed with PATCH. Checked on the read model, which read-your-writes keeps
+    // current for the client's own earlier writes; two simultaneous first adds can both pass.
+    const existing = typeof input.code === 'string' ? this.jurisdictions.findByEntityAndCode(accountId, entityId, input.code) : null;
+    if (existing) {
+      throw new ConflictError(`Entity ${entityId} is already registered in ${existing.code} (jurisdiction ${existing.id}); change that one with PATCH`);
+    }
     return runJurisdictionCommand(this.store, context, {
       kind: 'add',
       jurisdiction_id: jurisdictionId,

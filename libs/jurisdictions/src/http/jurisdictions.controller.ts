@@ -21,6 +21,7 @@ import {
   ApiResourceResponse,
 } from '@filing/platform';
 import { Body, Controller, Get, Inject, Param, Patch, Post, Query, Res, UsePipes } from '@nestjs/common';
+import { ApiConflictResponse } from '@nestjs/swagger';
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyReply } from 'fastify';
 import { AddJurisdictionCommand, type JurisdictionWriteResult } from '../commands/add-jurisdiction';
@@ -55,6 +56,7 @@ export class JurisdictionsController {
 
   @Post()
   @ApiResourceResponse(JurisdictionDto, { created: true })
+  @ApiConflictResponse({ description: 'The entity is already registered in this jurisdiction: change that registration with PATCH' })
   async add(
     @Body() dto: AddJurisdictionDto,
     @Ctx() ctx: CommandContext,

@@ -34,6 +34,16 @@ export class JurisdictionsQueries {
     return row ? toJurisdictionView(row as JurisdictionRow) : null;
   }
 
+  /** The entity's registration in this jurisdiction, if it has one. */
+  findByEntityAndCode(accountId: string, entityId: string, code: string): JurisdictionView | null {
+    const row = cachedStatement(this.runner.db, 'SELECT * FROM jurisdictions WHERE account_id = ? AND entity_id = ? AND code = ? LIMIT 1').get(
+      accountId,
+      entityId,
+      code,
+    );
+    return row ? toJurisdictionView(row as JurisdictionRow) : null;
+  }
+
   list(accountId: string, filters: JurisdictionListFilters, page: PageRequest<string>): Page<JurisdictionView> {
     return keysetPage<JurisdictionRow, JurisdictionView>(this.runner.db, {
       table: 'jurisdictions',
