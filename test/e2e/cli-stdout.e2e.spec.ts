@@ -21,6 +21,6 @@ describe('npm run cli', () => {
     const result = await runNpmCli(dataDir, ['accounts:create', '--name', 'Stdout Co']);
     if (result.code !== 0) throw new Error(`npm run cli exited ${result.code}:\n${result.stderr}`);
     expect(result.stdout.trim().split('\n')).toHaveLength(1);
-    expect(JSON.parse(result.stdout)).toEqual({ id: expect.any(String), name: 'Stdout Co', created_at: expect.any(String) });
+    expect(JSON.parse(result.stdout)).toEqual({ id: expect.any(String), name: 'Stdout Co', created_at: expect.any(String), updated_at: expect.any(String), version: 0 });
   }, 240_000);
 });

@@ -8,3 +8,4 @@ export { RevokeClientCommand, type RevokeClientResult } from './commands/revoke-
 export { CreateUserCommand, type CreateUserInput, type CreateUserResult } from './commands/create-user';
 export { VerifyUserPasswordQuery, type VerifiedUser } from './queries/verify-user-password';
 export { FailedAuthThrottle, DEFAULT_THROTTLE_LIMITS, type ThrottleLimits } from './http/failed-auth-throttle';
+export { createdAccountView, createdClientView, createdUserView } from './read-model/views';

@@ -2,6 +2,9 @@ import { parseArgs } from 'node:util';
 import {
   CreateAccountCommand,
   CreateClientCommand,
+  createdAccountView,
+  createdClientView,
+  createdUserView,
   CreateUserCommand,
   RevokeClientCommand,
   RotateClientSecretCommand,
@@ -11,7 +14,8 @@ import { type CliCommand, executeCommand as execute, operatorContext, printJson 
 /**
  * The operator's auth commands (CONTRACT.md §6): how the first operator client is made. They
  * append events only; the running service's projections pick them up (within a second).
- * Each prints one JSON object on stdout; a secret is printed once and never stored.
+ * Each prints one JSON object on stdout; a create prints what the operator API answers for the
+ * same resource (plus the secret, printed once and never stored).
  */
 function oneId(positionals: string[], usage: string): string {
   if (positionals.length !== 1) throw new UsageError(`Expected one client id (${usage})`);
@@ -26,7 +30,7 @@ export const accountsCreateCommand: CliCommand = {
     const { values } = parseArgs({ args, options: { name: { type: 'string' } }, strict: true });
     if (!values.name) throw new UsageError('--name is required');
     const result = await execute(app, new CreateAccountCommand(values.name, operatorContext()));
-    print(out, { id: result.accountId, name: result.name, created_at: result.createdAt });
+    print(out, createdAccountView(result));
   },
 };
 
@@ -49,14 +53,7 @@ export const clientsCreateCommand: CliCommand = {
         operatorContext(),
       ),
     );
-    print(out, {
-      client_id: result.clientId,
-      client_secret: result.clientSecret,
-      account_id: result.accountId,
-      kind: result.kind,
-      scope: result.scopes.join(' '),
-      created_at: result.createdAt,
-    });
+    print(out, { ...createdClientView(result), client_secret: result.clientSecret });
   },
 };
 
@@ -100,7 +97,7 @@ export const usersCreateCommand: CliCommand = {
       app,
       new CreateUserCommand({ accountId: values.account!, email: values.email!, password: values.password! }, operatorContext()),
     );
-    print(out, { id: result.userId, account_id: result.accountId, email: result.email, created_at: result.createdAt });
+    print(out, createdUserView(result));
   },
 };
 

@@ -1,3 +1,6 @@
+import type { CreateAccountResult } from '../commands/create-account';
+import type { CreateClientResult } from '../commands/create-client';
+import type { CreateUserResult } from '../commands/create-user';
 import type { AccountRow, ClientRow, UserRow } from './auth.queries';
 
 /** The operator API's JSON shapes (snake_case; `version` = the stream revision). */
@@ -5,7 +8,7 @@ export function accountView(row: AccountRow) {
   return { id: row.id, name: row.name, created_at: row.created_at, updated_at: row.updated_at, version: row.version };
 }
 
-export function clientView(row: ClientRow) {
+export function clientView(row: Omit<ClientRow, 'secret_hash'>) {
   return {
     id: row.client_id,
     client_id: row.client_id,
@@ -30,3 +33,27 @@ export function userView(row: UserRow) {
     version: row.version,
   };
 }
+
+/*
+ * The same shapes for a resource just created, from its command's result: what a fresh stream's
+ * first event makes (version 0, updated when created, a client active at secret generation 1).
+ * The CLI prints these, so its output is the operator API's answer for the same resource.
+ */
+export const createdAccountView = (r: CreateAccountResult) =>
+  accountView({ id: r.accountId, name: r.name, created_at: r.createdAt, updated_at: r.createdAt, version: 0 });
+
+export const createdClientView = (r: CreateClientResult) =>
+  clientView({
+    client_id: r.clientId,
+    account_id: r.accountId,
+    kind: r.kind,
+    scopes: r.scopes.join(' '),
+    status: 'active',
+    secret_generation: 1,
+    created_at: r.createdAt,
+    updated_at: r.createdAt,
+    version: 0,
+  });
+
+export const createdUserView = (r: CreateUserResult) =>
+  userView({ id: r.userId, account_id: r.accountId, email: r.email, created_at: r.createdAt, updated_at: r.createdAt, version: 0 });
