@@ -8,6 +8,7 @@ import { SettingsSessionStore, SIGN_IN_THROTTLE } from '@filing/webhooks';
 import { CreateAccountCommand } from '@filing/auth';
 import { CommandBus } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { provisionAccount } from '../support/auth';
@@ -47,6 +48,7 @@ describe('settings screen over HTTP', () => {
   afterAll(async () => {
     await service?.destroy();
     await receiver?.close();
+    if (pki) rmSync(pki.dir, { recursive: true, force: true });
   });
   afterEach(() => {
     sessions.clock = Date.now;

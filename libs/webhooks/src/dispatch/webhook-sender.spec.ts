@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { makeTestPki, type TestPki } from '../../../../test/support/tls-certs';
 import { startReceiver, type WebhookReceiver } from '../../../../test/support/webhook-receiver';
 import type { Resolver } from '../address/address-guard';
@@ -16,6 +17,7 @@ describe('webhook sender', () => {
   afterAll(async () => {
     await Promise.all(senders.map((s) => s.close()));
     await receiver.close();
+    rmSync(pki.dir, { recursive: true, force: true });
   });
 
   const sender = (resolver: Resolver, allowPrivateNetworks: boolean) => {
