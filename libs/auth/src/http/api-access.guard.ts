@@ -72,7 +72,8 @@ export class ApiAccessGuard extends AuthGuard('bearer') {
   }
 }
 
-function routePath(request: FastifyRequest): string {
+/** The matched route's pattern (so no spelling of a URL slips past), else the path. */
+export function routePath(request: FastifyRequest): string {
   return request.routeOptions?.url ?? request.url.split('?', 1)[0];
 }
 

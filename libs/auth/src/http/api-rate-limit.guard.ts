@@ -10,7 +10,7 @@ import {
   type ThrottlerStorage,
 } from '@nestjs/throttler';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { requirementOf } from './api-access.guard';
+import { requirementOf, routePath } from './api-access.guard';
 
 /**
  * Requests to `/external-api/v1` per account, in a sliding window (`API_RATE_LIMIT`, default
@@ -34,8 +34,7 @@ export class ApiRateLimitGuard extends ThrottlerGuard {
   protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http' || this.config.apiRateLimit === null) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const path = request.routeOptions?.url ?? request.url.split('?', 1)[0];
-    return requirementOf(path, request.method)?.realm !== 'external-api' || getPrincipal(request) === undefined;
+    return requirementOf(routePath(request), request.method)?.realm !== 'external-api' || getPrincipal(request) === undefined;
   }
 
   protected override async getTracker(request: Record<string, unknown>): Promise<string> {
