@@ -98,6 +98,16 @@ describe('webhook delivery over HTTPS', () => {
       return until(d) ? d : undefined;
     });
 
+  /** One endpoint whose receiver answers `reply` first (a final failure), one entity: its failed delivery. */
+  async function failedAtOnce(reply: Parameters<WebhookReceiver['script']>[0]) {
+    const r = await receiver();
+    r.script(reply);
+    const { api, endpoints } = await account([r.url]);
+    await createEntity(api);
+    const failed = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'failed');
+    return { r, api, endpoints, failed };
+  }
+
   function expectSigned(req: ReceivedRequest, secret: string) {
     const id = String(req.headers['webhook-id']);
     const ts = Number(req.headers['webhook-timestamp']);
@@ -317,11 +327,7 @@ describe('webhook delivery over HTTPS', () => {
   });
 
   it('does not retry a 404: the delivery fails at once', async () => {
-    const r = await receiver();
-    r.script({ status: 404 });
-    const { api, endpoints } = await account([r.url]);
-    await createEntity(api);
-    const d = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'failed');
+    const { r, api, endpoints, failed: d } = await failedAtOnce({ status: 404 });
     expect(d.attempt_count).toBe(1);
     expect(d.attempts!.map((a) => a.status_code)).toEqual([404]);
     expect(r.requests).toHaveLength(1);
@@ -330,11 +336,7 @@ describe('webhook delivery over HTTPS', () => {
   });
 
   it('does not follow a redirect: a 3xx fails at once', async () => {
-    const r = await receiver();
-    r.script({ status: 302, headers: { location: 'https://127.0.0.1:1/elsewhere' } });
-    const { api, endpoints } = await account([r.url]);
-    await createEntity(api);
-    const d = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'failed');
+    const { failed: d } = await failedAtOnce({ status: 302, headers: { location: 'https://127.0.0.1:1/elsewhere' } });
     expect(d.attempts!.map((a) => a.status_code)).toEqual([302]);
   });
 
@@ -420,11 +422,7 @@ describe('webhook delivery over HTTPS', () => {
   });
 
   it('redelivers a failed delivery by hand, with the same webhook-id', async () => {
-    const r = await receiver();
-    r.script({ status: 410 });
-    const { api, endpoints } = await account([r.url]);
-    await createEntity(api);
-    const failed = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'failed');
+    const { r, api, endpoints, failed } = await failedAtOnce({ status: 410 });
     const res = await api('POST', `${V1}/webhook-deliveries/${failed.id}/redeliver`);
     expect(res.status).toBe(202);
     const d = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'delivered');
@@ -437,11 +435,7 @@ describe('webhook delivery over HTTPS', () => {
   });
 
   it('refuses a redelivery that could not go out (endpoint disabled or deleted, switch off) with a 409 saying why; nothing is sent', async () => {
-    const r = await receiver();
-    r.script({ status: 410 });
-    const { api, endpoints } = await account([r.url]);
-    await createEntity(api);
-    const failed = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'failed');
+    const { r, api, endpoints, failed } = await failedAtOnce({ status: 410 });
     const redeliver = () => api('POST', `${V1}/webhook-deliveries/${failed.id}/redeliver`);
     const refused = async (detail: RegExp) => {
       const res = await redeliver();
