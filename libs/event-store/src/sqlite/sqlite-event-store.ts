@@ -295,6 +295,11 @@ export class SqliteEventStore implements EventStore {
       .all(after, ...params, limit);
   }
 
+  /** One page after `after` and the head, from one read snapshot (another process may be appending). */
+  private scanPage(after: bigint, filter: SubscriptionFilter | undefined, limit: number): { rows: EventRow[]; head: bigint } {
+    return this.db.transaction(() => ({ rows: this.scanForwards(after, filter, limit), head: this.headCommit() }))();
+  }
+
   subscribeToAll(options: SubscribeToAllOptions = {}): EventSubscription {
     const abort = new AbortController();
     const store = this;
@@ -309,7 +314,10 @@ export class SqliteEventStore implements EventStore {
         let caughtUp = false;
         while (!abort.signal.aborted) {
           store.assertOpen();
-          const rows = store.scanForwards(after, options.filter, SCAN_BATCH);
+          // The head is read in the same snapshot as the page: it is how far this page looked.
+          // Read later (after the consumer had paused on the yields below) it would also cover
+          // events committed meanwhile that the page never saw, and skipping to it loses them.
+          const { rows, head } = store.scanPage(after, options.filter, SCAN_BATCH);
           for (const row of rows) {
             const event = toRecorded(row);
             after = event.position.commit;
@@ -317,8 +325,7 @@ export class SqliteEventStore implements EventStore {
             if (abort.signal.aborted) return;
           }
           if (rows.length === SCAN_BATCH) continue;
-          // Whatever the filter skipped up to the head has been considered too.
-          const head = store.headCommit();
+          // A short page saw everything up to `head`: what the filter skipped there is considered.
           if (head > after) {
             after = head;
             yield { kind: 'checkpoint', position: { commit: head, prepare: head } };

@@ -378,6 +378,38 @@ export function describeEventStoreConformance(adapterName: string, options: Conf
       });
     });
 
+    // A consumer may do anything between two events — await I/O, take its time — while others
+    // append: it must still see every event once, in order. The pauses cover one event, a prime
+    // that straddles scan pages, the processors' batch size and a page size plus one.
+    describe('a consumer that pauses while 16 writers append', () => {
+      const patterns: Array<[string, (n: number) => boolean]> = [
+        ['after every event', () => true],
+        ['every 7 events', (n) => n % 7 === 0],
+        ['every 500 events', (n) => n % 500 === 0],
+        ['every 511 events', (n) => n % 511 === 0],
+        ['at random intervals', () => Math.random() < 0.05],
+      ];
+      for (const filtered of [false, true]) {
+        for (const [name, pauseAfter] of patterns) {
+          it(`${filtered ? 'filtered' : 'unfiltered'}, pausing ${name}: every event once, in order`, async () => {
+            await pausingConsumerCase({ filtered, pauseAfter });
+          }, 60_000);
+        }
+      }
+      it('a consumer that stops mid-way and resubscribes from its checkpoint sees the rest once', async () => {
+        await pausingConsumerCase({ filtered: true, pauseAfter: (n) => n % 7 === 0, resubscribeMidway: true });
+      }, 60_000);
+      if (serverBacked) {
+        it('a connection dropped in the middle of a pause loses nothing and repeats nothing', async () => {
+          await pausingConsumerCase({
+            filtered: true,
+            pauseAfter: (n) => n % 7 === 0,
+            midPause: async () => fixture.restartServer!(),
+          });
+        }, 90_000);
+      }
+    });
+
     // Only a server-backed adapter has a connection to drop; sqlite has nothing to declare here.
     if (serverBacked) describe('a dropped connection', () => {
       it('resubscribes from the last delivered position: nothing lost, nothing repeated', async () => {
@@ -396,6 +428,94 @@ export function describeEventStoreConformance(adapterName: string, options: Conf
         expect(got.map((e) => e.type)).toEqual([`${prefix}1`, `${prefix}2`, `${prefix}3`, `${prefix}4`]);
       }, 40_000);
     });
+
+    /**
+     * 16 writers append single events (half of them also noise a filter must skip) while one
+     * consumer reads, pausing with awaited macrotasks where `pauseAfter` says. `midPause` runs once,
+     * inside a pause half-way through (a dropped connection).
+     */
+    async function pausingConsumerCase(opts: {
+      filtered: boolean;
+      pauseAfter: (n: number) => boolean;
+      midPause?: () => Promise<void>;
+      /** Half-way, stop and subscribe again from the last position seen (a restarted processor). */
+      resubscribeMidway?: boolean;
+    }): Promise<void> {
+      const WRITERS = 16;
+      const PER_WRITER = 64;
+      const prefix = typePrefix();
+      const start = await store.appendToStream(stream(), [ev('t.Start')]);
+      const open = (from: Position) =>
+        store.subscribeToAll({ from, ...(opts.filtered && { filter: { eventTypePrefixes: [prefix] } }) });
+      let sub = open(start.position);
+      let resubscribed = !opts.resubscribeMidway;
+      const expected = WRITERS * PER_WRITER;
+      const seen = new Map<string, number>();
+      const ours: RecordedEvent[] = [];
+      let midPauseDone = !opts.midPause;
+      let considered = 0;
+      let resolveAll!: () => void;
+      const allSeen = new Promise<void>((r) => (resolveAll = r));
+      const consume = async (): Promise<void> => {
+        let last: Position = start.position;
+        for await (const m of sub) {
+          if (m.kind === 'checkpoint') last = m.position;
+          if (m.kind !== 'event') continue;
+          last = m.event.position;
+          considered++;
+          if (m.event.type.startsWith(prefix)) {
+            seen.set(m.event.id, (seen.get(m.event.id) ?? 0) + 1);
+            ours.push(m.event);
+            if (ours.length === expected) resolveAll();
+          }
+          if (opts.pauseAfter(considered)) {
+            if (!midPauseDone && ours.length >= expected / 2) {
+              midPauseDone = true;
+              await opts.midPause!();
+            }
+            // An I/O-sized pause: the writers commit meanwhile.
+            await new Promise((r) => setTimeout(r, Math.random() < 0.5 ? 0 : 2));
+          }
+          if (!resubscribed && ours.length >= expected / 2) {
+            resubscribed = true;
+            await sub.stop();
+            sub = open(last);
+            return consume();
+          }
+        }
+      };
+      const consumer = consume();
+      const writers = Array.from({ length: WRITERS }, async (_, w) => {
+        const s = stream();
+        for (let i = 0; i < PER_WRITER; i++) {
+          await retry(() => store.appendToStream(s, [ev(`${prefix}W`, { w, i })]), 100, 100);
+          // Noise between our events: a filter must skip it, an unfiltered consumer must pass it.
+          if (w % 2 === 0) await retry(() => store.appendToStream(stream(), [ev('noise.N', { w, i })]), 100, 100);
+        }
+      });
+      await Promise.all(writers);
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((r) => (timer = setTimeout(r, 15_000)));
+      await Promise.race([allSeen, timeout]);
+      clearTimeout(timer);
+      // A duplicate would show itself shortly after.
+      await new Promise((r) => setTimeout(r, 100));
+      await sub.stop();
+      await consumer.catch(() => undefined);
+
+      expect(ours.length).toBe(expected);
+      expect([...seen.values()].filter((n) => n !== 1)).toEqual([]);
+      expectStrictlyIncreasing(ours);
+      // Each writer's events arrive in the order it appended them.
+      const byWriter = new Map<number, number[]>();
+      for (const e of ours) {
+        const { w, i } = e.data as { w: number; i: number };
+        byWriter.set(w, [...(byWriter.get(w) ?? []), i]);
+      }
+      for (const [, order] of byWriter) expect(order).toEqual(Array.from({ length: PER_WRITER }, (_, i) => i));
+      expect(midPauseDone).toBe(true);
+      expect(resubscribed).toBe(true);
+    }
 
     async function streamWith(n: number): Promise<string> {
       const s = stream();
