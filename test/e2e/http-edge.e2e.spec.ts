@@ -1,0 +1,146 @@
+/**
+ * The HTTP edge answers like the rest of the API (issue #13, item 8): what Fastify's router and
+ * Node's HTTP parser refuse before any route runs (bad percent-encoding, an over-long path
+ * parameter, oversized headers, malformed HTTP/1.1) is problem+json, or an RFC 6749 error on the
+ * OAuth endpoints.
+ */
+import { EVENT_STORE, type EventStore } from '@filing/event-store';
+import { connect } from 'node:net';
+import { expectProblem, PROBLEM } from '../support/api';
+import { provisionAccount } from '../support/auth';
+import { startService, type TestService } from '../support/service';
+
+const V1 = '/external-api/v1';
+const OAUTH_ENDPOINTS = ['/o/token/', '/o/revoke_token/', '/o/introspect/'];
+
+interface RawAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly body: any;
+}
+
+/**
+ * Sends `chunks` as raw bytes on a new connection (a short pause between them, so a body can
+ * follow its headers in another read) and reads the one answer until the server closes it.
+ */
+function rawRequest(url: string, chunks: readonly string[]): Promise<RawAnswer> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1');
+    const received: Buffer[] = [];
+    const timer = setTimeout(() => socket.destroy(new Error('no answer within 5 s')), 5000);
+    socket.on('data', (data) => received.push(data));
+    socket.on('error', (err) => (received.length > 0 ? undefined : reject(err)));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const text = Buffer.concat(received).toString('utf8');
+      const split = text.indexOf('\r\n\r\n');
+      if (split < 0) return reject(new Error(`not an HTTP answer: ${JSON.stringify(text.slice(0, 200))}`));
+      const [statusLine, ...lines] = text.slice(0, split).split('\r\n');
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      const body = text.slice(split + 4);
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: body ? JSON.parse(body) : null });
+    });
+    void (async () => {
+      for (const [i, chunk] of chunks.entries()) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 30));
+        if (!socket.destroyed) socket.write(chunk);
+      }
+    })();
+  });
+}
+
+const get = (path: string, headers = '') => [`GET ${path} HTTP/1.1\r\nHost: localhost\r\n${headers}Connection: close\r\n\r\n`];
+
+/** An RFC 6749 error answer, as the token endpoint gives (`Cache-Control: no-store` like every /o/ answer). */
+function expectOAuthError(res: RawAnswer, status: number): void {
+  expect({ status: res.status, type: res.headers['content-type'], store: res.headers['cache-control'] }).toEqual({
+    status,
+    type: 'application/json; charset=utf-8',
+    store: 'no-store',
+  });
+  expect(res.body).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
+}
+
+describe('the HTTP edge', () => {
+  let service: TestService;
+  let store: EventStore;
+  const logs: string[] = [];
+
+  beforeAll(async () => {
+    service = await startService({ logDestination: { write: (line: string) => void logs.push(line) } });
+    store = service.app.get<EventStore>(EVENT_STORE);
+  });
+  afterAll(() => service?.destroy());
+
+  describe("what Fastify's router refuses", () => {
+    it('a path with bad percent-encoding is a 400 problem naming the path (RFC 6749 on /o/)', async () => {
+      const res = await rawRequest(service.url, get(`${V1}/entities/%zz`));
+      expectProblem(res, 400, ['path']);
+      for (const path of OAUTH_ENDPOINTS) expectOAuthError(await rawRequest(service.url, [`POST ${path}%zz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`]), 400);
+    });
+
+    it('a path parameter over 100 characters is a 414 problem naming the path; 100 is still routed (a 400 naming id)', async () => {
+      expectProblem(await rawRequest(service.url, get(`${V1}/entities/${'a'.repeat(101)}`)), 414, ['path']);
+      const { token } = await provisionAccount(service);
+      expectProblem(await rawRequest(service.url, get(`${V1}/entities/${'a'.repeat(100)}`, `Authorization: Bearer ${token}\r\n`)), 400, ['id']);
+    });
+  });
+
+  describe('oversized headers', () => {
+    const big = (bytes: number) => `X-Padding: ${'a'.repeat(bytes)}\r\n`;
+
+    it('headers over 16 KiB are a 431 problem on the APIs and an RFC 6749 invalid_request on /o/*; just under is served', async () => {
+      const res = await rawRequest(service.url, get(`${V1}/entities`, big(17 * 1024)));
+      expectProblem(res, 431);
+      for (const path of OAUTH_ENDPOINTS) {
+        expectOAuthError(await rawRequest(service.url, [`POST ${path} HTTP/1.1\r\nHost: localhost\r\n${big(17 * 1024)}Content-Length: 0\r\nConnection: close\r\n\r\n`]), 431);
+      }
+      expect((await rawRequest(service.url, get('/healthz', big(15 * 1024)))).status).toBe(200);
+    });
+
+    it("headers beyond Node's own parser limit (64 KiB) are a 431 problem too, and the server keeps serving", async () => {
+      expectProblem(await rawRequest(service.url, get(`${V1}/entities`, big(70 * 1024))), 431);
+      expect((await rawRequest(service.url, get('/healthz'))).status).toBe(200);
+    });
+  });
+
+  describe('malformed HTTP/1.1', () => {
+    const post = (path: string, head: string, body: string) => [
+      `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${head}Connection: close\r\n\r\n`,
+      body,
+    ];
+
+    it('a bad chunk size, two Content-Lengths or a bad request line is a 400 problem saying why; nothing is written or logged as an error', async () => {
+      const { token } = await provisionAccount(service);
+      const auth = `Authorization: Bearer ${token}\r\n`;
+      const before = await store.headPosition();
+      const errorsBefore = logs.filter((l) => /"level":(50|60)/.test(l)).length;
+      const valid = JSON.stringify({ name: 'Chunked LLC', entity_type: 'llc' });
+      const cases: [string, string[], RegExp][] = [
+        ['bad chunk size', post(`${V1}/entities`, `${auth}Transfer-Encoding: chunked\r\n`, `zz\r\n${valid}\r\n0\r\n\r\n`), /chunk size/],
+        ['two Content-Lengths', post(`${V1}/entities`, `${auth}Content-Length: ${valid.length}\r\nContent-Length: 3\r\n`, valid), /Content-Length/],
+        ['a bad request line', ['HELLO THERE\r\n\r\n'], /not valid HTTP/],
+      ];
+      for (const [label, chunks, detail] of cases) {
+        const res = await rawRequest(service.url, chunks);
+        expect([label, res.status, res.headers['content-type'], res.headers.connection]).toEqual([label, 400, PROBLEM, 'close']);
+        expect(res.body).toEqual({ type: 'about:blank', title: 'Bad Request', status: 400, detail: expect.stringMatching(detail) });
+      }
+      expect(await store.headPosition()).toEqual(before);
+      expect(logs.filter((l) => /"level":(50|60)/.test(l)).length).toBe(errorsBefore);
+      expect((await rawRequest(service.url, get('/healthz'))).status).toBe(200);
+    });
+
+    it('a bad chunk size on /o/token/ is an RFC 6749 invalid_request', async () => {
+      const form = 'grant_type=client_credentials';
+      const res = await rawRequest(service.url, [
+        'POST /o/token/ HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n',
+        `zz\r\n${form}\r\n0\r\n\r\n`,
+      ]);
+      expectOAuthError(res, 400);
+    });
+  });
+
+});
