@@ -2,12 +2,13 @@
  * The HTTP edge answers like the rest of the API (issue #13, item 8): what Fastify's router and
  * Node's HTTP parser refuse before any route runs (bad percent-encoding, an over-long path
  * parameter, oversized headers, malformed HTTP/1.1) is problem+json, or an RFC 6749 error on the
- * OAuth endpoints.
+ * OAuth endpoints; a JSON body that is not an object (`null` included) is a 400 naming the body on
+ * every operation, and every field the OpenAPI document declares non-nullable refuses null.
  */
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { connect } from 'node:net';
-import { expectProblem, PROBLEM } from '../support/api';
-import { provisionAccount } from '../support/auth';
+import { expectProblem, MISSING_ID, PROBLEM, resourceApi } from '../support/api';
+import { bearer, provisionAccount, provisionOperator, type ProvisionedClient } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 
 const V1 = '/external-api/v1';
@@ -143,4 +144,99 @@ describe('the HTTP edge', () => {
     });
   });
 
+});
+
+describe.each(['sqlite', 'esdb'] as const)('JSON bodies and nulls on the %s store', (eventStore) => {
+  let service: TestService;
+  let store: EventStore;
+  let client: ProvisionedClient;
+  const api = resourceApi(() => service);
+  const JSON_TYPE = { 'content-type': 'application/json' };
+
+  /* eslint-disable @typescript-eslint/no-explicit-any */
+  let doc: any;
+  const resolve = (schema: any): any => (schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop()] : schema);
+  /** Every operation of the OpenAPI document: method, path (with {id} → a missing id) and its body schema. */
+  const operations = () =>
+    Object.entries<any>(doc.paths).flatMap(([path, item]) =>
+      Object.entries<any>(item).map(([method, op]) => ({
+        key: `${method.toUpperCase()} ${path}`,
+        method: method.toUpperCase(),
+        path: path.slice(V1.length).replace('{id}', MISSING_ID),
+        body: op.requestBody ? resolve(op.requestBody.content['application/json'].schema) : undefined,
+      })),
+    );
+
+  beforeAll(async () => {
+    service = await startService({ eventStore });
+    store = service.app.get<EventStore>(EVENT_STORE);
+    client = await provisionAccount(service);
+    doc = await (await fetch(`${service.url}${V1}/openapi.json`)).json();
+  });
+  afterAll(() => service?.destroy());
+
+  it('a body of null, an array, a number, a string or a boolean is a 400 naming the body on every operation that can take one', async () => {
+    const writes = operations().filter((op) => op.method !== 'GET');
+    expect(writes.length).toBeGreaterThan(15);
+    const before = await store.headPosition();
+    const wrong: string[] = [];
+    for (const { key, method, path } of writes) {
+      for (const body of ['null', '[]', '[{}]', '1', '"x"', 'true']) {
+        const res = await api.call(client, method, path, body, JSON_TYPE);
+        const fields = (res.body?.errors ?? []).map((e: { field: string }) => e.field);
+        if (res.status !== 400 || res.headers['content-type'] !== PROBLEM || fields.join() !== 'body') wrong.push(`${key} ${body}: ${res.status} ${JSON.stringify(res.body)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(await store.headPosition()).toEqual(before);
+  });
+
+  it('POST /orders/{id}/cancel with a null body does not cancel; no body, an empty one or {} still do', async () => {
+    const entity = await api.create(client, '/entities', { name: 'Null LLC', entity_type: 'llc' });
+    for (const [body, headers] of [[undefined, {}], ['', JSON_TYPE], ['{}', JSON_TYPE]] as const) {
+      const order = await api.create(client, '/orders', { entity_id: entity.id, order_type: 'formation' });
+      expectProblem(await api.call(client, 'POST', `/orders/${order.id}/cancel`, 'null', JSON_TYPE), 400, ['body']);
+      expect((await api.call(client, 'GET', `/orders/${order.id}`)).body).toEqual(order);
+      const cancelled = await api.call(client, 'POST', `/orders/${order.id}/cancel`, body, headers);
+      expect([cancelled.status, cancelled.body.status]).toEqual([200, 'cancelled']);
+    }
+  });
+
+  it('details: null on POST /orders is a 400 naming details, and submits nothing', async () => {
+    const entity = await api.create(client, '/entities', { name: 'Details LLC', entity_type: 'llc' });
+    const before = await store.headPosition();
+    expectProblem(await api.call(client, 'POST', '/orders', { entity_id: entity.id, order_type: 'formation', details: null }), 400, ['details']);
+    expect(await store.headPosition()).toEqual(before);
+    expect((await api.call(client, 'POST', '/orders', { entity_id: entity.id, order_type: 'formation', details: {} })).status).toBe(201);
+  });
+
+  it('every body field the document declares non-nullable refuses null by name, and every nullable one takes it', async () => {
+    const before = await store.headPosition();
+    const wrong: string[] = [];
+    let checked = 0;
+    for (const { key, method, path, body } of operations().filter((op) => op.body)) {
+      for (const [field, schema] of Object.entries<any>(body.properties)) {
+        // Alone in the body: other required fields may be listed too, and a PATCH of a missing id
+        // is a 404 once the body is valid, so nothing is written either way.
+        const res = await api.call(client, method, path, { [field]: null });
+        const named = (res.body?.errors ?? []).some((e: { field: string }) => e.field === field);
+        if (named === Boolean(schema.nullable)) wrong.push(`${key} ${field} (nullable: ${Boolean(schema.nullable)}): ${res.status} ${JSON.stringify(res.body)}`);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(30);
+    expect(wrong).toEqual([]);
+    expect(await store.headPosition()).toEqual(before);
+  });
+
+  it("the operator API's optional client fields refuse null by name too", async () => {
+    const operator = await provisionOperator(service);
+    const res = await fetch(`${service.url}/internal-api/v1/clients`, {
+      method: 'POST',
+      headers: { ...bearer(operator.token), 'content-type': 'application/json' },
+      body: JSON.stringify({ scope: 'operator', operator: null }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { errors: { field: string }[] }).errors.map((e) => e.field)).toEqual(['operator']);
+  });
 });
