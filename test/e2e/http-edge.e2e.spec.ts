@@ -3,13 +3,15 @@
  * Node's HTTP parser refuse before any route runs (bad percent-encoding, an over-long path
  * parameter, oversized headers, malformed HTTP/1.1) is problem+json, or an RFC 6749 error on the
  * OAuth endpoints; a JSON body that is not an object (`null` included) is a 400 naming the body on
- * every operation, and every field the OpenAPI document declares non-nullable refuses null.
+ * every operation, and every field the OpenAPI document declares non-nullable refuses null; the
+ * sign-in form's CSRF token cannot be forged by planting an equal cookie/field pair.
  */
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { connect } from 'node:net';
 import { expectProblem, MISSING_ID, PROBLEM, resourceApi } from '../support/api';
 import { bearer, provisionAccount, provisionOperator, type ProvisionedClient } from '../support/auth';
 import { startService, type TestService } from '../support/service';
+import { csrfOf, HttpSession, provisionUser } from '../support/settings-screen';
 
 const V1 = '/external-api/v1';
 const OAUTH_ENDPOINTS = ['/o/token/', '/o/revoke_token/', '/o/introspect/'];
@@ -144,6 +146,35 @@ describe('the HTTP edge', () => {
     });
   });
 
+  describe('the sign-in form (login CSRF)', () => {
+    const signIn = (session: HttpSession, csrf: string, user: { email: string; password: string }) =>
+      session.post('/settings/sign-in', { _csrf: csrf, email: user.email, password: user.password });
+
+    it('refuses a cookie and field pair the client chose itself, and a form token of another cookie; the page’s own works', async () => {
+      const account = await provisionAccount(service);
+      const user = await provisionUser(service, account.accountId);
+
+      // The attacker plants a nonce of its choosing and sends it back in the form too.
+      const planted = new HttpSession(service.url);
+      planted.cookies.set('filing_signin_csrf', 'A'.repeat(43));
+      const forged = await signIn(planted, 'A'.repeat(43), user);
+      expect([forged.status, planted.cookies.has('filing_session')]).toEqual([403, false]);
+
+      // A form token the attacker got for its own cookie does not go with another cookie.
+      const attacker = new HttpSession(service.url);
+      const harvested = csrfOf((await attacker.get('/settings/sign-in')).body);
+      const victim = new HttpSession(service.url);
+      await victim.get('/settings/sign-in');
+      expect((await signIn(victim, harvested, user)).status).toBe(403);
+      expect(victim.cookies.has('filing_session')).toBe(false);
+
+      // The form as served: its token is not the cookie's value, and it signs in.
+      const page = await victim.get('/settings/sign-in');
+      expect(csrfOf(page.body)).not.toBe(victim.cookies.get('filing_signin_csrf'));
+      expect((await signIn(victim, csrfOf(page.body), user)).status).toBe(303);
+      expect(victim.cookies.has('filing_session')).toBe(true);
+    });
+  });
 });
 
 describe.each(['sqlite', 'esdb'] as const)('JSON bodies and nulls on the %s store', (eventStore) => {
