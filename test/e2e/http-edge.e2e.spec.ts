@@ -174,6 +174,24 @@ describe('the HTTP edge', () => {
       expect((await signIn(victim, csrfOf(page.body), user)).status).toBe(303);
       expect(victim.cookies.has('filing_session')).toBe(true);
     });
+
+    it('keeps its key across a restart on the same DATA_DIR: a page loaded before still signs in after', async () => {
+      const own = await startService();
+      let restarted: TestService | undefined;
+      try {
+        const account = await provisionAccount(own);
+        const user = await provisionUser(own, account.accountId);
+        const browser = new HttpSession(own.url);
+        const token = csrfOf((await browser.get('/settings/sign-in')).body);
+        await own.close();
+        restarted = await startService({ reuse: own });
+        const again = new HttpSession(restarted.url);
+        for (const [name, value] of browser.cookies) again.cookies.set(name, value);
+        expect((await signIn(again, token, user)).status).toBe(303);
+      } finally {
+        await (restarted ?? own).destroy();
+      }
+    });
   });
 });
 
