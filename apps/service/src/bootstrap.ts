@@ -3,7 +3,17 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { readFileSync } from 'node:fs';
 import type pino from 'pino';
-import { type AppConfig, createLogger, PinoNestLogger, parseJsonBody } from '@filing/platform';
+import {
+  answerClientError,
+  answerFrameworkError,
+  type AppConfig,
+  createLogger,
+  MAX_PARAM_LENGTH,
+  NODE_MAX_HEADER_BYTES,
+  PinoNestLogger,
+  parseJsonBody,
+  refuseOversizedHeaders,
+} from '@filing/platform';
 import { AppModule } from './app.module';
 import { instrumentHttp } from './metrics/http-metrics';
 import { setupOpenApi } from './openapi';
@@ -23,11 +33,16 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     // `/o/token/` (CONTRACT.md) and `/o/token` are the same route: Nest strips the trailing slash.
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // What Fastify and Node refuse before any route answers in the API's formats (http-edge.ts).
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
     ...(config.tls
-      ? { https: { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } }
-      : {}),
+      ? { https: { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), maxHeaderSize: NODE_MAX_HEADER_BYTES } }
+      : { http: { maxHeaderSize: NODE_MAX_HEADER_BYTES } }),
   });
+  // First of the onRequest hooks: oversized headers are refused before anything else reads them.
+  refuseOversizedHeaders(adapter.getInstance());
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, options.imports), adapter, {
     logger: new PinoNestLogger(createLogger(config.logLevel, options.logDestination)),
   });

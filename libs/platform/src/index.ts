@@ -25,6 +25,8 @@ export * from './http/history';
 export * from './http/resource-api.module';
 export * from './http/json-body.interceptor';
 export * from './http/json-body-parser';
+export * from './http/http-edge';
+export * from './crypto/service-keys';
 export * from './http/account-id';
 export * from './domain/field-rules';
 export * from './http/field-validators';

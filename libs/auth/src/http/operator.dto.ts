@@ -1,4 +1,5 @@
-import { IsBoolean, IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { IsOptionalNonNull } from '@filing/platform';
+import { IsBoolean, IsNotEmpty, IsString, IsUUID, MaxLength } from 'class-validator';
 import { MAX_ACCOUNT_NAME } from '../account';
 
 export class CreateAccountDto {
@@ -8,18 +9,21 @@ export class CreateAccountDto {
   name!: string;
 }
 
-/** A customer client `{account_id, scope?}`, or an operator client `{operator: true}`. */
+/**
+ * A customer client `{account_id, scope?}`, or an operator client `{operator: true}`. A field may
+ * be left out but not sent as null (a 400 naming it, as on the external API).
+ */
 export class CreateClientDto {
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsUUID()
   account_id?: string;
 
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsString()
   @IsNotEmpty()
   scope?: string;
 
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsBoolean()
   operator?: boolean;
 }

@@ -1,4 +1,4 @@
-import { IsJurisdictionCode, IsResourceId, JURISDICTION_CODE, PageQueryDto, SatisfiesRule } from '@filing/platform';
+import { IsJurisdictionCode, IsOptionalNonNull, IsResourceId, JURISDICTION_CODE, PageQueryDto, SatisfiesRule } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { DETAILS_MAX_BYTES, detailsProblem, REASON_MAX_LENGTH, reasonProblem } from '../order';
@@ -38,10 +38,11 @@ export class SubmitOrderDto {
   @IsJurisdictionCode()
   jurisdiction_code?: string | null;
 
+  // Declared non-nullable: `null` is refused (a 400 naming it), not taken for "no details".
   @ApiPropertyOptional(DETAILS)
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsOrderDetails()
-  details?: OrderDetails | null;
+  details?: OrderDetails;
 }
 
 /** `POST /orders/{id}/cancel`: the body is optional. */

@@ -1,3 +1,4 @@
+import { ValidationError } from '../errors/domain-errors';
 import { parseJsonBody, nestingDepth } from './json-body-parser';
 
 describe('nestingDepth', () => {
@@ -31,5 +32,23 @@ describe('parseJsonBody', () => {
     expect(parse('{"__proto__":{"admin":true}}').err?.message).toMatch(/__proto__/);
     expect(parse('{"details":{"n":1e400}}').err?.message).toMatch(/number too large/);
     expect(parse('{"a":').err?.message).toMatch(/not valid JSON/);
+  });
+
+  it('refuses a body that is not an object, null included, naming the body', () => {
+    for (const [text, what] of [
+      ['null', 'null'],
+      [' null ', 'null'],
+      ['[]', 'an array'],
+      ['[{"a":1}]', 'an array'],
+      ['1', 'a number'],
+      ['"x"', 'a string'],
+      ['true', 'a boolean'],
+    ]) {
+      const { err, value } = parse(text);
+      expect(value).toBeUndefined();
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as ValidationError).errors).toEqual([{ field: 'body', message: expect.stringContaining(`not ${what}`) }]);
+    }
+    expect(parse('{}')).toEqual({ err: null, value: {} });
   });
 });

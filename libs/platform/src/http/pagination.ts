@@ -1,9 +1,8 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import type Database from 'better-sqlite3';
 import { IsOptional, IsString, ValidateBy } from 'class-validator';
-import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { closeSync, fsyncSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { KEY_FILE_BYTES, loadOrCreateKeyFile } from '../crypto/key-file';
 import { type FieldError, ValidationError } from '../errors/domain-errors';
 import { cachedStatement } from '../projections/statements';
 
@@ -12,7 +11,7 @@ export const DEFAULT_PAGE_LIMIT = 50;
 export const MAX_PAGE_LIMIT = 200;
 /** 2: signed (1 was unsigned JSON, and is refused like any cursor this service did not issue). */
 const CURSOR_VERSION = 2;
-const CURSOR_KEY_BYTES = 32;
+const CURSOR_KEY_BYTES = KEY_FILE_BYTES;
 /** HMAC-SHA256 truncated to 128 bits: forging one takes ~2^128 guesses, each a request. */
 const CURSOR_MAC_BYTES = 16;
 const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,1024}$/;
@@ -64,33 +63,9 @@ export class CursorCodec {
     return new CursorCodec(randomBytes(CURSOR_KEY_BYTES));
   }
 
-  /**
-   * The key in `file`, made on first use: 32 random bytes, mode 0600, written to a temp file and
-   * linked into place, so no process ever reads a partial key, and when two start together the
-   * second finds the first one's key (EEXIST) and uses it.
-   */
+  /** The key in `file` (`DATA_DIR/cursor.key`), made on first use ({@link loadOrCreateKeyFile}). */
   static fromKeyFile(file: string): CursorCodec {
-    const existing = readKeyFile(file);
-    if (existing) return new CursorCodec(existing);
-    const temp = `${file}.${process.pid}.${randomUUID()}.tmp`;
-    const fd = openSync(temp, 'wx', 0o600);
-    try {
-      writeSync(fd, randomBytes(CURSOR_KEY_BYTES));
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      linkSync(temp, file);
-      syncDirectory(dirname(file));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    } finally {
-      unlinkSync(temp);
-    }
-    const key = readKeyFile(file);
-    if (!key) throw new Error(`cursor key file ${file} vanished while it was being made`);
-    return new CursorCodec(key);
+    return new CursorCodec(loadOrCreateKeyFile(file));
   }
 
   encode(collection: string, key: CursorKey): string {
@@ -108,33 +83,6 @@ export class CursorCodec {
 
   private tag(payload: Buffer): Buffer {
     return createHmac('sha256', this.#key).update(payload).digest().subarray(0, CURSOR_MAC_BYTES);
-  }
-}
-
-/** The key in `file`, or null when there is none yet; a file that is not a key is an error. */
-function readKeyFile(file: string): Buffer | null {
-  let key: Buffer;
-  try {
-    key = readFileSync(file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
-  if (key.length !== CURSOR_KEY_BYTES) {
-    throw new Error(
-      `cursor key file ${file} holds ${key.length} bytes, not ${CURSOR_KEY_BYTES}: ` +
-        'remove it to make a new key (the cursors given out so far then stop working)',
-    );
-  }
-  return key;
-}
-
-function syncDirectory(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
   }
 }
 

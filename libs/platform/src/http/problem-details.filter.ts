@@ -65,28 +65,34 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     exception: unknown,
     request: FastifyRequest,
   ): { problem: ProblemDetails; headers?: Record<string, string> } {
-    if (exception instanceof ValidationError) return { problem: problem(400, exception.message, exception.errors) };
-    if (exception instanceof NotFoundError) return { problem: problem(404, exception.message) };
-    if (exception instanceof ConflictError) return { problem: problem(409, exception.message) };
-    if (exception instanceof PreconditionFailedError) return { problem: problem(412, exception.message) };
-    if (exception instanceof UnprocessableError) return { problem: problem(422, exception.message) };
+    if (exception instanceof ValidationError) return { problem: problemDetails(400, exception.message, exception.errors) };
+    if (exception instanceof NotFoundError) return { problem: problemDetails(404, exception.message) };
+    if (exception instanceof ConflictError) return { problem: problemDetails(409, exception.message) };
+    if (exception instanceof PreconditionFailedError) return { problem: problemDetails(412, exception.message) };
+    if (exception instanceof UnprocessableError) return { problem: problemDetails(422, exception.message) };
     if (exception instanceof WrongExpectedVersionError) {
       // Still conflicting after handleCommand's retries: heavy contention on one resource.
-      return { problem: problem(409, 'The resource was changed by concurrent requests; retry the request') };
+      return { problem: problemDetails(409, 'The resource was changed by concurrent requests; retry the request') };
     }
     if (exception instanceof EventStoreUnavailableError) {
       this.logger.error(`Event store unavailable: ${describe(exception)}`, stackOf(exception));
       return {
-        problem: problem(503, 'The service is temporarily unavailable; retry the request later'),
+        problem: problemDetails(503, 'The service is temporarily unavailable; retry the request later'),
         headers: { 'retry-after': '5' },
       };
     }
     if (exception instanceof HttpException) return this.fromHttpException(exception, request);
+    // The request broke off mid-body (the client went away, or sent a malformed chunk, which Node
+    // answers 400 itself and closes): nobody to answer and nothing to fix, so no error log.
+    if ((exception as NodeJS.ErrnoException).code === 'ECONNRESET' && request.raw.socket?.destroyed) {
+      this.logger.debug(`Request aborted on ${request.method} ${request.url.split('?')[0]}: ${describe(exception)}`);
+      return { problem: problemDetails(400, 'The request was aborted before its body arrived') };
+    }
 
     // Anything else is a bug or an outage: log it whole, tell the client nothing about it.
     // The path only: a query string may carry credentials (e.g. a misplaced access_token).
     this.logger.error(`Unhandled error on ${request.method} ${request.url.split('?')[0]}: ${describe(exception)}`, stackOf(exception));
-    return { problem: problem(500, 'An unexpected error occurred') };
+    return { problem: problemDetails(500, 'An unexpected error occurred') };
   }
 
   private fromHttpException(
@@ -100,19 +106,20 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       const allowed = allowedMethods(request);
       if (allowed.length > 0) {
         return {
-          problem: problem(405, `${request.method} is not allowed here; allowed: ${allowed.join(', ')}`),
+          problem: problemDetails(405, `${request.method} is not allowed here; allowed: ${allowed.join(', ')}`),
           headers: { allow: allowed.join(', ') },
         };
       }
-      return { problem: problem(404, 'No such route') };
+      return { problem: problemDetails(404, 'No such route') };
     }
     if (status >= 500) this.logger.error(`HTTP ${status}: ${describe(exception)}`, stackOf(exception));
-    if (status === 500) return { problem: problem(500, 'An unexpected error occurred') };
-    return { problem: problem(status, httpDetail(exception)) };
+    if (status === 500) return { problem: problemDetails(500, 'An unexpected error occurred') };
+    return { problem: problemDetails(status, httpDetail(exception)) };
   }
 }
 
-function problem(status: number, detail: string, errors?: readonly FieldError[]): ProblemDetails {
+/** An RFC 9457 body: `title` is the status's standard phrase, `detail` what happened. */
+export function problemDetails(status: number, detail: string, errors?: readonly FieldError[]): ProblemDetails {
   const body: ProblemDetails = { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail };
   return errors ? { ...body, errors } : body;
 }

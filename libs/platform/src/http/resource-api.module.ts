@@ -1,5 +1,6 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
+import { ServiceKeys } from '../crypto/service-keys';
 import { IDEMPOTENCY_OPTIONS, IdempotencyHooks, IdempotencyInterceptor, type IdempotencyOptions } from './idempotency.interceptor';
 import { IdempotencyStore } from './idempotency.store';
 import { JSON_API_PREFIXES, JsonBodyInterceptor } from './json-body.interceptor';
@@ -18,7 +19,8 @@ export interface ResourceApiModuleOptions {
   readonly idempotencyTtlMs?: number;
   /**
    * `DATA_DIR/cursor.key`: the key that signs pagination cursors, made on first start. Kept in
-   * DATA_DIR so cursors survive a restart and every process on the same data agrees.
+   * DATA_DIR so cursors survive a restart and every process on the same data agrees. It is also
+   * the root of the ServiceKeys (e.g. the settings screen's sign-in CSRF key).
    */
   readonly cursorKeyFile: string;
 }
@@ -26,7 +28,7 @@ export interface ResourceApiModuleOptions {
 /**
  * The HTTP mechanisms every resource family shares and that need wiring: the global JSON-only
  * and Idempotency-Key interceptors (with the key store), the CursorCodec that signs and checks
- * pagination cursors (pass it to `pageRequest`), plus the cross-family reference checker
+ * pagination cursors (pass it to `pageRequest`), the ServiceKeys, plus the cross-family reference checker
  * (ReferencesModule). Needs the event store and the projections module (both global).
  */
 @Global()
@@ -52,8 +54,9 @@ export class ResourceApiModule {
         { provide: APP_INTERCEPTOR, useExisting: IdempotencyInterceptor },
         IdempotencyHooks,
         { provide: CursorCodec, useFactory: () => CursorCodec.fromKeyFile(options.cursorKeyFile) },
+        { provide: ServiceKeys, useFactory: () => ServiceKeys.fromKeyFile(options.cursorKeyFile) },
       ],
-      exports: [ReferencesModule, IdempotencyStore, CursorCodec],
+      exports: [ReferencesModule, IdempotencyStore, CursorCodec, ServiceKeys],
     };
   }
 }

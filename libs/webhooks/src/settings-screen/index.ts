@@ -1,9 +1,10 @@
 import { FailedAuthThrottle } from '@filing/auth';
-import { APP_CONFIG, type AppConfig } from '@filing/platform';
+import { APP_CONFIG, type AppConfig, ServiceKeys } from '@filing/platform';
 import { Injectable, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import { join } from 'node:path';
 import { SettingsSessionGuard } from './session/session.guard';
 import { SettingsSessionStore } from './session/session-store';
+import { SIGN_IN_CSRF_KEY_PURPOSE, SignInCsrf } from './session/sign-in-csrf';
 import { SIGN_IN_LIMITS, SIGN_IN_THROTTLE, SignInController } from './sign-in.controller';
 import { WebhookSettingsController } from './webhook-settings.controller';
 
@@ -28,6 +29,7 @@ export const SETTINGS_SCREEN_PROVIDERS: Provider[] = [
     inject: [APP_CONFIG],
   },
   { provide: SIGN_IN_THROTTLE, useFactory: () => new FailedAuthThrottle(SIGN_IN_LIMITS) },
+  { provide: SignInCsrf, useFactory: (keys: ServiceKeys) => new SignInCsrf(keys.derive(SIGN_IN_CSRF_KEY_PURPOSE)), inject: [ServiceKeys] },
   SettingsSessionGuard,
   SessionStoreCloser,
 ];

@@ -2,10 +2,10 @@ import { FailedAuthThrottle, VerifyUserPasswordQuery } from '@filing/auth';
 import { All, Body, Controller, Get, Inject, NotFoundException, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { randomBytes } from 'node:crypto';
-import { clearCookie, readCookies, SESSION_COOKIE, setCookie, SIGN_IN_CSRF_COOKIE, tokensEqual } from './session/cookies';
+import { clearCookie, readCookies, SESSION_COOKIE, setCookie, SIGN_IN_CSRF_COOKIE } from './session/cookies';
 import { CsrfRejected, type CurrentSession, Session, SettingsSessionGuard } from './session/session.guard';
 import { SettingsSessionStore } from './session/session-store';
+import { SignInCsrf } from './session/sign-in-csrf';
 import { SettingsErrorFilter } from './settings-errors.filter';
 import { redirect, sendPage } from './settings-http';
 import { PROFILE_URL } from './views/layout';
@@ -30,6 +30,7 @@ export class SignInController {
     private readonly queries: QueryBus,
     private readonly sessions: SettingsSessionStore,
     @Inject(SIGN_IN_THROTTLE) private readonly throttle: FailedAuthThrottle,
+    private readonly csrf: SignInCsrf,
   ) {}
 
   @Get()
@@ -51,7 +52,7 @@ export class SignInController {
 
   @Post('sign-in')
   async signIn(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: SignInForm = {}): Promise<void> {
-    if (!tokensEqual(body._csrf, readCookies(request).get(SIGN_IN_CSRF_COOKIE))) throw new CsrfRejected();
+    if (!this.csrf.verify(readCookies(request).get(SIGN_IN_CSRF_COOKIE), body._csrf)) throw new CsrfRejected();
     const email = typeof body.email === 'string' ? body.email.trim().toLowerCase() : '';
     const password = typeof body.password === 'string' ? body.password : '';
     const again = (status: number, error: string) =>
@@ -89,13 +90,14 @@ export class SignInController {
     throw new NotFoundException();
   }
 
-  /** The sign-in form's double-submit token: the cookie's, or a new one set now. */
+  /** The sign-in form's token: signed for the cookie's nonce, or for a new one set now. */
   private signInToken(request: FastifyRequest, reply: FastifyReply): string {
-    const existing = readCookies(request).get(SIGN_IN_CSRF_COOKIE);
-    if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
-    const token = randomBytes(32).toString('base64url');
-    setCookie(reply, request, SIGN_IN_CSRF_COOKIE, token);
-    return token;
+    let nonce = readCookies(request).get(SIGN_IN_CSRF_COOKIE);
+    if (!SignInCsrf.isNonce(nonce)) {
+      nonce = SignInCsrf.nonce();
+      setCookie(reply, request, SIGN_IN_CSRF_COOKIE, nonce);
+    }
+    return this.csrf.field(nonce);
   }
 }
 

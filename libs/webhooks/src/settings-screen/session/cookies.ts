@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** The session cookie: HttpOnly, SameSite=Strict, scoped to /settings, Secure over HTTPS. */
 export const SESSION_COOKIE = 'filing_session';
-/** Sign-in form's double-submit token (there is no session yet to hold one). */
+/** The nonce of the sign-in form's signed double-submit token (sign-in-csrf.ts): no session yet to hold one. */
 export const SIGN_IN_CSRF_COOKIE = 'filing_signin_csrf';
 export const SETTINGS_PATH = '/settings';
 
