@@ -4,6 +4,8 @@ export * from './errors/domain-errors';
 export * from './events/envelope';
 export * from './commands/handle-command';
 export * from './projections/projection';
+export * from './processors/stream-processor';
+export * from './processors/processor-registry';
 export * from './projections/projection-runner';
 export * from './projections/projections.module';
 export * from './http/read-your-writes';

@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, Inject, Res, ServiceUnavailableException } f
 import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { FastifyReply } from 'fastify';
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
-import { ProjectionRunner } from '@filing/platform';
+import { ProcessorRegistry, ProjectionRunner } from '@filing/platform';
 
 const STORE_PING_TIMEOUT_MS = 2_000;
 
@@ -13,6 +13,7 @@ export class HealthController {
     private readonly indicator: HealthIndicatorService,
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly projections: ProjectionRunner,
+    private readonly processors: ProcessorRegistry,
   ) {}
 
   /** Live: the process answers. Nothing else is checked, so a restart is never triggered by a dependency. */
@@ -22,11 +23,18 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Ready: the event store answers and every projection has caught up with it. */
+  /**
+   * Ready: the event store answers, no stream processor is halted (each halted one is named with
+   * the event it stopped on), and every projection has caught up.
+   */
   @Get('readyz')
   async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
     try {
-      return await this.health.check([() => this.checkStore(), () => this.checkProjections()]);
+      return await this.health.check([
+        () => this.checkStore(),
+        () => this.checkProcessors(),
+        () => this.checkProjections(),
+      ]);
     } catch (err) {
       // Terminus throws its report inside a 503; answer with the report itself, not a problem document.
       if (err instanceof ServiceUnavailableException) {
@@ -45,6 +53,23 @@ export class HealthController {
     } catch (err) {
       return check.down({ kind: this.store.kind, message: (err as Error).message });
     }
+  }
+
+  private checkProcessors() {
+    const check = this.indicator.check('stream_processors');
+    const halted = this.processors.halted();
+    if (halted.length === 0) return check.up({ count: this.processors.statuses().length });
+    return check.down({
+      message: `halted: ${halted.map((s) => s.name).join(', ')}`,
+      halted: halted.map((s) => ({
+        processor: s.name,
+        event_id: s.halted?.eventId,
+        event_type: s.halted?.eventType,
+        stream: s.halted?.streamId,
+        position: s.halted?.position,
+        error: s.halted?.error,
+      })),
+    });
   }
 
   private async checkProjections() {

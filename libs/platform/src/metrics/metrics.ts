@@ -1,6 +1,8 @@
 import { comparePositions, EVENT_STORE, type EventStore, ObservedEventStore } from '@filing/event-store';
 import { Global, Inject, Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ProcessorRegistry } from '../processors/processor-registry';
+import type { ProcessorState } from '../processors/stream-processor';
 import { ProjectionRunner } from '../projections/projection-runner';
 
 /**
@@ -29,6 +31,7 @@ export class Metrics implements OnModuleInit {
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly runner: ProjectionRunner,
+    private readonly processors: ProcessorRegistry,
   ) {
     collectDefaultMetrics({ register: this.registry });
     const metrics = this;
@@ -43,7 +46,45 @@ export class Metrics implements OnModuleInit {
     });
   }
 
+  private registerProcessorMetrics(): void {
+    const metrics = this;
+    const states: ProcessorState[] = ['running', 'restarting', 'halted', 'stopped', 'finished'];
+    new Gauge({
+      name: 'stream_processor_state',
+      help: 'State of each stream processor (projections, webhook fan-out): 1 on the current state',
+      labelNames: ['processor', 'state'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const s of metrics.processors.statuses()) {
+          for (const state of states) this.set({ processor: s.name, state }, s.state === state ? 1 : 0);
+        }
+      },
+    });
+    new Gauge({
+      name: 'stream_processor_restarts',
+      help: 'Restarts of each stream processor since the process started (after a failure)',
+      labelNames: ['processor'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const s of metrics.processors.statuses()) this.set({ processor: s.name }, s.restarts);
+      },
+    });
+    new Gauge({
+      name: 'stream_processor_lag_events',
+      help: 'Events in $all after each stream processor\'s checkpoint (counted up to 10,000)',
+      labelNames: ['processor'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const [s, lag] of await metrics.processors.lags(metrics.store)) this.set({ processor: s.name }, lag);
+      },
+    });
+  }
+
   onModuleInit(): void {
+    this.registerProcessorMetrics();
     if (this.store instanceof ObservedEventStore) {
       this.store.onAppend((streamId, events) => {
         const dash = streamId.indexOf('-');

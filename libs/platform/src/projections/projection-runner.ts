@@ -1,17 +1,17 @@
-import {
-  comparePositions,
-  parsePosition,
-  positionToString,
-  type EventStore,
-  type EventSubscription,
-  type Position,
-  type SubscriptionMessage,
-} from '@filing/event-store';
+import { comparePositions, parsePosition, positionToString, type EventStore, type Position } from '@filing/event-store';
 import { Logger, type LoggerService } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fromRecorded, type RecordedEnvelope } from '../events/envelope';
+import {
+  EventHandlingError,
+  haltReport,
+  StreamProcessor,
+  type HaltReport,
+  type ProcessorMessage,
+  type ProcessorStatus,
+} from '../processors/stream-processor';
 import { projectionHandles, type Projection } from './projection';
 
 export interface ProjectionRunnerOptions {
@@ -23,23 +23,26 @@ export interface ProjectionRunnerOptions {
   readonly maxBatch?: number;
   /** Apply nothing after this position, and stop there (rebuilds and audits up to a known point). */
   readonly stopAt?: Position;
-  readonly logger?: Pick<LoggerService, 'log' | 'error'>;
+  readonly logger?: Pick<LoggerService, 'log' | 'error' | 'warn'>;
+  /**
+   * Default true: a projection that keeps failing on one event is halted alone and the others go
+   * on. Rebuilds and audits pass false: there any failure fails the whole run at once.
+   */
+  readonly isolateFailures?: boolean;
+  /** Restart backoff after a failure (tests shorten it). */
+  readonly backoff?: { readonly minMs: number; readonly maxMs: number };
 }
 
-/** An event a projection could not apply: the runner stops on it rather than skip it. */
-export class ProjectionFailedError extends Error {
-  override readonly name = 'ProjectionFailedError';
+/** An event a projection could not apply: the runner never skips over it. */
+export class ProjectionFailedError extends EventHandlingError {
   constructor(
     readonly projection: string,
-    readonly eventId: string,
-    readonly position: Position,
+    event: ConstructorParameters<typeof EventHandlingError>[1],
     options: { cause: unknown },
   ) {
-    super(`Projection ${projection} failed on event ${eventId} at ${positionToString(position)}`, options);
+    super(`projection ${projection}`, event, options);
   }
 }
-
-type Work = Exclude<SubscriptionMessage, { kind: 'caught-up' }>;
 
 interface Waiter {
   readonly position: Position;
@@ -47,14 +50,15 @@ interface Waiter {
 }
 
 /**
- * Keeps every read model up to date from one `$all` subscription. Each projection has its own
- * checkpoint; rows and checkpoints commit in one SQLite transaction, so a crash never applies an
- * event twice or skips one. The subscription is unfiltered on purpose: every event advances
- * every checkpoint, so read-your-writes never waits on a projection that ignores the event.
+ * Keeps every read model up to date as one stream processor (libs/platform/src/processors):
+ * one unfiltered `$all` subscription, so every event advances every checkpoint and
+ * read-your-writes never waits on a projection that ignores the event. Each projection has its
+ * own checkpoint; rows and checkpoints commit in one SQLite transaction, so a crash never applies
+ * an event twice or skips one.
  *
- * A failure applying an event is never skipped over: the batch rolls back, the runner stops and
- * logs it, `isCaughtUp()` reports false (readyz shows it) and waiters are released with false.
- * `start()` again (or a restart) retries from the checkpoint.
+ * A failure rolls the batch back and the processor restarts from the checkpoints with backoff. A
+ * projection that fails on the same event again and again is halted alone — logged, shown by
+ * `/readyz` and `/metrics` — and the others go on; it is tried again at the next start.
  */
 export class ProjectionRunner {
   private current: Database.Database;
@@ -63,17 +67,15 @@ export class ProjectionRunner {
   private readonly store: EventStore;
   private readonly projections: Projection[] = [];
   private checkpoints = new Map<string, Position | null>();
+  private readonly halted = new Map<string, HaltReport>();
   private readonly maxBatch: number;
-  private readonly logger: Pick<LoggerService, 'log' | 'error'>;
+  private readonly logger: Pick<LoggerService, 'log' | 'error' | 'warn'>;
+  private readonly isolateFailures: boolean;
+  private readonly backoff: { readonly minMs: number; readonly maxMs: number } | undefined;
   private readonly waiters = new Set<Waiter>();
-  private subscription: EventSubscription | null = null;
-  private pump: Promise<void> | null = null;
-  private buffer: Work[] = [];
-  private scheduled: NodeJS.Immediate | null = null;
+  private processor: StreamProcessor | null = null;
   private running = false;
-  /** Bumped by stop(): late callbacks of an older subscription do nothing. */
-  private generation = 0;
-  private failure: unknown = null;
+  private fatal: unknown = null;
   private saveCheckpoint: Database.Statement<[string, string]> | undefined;
 
   constructor(options: ProjectionRunnerOptions) {
@@ -81,6 +83,8 @@ export class ProjectionRunner {
     this.maxBatch = options.maxBatch ?? 500;
     this.logger = options.logger ?? new Logger(ProjectionRunner.name);
     this.stopAt = options.stopAt;
+    this.isolateFailures = options.isolateFailures ?? true;
+    this.backoff = options.backoff;
     this.current = openReadDatabase(options.file);
     for (const p of options.projections ?? []) this.add(p);
   }
@@ -131,28 +135,36 @@ export class ProjectionRunner {
   /** Creates tables (rebuilding projections whose version changed), then subscribes. */
   async start(): Promise<void> {
     if (this.running) return;
-    this.failure = null;
+    this.fatal = null;
+    this.halted.clear();
     this.prepare();
     this.running = true;
     if (this.projections.length === 0) return;
-    const generation = ++this.generation;
-    const subscription = this.store.subscribeToAll({ from: this.position() ?? 'start' });
-    this.subscription = subscription;
-    this.pump = this.consume(subscription, generation);
+    this.processor = new StreamProcessor(
+      this.store,
+      {
+        name: 'projections',
+        kind: 'projector',
+        maxBatch: this.maxBatch,
+        resumeFrom: () => this.resumePosition(),
+        handle: (batch) => this.handle(batch),
+        isolate: (failure) => this.isolate(failure),
+      },
+      {
+        logger: this.logger,
+        ...(this.backoff && { backoff: this.backoff }),
+        ...(this.stopAt && { stopAt: this.stopAt }),
+        ...(!this.isolateFailures && { haltAfter: 1 }),
+      },
+    );
+    this.processor.start();
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    this.generation++;
-    // Unapplied buffered events are dropped: the checkpoint still precedes them.
-    this.buffer = [];
-    if (this.scheduled) clearImmediate(this.scheduled);
-    this.scheduled = null;
-    const { subscription, pump } = this;
-    this.subscription = null;
-    this.pump = null;
-    await subscription?.stop();
-    await pump;
+    const processor = this.processor;
+    this.processor = null;
+    await processor?.stop();
   }
 
   /** Stops, closes the read database. */
@@ -176,8 +188,17 @@ export class ProjectionRunner {
 
   /** The lowest checkpoint across projections; null when one has applied nothing yet. */
   position(): Position | null {
+    return this.lowest(this.projections);
+  }
+
+  /** Where the subscription resumes: the lowest checkpoint of the projections still in service. */
+  private resumePosition(): Position | null {
+    return this.lowest(this.projections.filter((p) => !this.halted.has(p.name)));
+  }
+
+  private lowest(projections: readonly Projection[]): Position | null {
     let lowest: Position | null = null;
-    for (const p of this.projections) {
+    for (const p of projections) {
       const cp = this.checkpoints.get(p.name) ?? null;
       if (cp === null) return null;
       if (lowest === null || comparePositions(cp, lowest) < 0) lowest = cp;
@@ -190,13 +211,30 @@ export class ProjectionRunner {
     return new Map(this.projections.map((p) => [p.name, this.checkpoints.get(p.name) ?? null]));
   }
 
-  /** The failure that stopped the runner, if any. */
+  /** One status per projection, named `projection:<name>`, for /readyz and /metrics. */
+  statuses(): ProcessorStatus[] {
+    const processor = this.processor?.status();
+    return this.projections.map((p) => {
+      const halted = this.halted.get(p.name) ?? null;
+      return {
+        name: `projection:${p.name}`,
+        kind: 'projector' as const,
+        state: halted ? 'halted' : (processor?.state ?? 'stopped'),
+        restarts: processor?.restarts ?? 0,
+        checkpoint: this.checkpoints.get(p.name) ?? null,
+        halted: halted ?? processor?.halted ?? null,
+      };
+    });
+  }
+
+  /** The failure that halted the runner (or, with isolation off, any failure), if any. */
   get lastError(): unknown {
-    return this.failure;
+    return this.fatal;
   }
 
   async isCaughtUp(): Promise<boolean> {
-    if (!this.running || this.failure !== null) return false;
+    if (!this.running || this.fatal !== null || this.halted.size > 0) return false;
+    if (this.processor && !this.processor.running && this.processor.status().state !== 'finished') return false;
     const head = await this.store.headPosition();
     return head === null || this.reached(head);
   }
@@ -204,7 +242,7 @@ export class ProjectionRunner {
   /** True once every projection has reached `position`; false at the timeout or on a failure. */
   waitFor(position: Position | null, timeoutMs: number): Promise<boolean> {
     if (position === null || this.reached(position)) return Promise.resolve(true);
-    if (this.failure !== null) return Promise.resolve(false);
+    if (this.fatal !== null) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => waiter.settle(false), timeoutMs);
       const waiter: Waiter = {
@@ -219,8 +257,10 @@ export class ProjectionRunner {
     });
   }
 
+  /** A halted projection's reads are stale whatever a writer waits for: it is not waited on. */
   private reached(position: Position): boolean {
     return this.projections.every((p) => {
+      if (this.halted.has(p.name)) return true;
       const cp = this.checkpoints.get(p.name) ?? null;
       return cp !== null && comparePositions(cp, position) >= 0;
     });
@@ -256,58 +296,49 @@ export class ProjectionRunner {
     this.db.prepare('DELETE FROM projection_checkpoints WHERE name = ?').run(p.name);
   }
 
-  private async consume(subscription: EventSubscription, generation: number): Promise<void> {
-    try {
-      for await (const message of subscription) {
-        if (generation !== this.generation) return;
-        if (message.kind === 'caught-up') continue;
-        const position = message.kind === 'event' ? message.event.position : message.position;
-        if (this.stopAt && comparePositions(position, this.stopAt) > 0) {
-          this.flush(generation);
-          return;
-        }
-        this.buffer.push(message);
-        // Messages that arrive together (catch-up reads, group commits) are delivered within
-        // microtasks; the flush waits for the next macrotask, so they share one transaction.
-        if (this.buffer.length >= this.maxBatch) {
-          this.flush(generation);
-          // A long catch-up would otherwise run on microtasks alone and starve HTTP requests.
-          await new Promise<void>((resolve) => setImmediate(resolve));
-        } else {
-          this.scheduled ??= setImmediate(() => this.flush(generation));
-        }
-      }
-    } catch (err) {
-      if (generation === this.generation) this.fail(err);
-    }
-  }
-
-  private flush(generation: number): void {
-    if (this.scheduled) clearImmediate(this.scheduled);
-    this.scheduled = null;
-    if (generation !== this.generation || this.buffer.length === 0) return;
-    const batch = this.buffer;
-    this.buffer = [];
+  private handle(batch: readonly ProcessorMessage[]): void {
     try {
       this.checkpoints = this.applyBatch(batch);
-      this.applied += batch.filter((work) => work.kind === 'event').length;
     } catch (err) {
-      this.fail(err);
-      return;
+      // Commit what came before the failing event, so every checkpoint stops right before it.
+      const failedAt = err instanceof ProjectionFailedError ? batch.findIndex((w) => w.kind === 'event' && w.event.id === err.event.id) : -1;
+      if (failedAt > 0) this.checkpoints = this.applyBatch(batch.slice(0, failedAt));
+      if (!this.isolateFailures) this.fail(err);
+      throw err;
     }
+    this.applied += batch.filter((work) => work.kind === 'event').length;
     for (const waiter of this.waiters) if (this.reached(waiter.position)) waiter.settle(true);
   }
 
+  /** The processor saw one projection fail on one event again and again: take it out of service. */
+  private isolate(failure: EventHandlingError): boolean {
+    if (!(failure instanceof ProjectionFailedError) || !this.isolateFailures) {
+      this.fail(failure);
+      return false;
+    }
+    const report = haltReport(failure);
+    this.halted.set(failure.projection, report);
+    this.logger.error(
+      `Projection ${failure.projection} HALTED on event ${report.eventId} (${report.eventType}) in stream ` +
+        `${report.streamId}: ${report.error}. Its read model stays at its checkpoint until the cause is ` +
+        `fixed and the service restarts; the other projections go on.`,
+    );
+    // Writers no longer wait on it.
+    for (const waiter of this.waiters) if (this.reached(waiter.position)) waiter.settle(true);
+    return true;
+  }
+
   /** One transaction: every projection's rows and checkpoints, or nothing. Returns the new checkpoints. */
-  private applyBatch(batch: readonly Work[]): Map<string, Position | null> {
+  private applyBatch(batch: readonly ProcessorMessage[]): Map<string, Position | null> {
     const next = new Map(this.checkpoints);
     const save = (this.saveCheckpoint ??= this.db.prepare('UPDATE projection_checkpoints SET position = ? WHERE name = ?'));
+    const active = this.projections.filter((p) => !this.halted.has(p.name));
     this.db
       .transaction(() => {
         for (const work of batch) {
           const position = work.kind === 'event' ? work.event.position : work.position;
           let envelope: RecordedEnvelope | undefined;
-          for (const p of this.projections) {
+          for (const p of active) {
             const cp = next.get(p.name) ?? null;
             if (cp !== null && comparePositions(cp, position) >= 0) continue;
             if (work.kind === 'event' && projectionHandles(p, work.event.type)) {
@@ -317,13 +348,13 @@ export class ProjectionRunner {
                 envelope ??= fromRecorded(event);
                 p.apply(this.db, envelope);
               } catch (cause) {
-                throw new ProjectionFailedError(p.name, event.id, event.position, { cause });
+                throw new ProjectionFailedError(p.name, event, { cause });
               }
             }
             next.set(p.name, position);
           }
         }
-        for (const p of this.projections) {
+        for (const p of active) {
           const cp = next.get(p.name) ?? null;
           if (cp !== null && cp !== this.checkpoints.get(p.name)) save.run(positionToString(cp), p.name);
         }
@@ -333,13 +364,12 @@ export class ProjectionRunner {
   }
 
   private fail(err: unknown): void {
-    this.failure = err;
+    this.fatal = err;
     this.logger.error(
       `Projection runner stopped: ${err instanceof Error ? err.message : String(err)}`,
       err instanceof Error ? (err.cause instanceof Error ? err.cause.stack : err.stack) : undefined,
     );
     this.settleAll(false);
-    void this.stop().catch((stopErr) => this.logger.error(`Stopping the subscription failed: ${String(stopErr)}`));
   }
 
   private settleAll(reached: boolean): void {

@@ -15,6 +15,7 @@ import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
 import { ReadYourWrites } from '../http/read-your-writes';
+import { ProcessorRegistry } from '../processors/processor-registry';
 import type { Projection } from './projection';
 import { ProjectionRunner } from './projection-runner';
 import {
@@ -66,6 +67,7 @@ class ProjectionRunnerLifecycle
   constructor(
     private readonly runner: ProjectionRunner,
     private readonly discovery: DiscoveryService,
+    private readonly registry: ProcessorRegistry,
     @Inject(PROJECTIONS_OPTIONS) private readonly options: ProjectionsModuleOptions,
   ) {}
 
@@ -79,6 +81,7 @@ class ProjectionRunnerLifecycle
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.options.run === false) return;
+    this.registry.register(this.runner);
     await this.runner.start();
     const { dataDir } = this.options;
     if (dataDir && !this.options.file) {
@@ -138,8 +141,9 @@ export class ProjectionsModule {
         },
         ProjectionRunnerLifecycle,
         ReadYourWrites,
+        ProcessorRegistry,
       ],
-      exports: [ProjectionRunner, ReadYourWrites],
+      exports: [ProjectionRunner, ReadYourWrites, ProcessorRegistry],
     };
   }
 }

@@ -29,8 +29,8 @@ export async function rebuildReadModels(options: RebuildOptions): Promise<Rebuil
   const { store, projections, file } = options;
   removeDatabaseFiles(file);
   const target = options.stopAt !== undefined ? options.stopAt : await store.headPosition();
-  const quiet = { log: () => {}, error: () => {} };
-  const runner = new ProjectionRunner({ store, file, projections, stopAt: target ?? undefined, maxBatch: 2000, logger: quiet });
+  const quiet = { log: () => {}, error: () => {}, warn: () => {} };
+  const runner = new ProjectionRunner({ store, file, projections, stopAt: target ?? undefined, maxBatch: 2000, logger: quiet, isolateFailures: false });
   const started = Date.now();
   const progress = (): RebuildProgress => ({
     events: runner.eventsProcessed,

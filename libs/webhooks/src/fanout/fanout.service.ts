@@ -6,12 +6,22 @@ import {
   positionToString,
   WrongExpectedVersionError,
   type EventStore,
-  type EventSubscription,
   type Position,
-  type SubscriptionMessage,
 } from '@filing/event-store';
-import { APP_CONFIG, type AppConfig, buildMetadata, type CommandContext, ProjectionRunner, streamName, toEventData } from '@filing/platform';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  APP_CONFIG,
+  type AppConfig,
+  buildMetadata,
+  type CommandContext,
+  EventHandlingError,
+  ProcessorRegistry,
+  type ProcessorMessage,
+  ProjectionRunner,
+  StreamProcessor,
+  streamName,
+  toEventData,
+} from '@filing/platform';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { DELIVERY_STREAM, type DeliveryScheduled } from '../deliveries/delivery.events';
@@ -23,9 +33,6 @@ import { MemoryFanOutView } from './fanout-view';
 
 const FILTER_PREFIXES = [...NOTIFIABLE_EVENT_PREFIXES, 'webhooks.Endpoint', 'webhooks.NotificationsSwitched'];
 const MAX_BATCH = 500;
-const RESTART_DELAY_MS = 1000;
-
-type Work = Exclude<SubscriptionMessage, { kind: 'caught-up' }>;
 
 /**
  * The webhooks subscription: reads `$all` in order and, for each notifiable event, schedules one
@@ -40,9 +47,7 @@ type Work = Exclude<SubscriptionMessage, { kind: 'caught-up' }>;
 export class FanOutService {
   private readonly logger = new Logger('WebhookFanOut');
   private view = new MemoryFanOutView();
-  private subscription: EventSubscription | null = null;
-  private loop: Promise<void> | null = null;
-  private running = false;
+  private processor: StreamProcessor | null = null;
   private lastAppended: Position | null = null;
   private checkpoint: Position | null = null;
   private readonly caughtUpWaiters = new Set<() => void>();
@@ -54,25 +59,37 @@ export class FanOutService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly runner: ProjectionRunner,
     private readonly deliveries: DeliveryCommands,
+    @Optional() private readonly registry?: ProcessorRegistry,
   ) {}
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
+    if (this.processor) return;
     this.db = new Database(join(this.config.dataDir, 'webhook-fanout.db'));
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.setup();
-    this.loop = this.run();
+    this.processor = new StreamProcessor(
+      this.store,
+      {
+        name: 'webhook-fanout',
+        kind: 'reactor',
+        filter: { eventTypePrefixes: FILTER_PREFIXES },
+        maxBatch: MAX_BATCH,
+        // A failed batch may have changed the in-memory view: start again from what was committed.
+        beforeStart: () => this.load(),
+        resumeFrom: () => this.checkpoint,
+        handle: (batch) => this.process(batch),
+      },
+      { logger: this.logger },
+    );
+    this.registry?.register(this.processor);
+    this.processor.start();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    const sub = this.subscription;
-    this.subscription = null;
-    await sub?.stop();
-    await this.loop;
-    this.loop = null;
+    const processor = this.processor;
+    this.processor = null;
+    await processor?.stop();
     if (this.db?.open) this.db.close();
   }
 
@@ -104,52 +121,7 @@ export class FanOutService {
     this.checkpoint = cp ? parsePosition(cp.position) : null;
   }
 
-  private async run(): Promise<void> {
-    while (this.running) {
-      try {
-        this.load();
-        const sub = this.store.subscribeToAll({ from: this.checkpoint ?? 'start', filter: { eventTypePrefixes: FILTER_PREFIXES } });
-        this.subscription = sub;
-        if (!this.running) {
-          await sub.stop();
-          return;
-        }
-        await this.consume(sub);
-        return;
-      } catch (err) {
-        if (!this.running) return;
-        this.logger.error(`Webhook fan-out stopped, restarting from its checkpoint: ${(err as Error).message}`, (err as Error).stack);
-        await this.subscription?.stop().catch(() => undefined);
-        this.subscription = null;
-        await new Promise((r) => setTimeout(r, RESTART_DELAY_MS));
-      }
-    }
-  }
-
-  private async consume(sub: EventSubscription): Promise<void> {
-    const iterator = sub[Symbol.asyncIterator]();
-    let pending: Promise<IteratorResult<SubscriptionMessage>> | null = null;
-    const macrotask = Symbol('macrotask');
-    while (this.running) {
-      const first = await (pending ?? iterator.next());
-      pending = null;
-      if (first.done || !this.running) return;
-      const batch: Work[] = [];
-      if (first.value.kind !== 'caught-up') batch.push(first.value);
-      // Take what is already there (a catch-up page, a group commit) into the same batch.
-      while (batch.length < MAX_BATCH) {
-        pending = iterator.next();
-        const next = await Promise.race([pending, new Promise<typeof macrotask>((r) => setImmediate(() => r(macrotask)))]);
-        if (next === macrotask) break;
-        pending = null;
-        if (next.done) break;
-        if (next.value.kind !== 'caught-up') batch.push(next.value);
-      }
-      if (batch.length > 0) await this.process(batch);
-    }
-  }
-
-  private async process(batch: readonly Work[]): Promise<void> {
+  private async process(batch: readonly ProcessorMessage[]): Promise<void> {
     const factsOverlay = new Map<string, ResourceFacts>();
     const factsOf = (streamId: string): ResourceFacts | undefined => {
       if (factsOverlay.has(streamId)) return factsOverlay.get(streamId);
@@ -170,7 +142,13 @@ export class FanOutService {
       const { event } = work;
       position = event.position;
       if (this.checkpoint && comparePositions(event.position, this.checkpoint) <= 0) continue;
-      const step = fanOutStep(this.view, factsOf, event);
+      let step: ReturnType<typeof fanOutStep>;
+      try {
+        step = fanOutStep(this.view, factsOf, event);
+      } catch (cause) {
+        // Named, so the supervisor can tell a poison event from a passing store failure.
+        throw new EventHandlingError('webhook-fanout', event, { cause });
+      }
       if (step.facts) factsOverlay.set(step.facts[0], step.facts[1]);
       if (step.endpointChanged) endpoints.add(step.endpointChanged);
       if (step.switchChanged) switches.add(step.switchChanged);
