@@ -24,11 +24,21 @@ export function recipients(view: FanOutView, accountId: string, eventType: strin
   return view.endpointsOf(accountId).filter((e) => e.enabled && !e.deleted && selectionIncludes(e.eventTypes, eventType));
 }
 
+/** A delivery as the stream says at the fan-out's position: open = pending there. */
+export interface ViewDelivery {
+  readonly id: string;
+  readonly endpointId: string;
+  readonly accountId: string;
+  readonly open: boolean;
+}
+
 /** An in-memory view (loaded from disk at start, saved with the checkpoint). */
 export class MemoryFanOutView implements FanOutView {
   readonly endpoints = new Map<string, ViewEndpoint>();
   readonly switches = new Map<string, boolean>();
+  readonly deliveries = new Map<string, ViewDelivery>();
   private readonly byAccount = new Map<string, Set<string>>();
+  private readonly openByEndpoint = new Map<string, Set<string>>();
 
   endpoint(id: string): ViewEndpoint | undefined {
     return this.endpoints.get(id);
@@ -51,5 +61,19 @@ export class MemoryFanOutView implements FanOutView {
 
   putSwitch(accountId: string, on: boolean): void {
     this.switches.set(accountId, on);
+  }
+
+  putDelivery(d: ViewDelivery): void {
+    this.deliveries.set(d.id, d);
+    let open = this.openByEndpoint.get(d.endpointId);
+    if (!open) this.openByEndpoint.set(d.endpointId, (open = new Set()));
+    if (d.open) open.add(d.id);
+    else open.delete(d.id);
+  }
+
+  /** Deliveries pending at the view's position, of one endpoint or of every endpoint of an account. */
+  openDeliveries(scope: { readonly endpointId: string } | { readonly accountId: string }): string[] {
+    const endpoints = 'endpointId' in scope ? [scope.endpointId] : [...(this.byAccount.get(scope.accountId) ?? [])];
+    return endpoints.flatMap((id) => [...(this.openByEndpoint.get(id) ?? [])]);
   }
 }

@@ -7,6 +7,7 @@ import {
   WrongExpectedVersionError,
   type EventStore,
   type Position,
+  type RecordedEvent,
 } from '@filing/event-store';
 import {
   APP_CONFIG,
@@ -14,9 +15,9 @@ import {
   buildMetadata,
   type CommandContext,
   EventHandlingError,
+  fromRecorded,
   ProcessorRegistry,
   type ProcessorMessage,
-  ProjectionRunner,
   StreamProcessor,
   streamName,
   toEventData,
@@ -28,10 +29,14 @@ import { DELIVERY_STREAM, type DeliveryScheduled } from '../deliveries/delivery.
 import { DeliveryCommands } from '../deliveries/delivery-commands';
 import { NOTIFIABLE_EVENT_PREFIXES, type ResourceFacts } from '../notifications/notification-mapper';
 import { cachedStatement as stmt } from '@filing/platform';
-import { type CancelScope, fanOutStep } from './fanout-step';
+import { fanOutStep } from './fanout-step';
+import { decideDelivery, evolveDelivery, initialDelivery } from '../deliveries/delivery';
 import { MemoryFanOutView } from './fanout-view';
 
-const FILTER_PREFIXES = [...NOTIFIABLE_EVENT_PREFIXES, 'webhooks.Endpoint', 'webhooks.NotificationsSwitched'];
+// Delivery events too: which deliveries are pending at a disable's position is read from the
+// stream, never from the live read model (a replay would then cancel today's redeliveries).
+const FILTER_PREFIXES = [...NOTIFIABLE_EVENT_PREFIXES, 'webhooks.Endpoint', 'webhooks.NotificationsSwitched', 'webhooks.Delivery'];
+const DELIVERY_CLOSED = new Set(['webhooks.DeliverySucceeded', 'webhooks.DeliveryFailed', 'webhooks.DeliveryCancelled']);
 const MAX_BATCH = 500;
 
 /**
@@ -48,7 +53,6 @@ export class FanOutService {
   private readonly logger = new Logger('WebhookFanOut');
   private view = new MemoryFanOutView();
   private processor: StreamProcessor | null = null;
-  private lastAppended: Position | null = null;
   private checkpoint: Position | null = null;
   private readonly caughtUpWaiters = new Set<() => void>();
 
@@ -57,7 +61,6 @@ export class FanOutService {
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly runner: ProjectionRunner,
     private readonly deliveries: DeliveryCommands,
     @Optional() private readonly registry?: ProcessorRegistry,
   ) {}
@@ -103,7 +106,9 @@ export class FanOutService {
       CREATE TABLE IF NOT EXISTS webhook_fanout_endpoints (id TEXT PRIMARY KEY, account_id TEXT NOT NULL,
         enabled INTEGER NOT NULL, deleted INTEGER NOT NULL, event_types TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS webhook_fanout_switches (account_id TEXT PRIMARY KEY, enabled INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS webhook_fanout_facts (stream_id TEXT PRIMARY KEY, facts TEXT NOT NULL)`);
+      CREATE TABLE IF NOT EXISTS webhook_fanout_facts (stream_id TEXT PRIMARY KEY, facts TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS webhook_fanout_deliveries (id TEXT PRIMARY KEY, endpoint_id TEXT NOT NULL,
+        account_id TEXT NOT NULL, open INTEGER NOT NULL)`);
   }
 
   private load(): void {
@@ -115,6 +120,11 @@ export class FanOutService {
     }
     for (const r of this.db.prepare('SELECT * FROM webhook_fanout_switches').all() as Array<{ account_id: string; enabled: number }>) {
       view.putSwitch(r.account_id, r.enabled === 1);
+    }
+    for (const r of this.db.prepare('SELECT * FROM webhook_fanout_deliveries WHERE open = 1').all() as Array<{
+      id: string; endpoint_id: string; account_id: string;
+    }>) {
+      view.putDelivery({ id: r.id, endpointId: r.endpoint_id, accountId: r.account_id, open: true });
     }
     this.view = view;
     const cp = this.db.prepare("SELECT position FROM webhook_fanout_checkpoint WHERE name = 'fanout'").get() as { position: string } | undefined;
@@ -130,7 +140,8 @@ export class FanOutService {
     };
     const endpoints = new Set<string>();
     const switches = new Set<string>();
-    const cancels: Array<{ scope: CancelScope; before: Position }> = [];
+    const cancels: Array<{ deliveryIds: string[]; reason: string; at: Position }> = [];
+    const deliveries = new Set<string>();
     const scheduled: Array<{ event: DeliveryScheduled; causedBy: { id: string; correlation: string } }> = [];
     let position: Position | null = null;
 
@@ -142,6 +153,10 @@ export class FanOutService {
       const { event } = work;
       position = event.position;
       if (this.checkpoint && comparePositions(event.position, this.checkpoint) <= 0) continue;
+      if (event.type.startsWith('webhooks.Delivery')) {
+        this.trackDelivery(event, deliveries);
+        continue;
+      }
       let step: ReturnType<typeof fanOutStep>;
       try {
         step = fanOutStep(this.view, factsOf, event);
@@ -152,9 +167,19 @@ export class FanOutService {
       if (step.facts) factsOverlay.set(step.facts[0], step.facts[1]);
       if (step.endpointChanged) endpoints.add(step.endpointChanged);
       if (step.switchChanged) switches.add(step.switchChanged);
-      if (step.cancel) cancels.push({ scope: step.cancel, before: event.position });
+      if (step.cancel) {
+        // Pending here, at the disable's position, as the fan-out's own view says.
+        const reason = 'endpointId' in step.cancel ? 'endpoint disabled or deleted' : 'webhook notifications switched off';
+        cancels.push({ deliveryIds: this.view.openDeliveries(step.cancel), reason, at: event.position });
+      }
       const correlation = typeof event.metadata.correlation_id === 'string' ? event.metadata.correlation_id : event.id;
-      for (const s of step.scheduled) scheduled.push({ event: s, causedBy: { id: event.id, correlation } });
+      for (const s of step.scheduled) {
+        scheduled.push({ event: s, causedBy: { id: event.id, correlation } });
+        // Open from the event's position on, though its own event lands later in the stream.
+        const { delivery_id: id, endpoint_id: endpointId, account_id: accountId } = s.data;
+        this.view.putDelivery({ id, endpointId, accountId, open: true });
+        deliveries.add(id);
+      }
     }
 
     await Promise.all(scheduled.map((s) => this.schedule(s.event, s.causedBy)));
@@ -180,6 +205,15 @@ export class FanOutService {
              ON CONFLICT (account_id) DO UPDATE SET enabled = excluded.enabled`,
           ).run(account, this.view.switchOn(account) ? 1 : 0);
         }
+        for (const id of deliveries) {
+          const d = this.view.deliveries.get(id);
+          if (!d) continue;
+          stmt(
+            this.db,
+            `INSERT INTO webhook_fanout_deliveries (id, endpoint_id, account_id, open) VALUES (?, ?, ?, ?)
+             ON CONFLICT (id) DO UPDATE SET open = excluded.open`,
+          ).run(d.id, d.endpointId, d.accountId, d.open ? 1 : 0);
+        }
         for (const [streamId, facts] of factsOverlay) {
           stmt(
             this.db,
@@ -204,12 +238,11 @@ export class FanOutService {
     };
     const id = event.data.delivery_id;
     try {
-      const result = await this.store.appendToStream(
+      await this.store.appendToStream(
         streamName(DELIVERY_STREAM, id),
         [toEventData(event, buildMetadata(context), id)],
         { expectedRevision: NO_STREAM },
       );
-      if (!this.lastAppended || comparePositions(result.position, this.lastAppended) > 0) this.lastAppended = result.position;
     } catch (err) {
       // Only a stream that began with another event: not something a re-run can fix.
       if (!(err instanceof WrongExpectedVersionError)) throw err;
@@ -217,23 +250,57 @@ export class FanOutService {
     }
   }
 
+  /** Keeps the view's picture of which deliveries are pending, from their own events. */
+  private trackDelivery(event: RecordedEvent, changed: Set<string>): void {
+    const id = typeof event.data.delivery_id === 'string' ? event.data.delivery_id : null;
+    if (!id) return;
+    const known = this.view.deliveries.get(id);
+    if (event.type === 'webhooks.DeliveryScheduled') {
+      const { endpoint_id, account_id } = event.data as { endpoint_id: string; account_id: string };
+      if (!known) this.view.putDelivery({ id, endpointId: endpoint_id, accountId: account_id, open: true });
+    } else if (known && DELIVERY_CLOSED.has(event.type)) {
+      this.view.putDelivery({ ...known, open: false });
+    } else if (known && event.type === 'webhooks.DeliveryRedeliveryRequested') {
+      this.view.putDelivery({ ...known, open: true });
+    } else {
+      return;
+    }
+    changed.add(id);
+  }
+
   /**
-   * Ends, as cancelled, the pending deliveries an endpoint or account had before it was
-   * disabled, deleted or switched off. Waits until the deliveries read model holds everything
-   * the fan-out has scheduled, so none slips through; the dispatcher also checks at each attempt.
+   * Ends, as cancelled, the deliveries that were pending at a disable's (or switch-off's)
+   * position — decided as of that position, so a replay decides the same: a delivery whose stream
+   * has anything after the position (an attempt, a redelivery, the cancellation a first run made)
+   * is left alone. The dispatcher's own check at send time stops whatever that leaves pending.
    */
-  private async cancelPending(cancels: ReadonlyArray<{ scope: CancelScope; before: Position }>): Promise<void> {
-    if (this.lastAppended) await this.runner.waitFor(this.lastAppended, 10_000);
-    for (const { scope, before } of cancels) {
-      const rows = (
-        'endpointId' in scope
-          ? stmt(this.runner.db, "SELECT id, source_position FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending'").all(scope.endpointId)
-          : stmt(this.runner.db, "SELECT id, source_position FROM webhook_deliveries WHERE account_id = ? AND status = 'pending'").all(scope.accountId)
-      ) as Array<{ id: string; source_position: string }>;
-      const reason = 'endpointId' in scope ? 'endpoint disabled or deleted' : 'webhook notifications switched off';
-      for (const row of rows) {
-        if (comparePositions(parsePosition(row.source_position), before) >= 0) continue;
-        await this.deliveries.cancel(row.id, reason);
+  private async cancelPending(cancels: ReadonlyArray<{ deliveryIds: string[]; reason: string; at: Position }>): Promise<void> {
+    for (const { deliveryIds, reason, at } of cancels) {
+      for (const id of deliveryIds) await this.cancelAsOf(id, reason, at);
+    }
+  }
+
+  private async cancelAsOf(deliveryId: string, reason: string, at: Position): Promise<void> {
+    const streamId = streamName(DELIVERY_STREAM, deliveryId);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const events = await this.store.readStream(streamId);
+      // Its own DeliveryScheduled may land after `at` (the fan-out appends it later): not a change.
+      const changedSince = events.some((e) => e.type !== 'webhooks.DeliveryScheduled' && comparePositions(e.position, at) > 0);
+      if (events.length === 0 || changedSince) return;
+      const state = events.reduce((s, e) => evolveDelivery(s, fromRecorded(e) as never), initialDelivery);
+      const decided = decideDelivery(state, { kind: 'cancel', deliveryId, reason });
+      if (decided.length === 0) return;
+      const metadata = buildMetadata({ actor: 'system:webhooks', causation_id: null, account_id: state.accountId, correlation_id: deliveryId });
+      try {
+        await this.store.appendToStream(
+          streamId,
+          decided.map((e) => toEventData(e, metadata)),
+          { expectedRevision: events[events.length - 1].revision },
+        );
+        return;
+      } catch (err) {
+        // Someone wrote meanwhile (an attempt): read again, it is now "changed since".
+        if (!(err instanceof WrongExpectedVersionError)) throw err;
       }
     }
   }
