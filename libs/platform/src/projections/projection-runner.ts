@@ -29,6 +29,8 @@ export interface ProjectionRunnerOptions {
    * on. Rebuilds and audits pass false: there any failure fails the whole run at once.
    */
   readonly isolateFailures?: boolean;
+  /** A rebuild into a scratch file: no journal, no fsync (the file is published only when complete). */
+  readonly bulk?: boolean;
   /** Restart backoff after a failure (tests shorten it). */
   readonly backoff?: { readonly minMs: number; readonly maxMs: number };
 }
@@ -85,7 +87,7 @@ export class ProjectionRunner {
     this.stopAt = options.stopAt;
     this.isolateFailures = options.isolateFailures ?? true;
     this.backoff = options.backoff;
-    this.current = openReadDatabase(options.file);
+    this.current = openReadDatabase(options.file, options.bulk);
     for (const p of options.projections ?? []) this.add(p);
   }
 
@@ -377,12 +379,20 @@ export class ProjectionRunner {
   }
 }
 
-function openReadDatabase(file: string): Database.Database {
+function openReadDatabase(file: string, bulk = false): Database.Database {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
-  db.pragma('journal_mode = WAL');
+  if (bulk) {
+    // A rebuild writes a scratch file that is published only once complete: a crash throws it
+    // away, so it needs neither a journal nor fsync. The service reopens it in WAL mode.
+    db.pragma('journal_mode = OFF');
+    db.pragma('synchronous = OFF');
+    db.pragma('cache_size = -262144');
+  } else {
+    db.pragma('journal_mode = WAL');
+  }
   // Read models are rebuildable, and the checkpoint rides in the same transaction as the rows.
-  db.pragma('synchronous = NORMAL');
+  if (!bulk) db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
   db.exec(`CREATE TABLE IF NOT EXISTS projection_checkpoints (
     name TEXT PRIMARY KEY, version INTEGER NOT NULL, position TEXT)`);

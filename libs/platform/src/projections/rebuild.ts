@@ -30,7 +30,7 @@ export async function rebuildReadModels(options: RebuildOptions): Promise<Rebuil
   removeDatabaseFiles(file);
   const target = options.stopAt !== undefined ? options.stopAt : await store.headPosition();
   const quiet = { log: () => {}, error: () => {}, warn: () => {} };
-  const runner = new ProjectionRunner({ store, file, projections, stopAt: target ?? undefined, maxBatch: 2000, logger: quiet, isolateFailures: false });
+  const runner = new ProjectionRunner({ store, file, projections, stopAt: target ?? undefined, maxBatch: 10_000, logger: quiet, isolateFailures: false, bulk: true });
   const started = Date.now();
   const progress = (): RebuildProgress => ({
     events: runner.eventsProcessed,
