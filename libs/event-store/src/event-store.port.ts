@@ -111,6 +111,19 @@ export interface EventSubscription extends AsyncIterable<SubscriptionMessage> {
   stop(): Promise<void>;
 }
 
+/**
+ * What stream reads show of a stream (EventStoreDB's `$maxAge`, `$maxCount`, `$tb`). `$all` reads
+ * and subscriptions still carry every event, as on the server until it scavenges.
+ */
+export interface StreamMetadata {
+  /** Seconds: stream reads hide events recorded longer ago than this. */
+  readonly maxAge?: number;
+  /** Stream reads show only the newest `maxCount` events. */
+  readonly maxCount?: number;
+  /** Stream reads hide revisions before this one. */
+  readonly truncateBefore?: StreamRevision;
+}
+
 export interface EventStore {
   /** Which adapter this is: `sqlite` or `esdb`. */
   readonly kind: string;
@@ -125,6 +138,15 @@ export interface EventStore {
   /** Application events only: EventStoreDB system events (`$`-prefixed) are never returned. */
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
   subscribeToAll(options?: SubscribeToAllOptions): EventSubscription;
+  /** Replaces the stream's metadata (a missing field means no such limit). */
+  setStreamMetadata(streamId: string, metadata: StreamMetadata): Promise<void>;
+  /** The stream's metadata; `{}` when none was set. */
+  getStreamMetadata(streamId: string): Promise<StreamMetadata>;
+  /**
+   * Soft delete: the stream reads as empty from now on (its events stay in `$all`); a later
+   * append continues its revisions and the stream then shows only the new events.
+   */
+  deleteStream(streamId: string): Promise<void>;
   /** Position of the newest application event in `$all`, or null when there is none. */
   headPosition(): Promise<Position | null>;
   /** Resolves when the store answers; rejects otherwise (used by /readyz). */

@@ -8,6 +8,7 @@ import type {
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
+  StreamMetadata,
   SubscribeToAllOptions,
 } from './event-store.port';
 
@@ -51,6 +52,15 @@ export class ObservedEventStore implements EventStore {
   }
   subscribeToAll(options?: SubscribeToAllOptions): EventSubscription {
     return this.inner.subscribeToAll(options);
+  }
+  setStreamMetadata(streamId: string, metadata: StreamMetadata): Promise<void> {
+    return this.inner.setStreamMetadata(streamId, metadata);
+  }
+  getStreamMetadata(streamId: string): Promise<StreamMetadata> {
+    return this.inner.getStreamMetadata(streamId);
+  }
+  deleteStream(streamId: string): Promise<void> {
+    return this.inner.deleteStream(streamId);
   }
   headPosition(): Promise<Position | null> {
     return this.inner.headPosition();

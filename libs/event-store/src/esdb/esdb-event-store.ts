@@ -34,6 +34,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
+  type StreamMetadata,
   type SubscribeToAllOptions,
   type SubscriptionFilter,
   type SubscriptionMessage,
@@ -183,6 +184,47 @@ export class EsdbEventStore implements EventStore {
       cursor = last;
       if (backwards) before = last;
       else skipUpTo = last;
+    }
+  }
+
+  async setStreamMetadata(streamId: string, metadata: StreamMetadata): Promise<void> {
+    this.assertOpen();
+    try {
+      await this.client.setStreamMetadata(streamId, {
+        ...(metadata.maxAge !== undefined && { maxAge: metadata.maxAge }),
+        ...(metadata.maxCount !== undefined && { maxCount: metadata.maxCount }),
+        ...(metadata.truncateBefore !== undefined && { truncateBefore: Number(metadata.truncateBefore) }),
+      });
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+
+  async getStreamMetadata(streamId: string): Promise<StreamMetadata> {
+    this.assertOpen();
+    try {
+      const { metadata } = await this.client.getStreamMetadata(streamId);
+      if (!metadata) return {};
+      return {
+        ...(metadata.maxAge !== undefined && { maxAge: Number(metadata.maxAge) }),
+        ...(metadata.maxCount !== undefined && { maxCount: Number(metadata.maxCount) }),
+        // A soft delete's $tb (long.MaxValue) is the server's own marker, not a limit set here.
+        ...(metadata.truncateBefore !== undefined &&
+          BigInt(metadata.truncateBefore) < 0x7fffffffffffffffn && { truncateBefore: BigInt(metadata.truncateBefore) }),
+      };
+    } catch (err) {
+      if (err instanceof StreamNotFoundError) return {};
+      throw mapError(err);
+    }
+  }
+
+  async deleteStream(streamId: string): Promise<void> {
+    this.assertOpen();
+    try {
+      await this.client.deleteStream(streamId, { expectedRevision: ANY });
+    } catch (err) {
+      if (err instanceof StreamNotFoundError) return;
+      throw mapError(err);
     }
   }
 

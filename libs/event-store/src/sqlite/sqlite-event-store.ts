@@ -15,6 +15,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
+  type StreamMetadata,
   type SubscribeToAllOptions,
   type SubscriptionFilter,
   type SubscriptionMessage,
@@ -45,6 +46,14 @@ interface EventRow {
   data: string;
   metadata: string;
   created: number;
+}
+
+interface MetadataRow {
+  stream_id: string;
+  max_age: bigint | null;
+  max_count: bigint | null;
+  truncate_before: bigint | null;
+  deleted: bigint;
 }
 
 interface PendingAppend {
@@ -94,6 +103,14 @@ export class SqliteEventStore implements EventStore {
         UNIQUE (stream_id, revision)
       );
       CREATE INDEX IF NOT EXISTS events_stream_event_id ON events (stream_id, event_id);
+      -- EventStoreDB's $maxAge/$maxCount/$tb; deleted = soft-deleted until the next append.
+      CREATE TABLE IF NOT EXISTS stream_metadata (
+        stream_id       TEXT PRIMARY KEY,
+        max_age         INTEGER,
+        max_count       INTEGER,
+        truncate_before INTEGER,
+        deleted         INTEGER NOT NULL DEFAULT 0
+      );
     `);
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.maxBatch = options.maxBatch ?? 1000;
@@ -117,6 +134,8 @@ export class SqliteEventStore implements EventStore {
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ),
       head: db.prepare<[], { position: bigint }>('SELECT max(position) AS position FROM events'),
+      metadata: db.prepare<[string], MetadataRow>('SELECT * FROM stream_metadata WHERE stream_id = ?'),
+      undelete: db.prepare<[string]>('UPDATE stream_metadata SET deleted = 0 WHERE stream_id = ? AND deleted = 1'),
     };
   }
 
@@ -184,6 +203,8 @@ export class SqliteEventStore implements EventStore {
       (typeof expected === 'bigint' && expected === last);
     if (!matches) throw new WrongExpectedVersionError(streamId, expected, actual);
 
+    // An append recreates a soft-deleted stream: it shows the new events only (its $tb stays).
+    this.stmt.undelete.run(streamId);
     const created = Date.now();
     let revision = last;
     let position = 0n;
@@ -243,13 +264,64 @@ export class SqliteEventStore implements EventStore {
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
+    const rows = this.readStreamRows(streamId, options);
+    const meta = this.stmt.metadata.get(streamId);
+    if (!meta) return rows.map(toRecorded);
+    if (meta.deleted) return [];
+    // What $maxCount, $tb and $maxAge hide, as EventStoreDB's stream reads do.
+    const last = this.stmt.lastRevision.get(streamId)?.revision ?? -1n;
+    let lowest = meta.truncate_before ?? 0n;
+    if (meta.max_count !== null && last - meta.max_count + 1n > lowest) lowest = last - meta.max_count + 1n;
+    const oldest = meta.max_age === null ? null : Date.now() - Number(meta.max_age) * 1000;
+    return rows
+      .filter((r) => BigInt(r.revision) >= lowest && (oldest === null || Number(r.created) >= oldest))
+      .map(toRecorded);
+  }
+
+  async setStreamMetadata(streamId: string, metadata: StreamMetadata): Promise<void> {
+    this.assertOpen();
+    this.db
+      .prepare(
+        `INSERT INTO stream_metadata (stream_id, max_age, max_count, truncate_before, deleted) VALUES (?, ?, ?, ?, 0)
+         ON CONFLICT (stream_id) DO UPDATE SET max_age = excluded.max_age, max_count = excluded.max_count,
+           truncate_before = excluded.truncate_before, deleted = 0`,
+      )
+      .run(streamId, metadata.maxAge ?? null, metadata.maxCount ?? null, metadata.truncateBefore ?? null);
+  }
+
+  async getStreamMetadata(streamId: string): Promise<StreamMetadata> {
+    this.assertOpen();
+    const row = this.stmt.metadata.get(streamId);
+    if (!row) return {};
+    return {
+      ...(row.max_age !== null && { maxAge: Number(row.max_age) }),
+      ...(row.max_count !== null && { maxCount: Number(row.max_count) }),
+      ...(row.truncate_before !== null && { truncateBefore: BigInt(row.truncate_before) }),
+    };
+  }
+
+  async deleteStream(streamId: string): Promise<void> {
+    this.assertOpen();
+    this.db
+      .transaction(() => {
+        const last = this.stmt.lastRevision.get(streamId)?.revision ?? -1n;
+        this.db
+          .prepare(
+            `INSERT INTO stream_metadata (stream_id, truncate_before, deleted) VALUES (?, ?, 1)
+             ON CONFLICT (stream_id) DO UPDATE SET truncate_before = excluded.truncate_before, deleted = 1`,
+          )
+          .run(streamId, last + 1n);
+      })
+      .immediate();
+  }
+
+  private readStreamRows(streamId: string, options: ReadStreamOptions): EventRow[] {
     const backwards = options.direction === 'backwards';
     const limit = clampCount(options.maxCount);
     const from = options.fromRevision ?? (backwards ? 'end' : 'start');
-    let rows: EventRow[];
     if (backwards) {
       const upper = from === 'end' ? null : from === 'start' ? 0n : from;
-      rows = this.db
+      return this.db
         .prepare<[string, bigint | null, bigint | null, bigint], EventRow>(
           `SELECT * FROM events WHERE stream_id = ? AND (? IS NULL OR revision <= ?)
            ORDER BY revision DESC LIMIT ?`,
@@ -258,13 +330,12 @@ export class SqliteEventStore implements EventStore {
     } else {
       if (from === 'end') return [];
       const lower = from === 'start' ? 0n : from;
-      rows = this.db
+      return this.db
         .prepare<[string, bigint, bigint], EventRow>(
           'SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?',
         )
         .all(streamId, lower, limit);
     }
-    return rows.map(toRecorded);
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {

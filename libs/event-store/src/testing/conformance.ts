@@ -378,6 +378,55 @@ export function describeEventStoreConformance(adapterName: string, options: Conf
       });
     });
 
+    describe('stream metadata and soft delete', () => {
+      it('round-trips metadata; {} when none was set', async () => {
+        const s = await streamWith(1);
+        expect(await store.getStreamMetadata(s)).toEqual({});
+        await store.setStreamMetadata(s, { maxAge: 86_400, maxCount: 10, truncateBefore: 0n });
+        expect(await store.getStreamMetadata(s)).toEqual({ maxAge: 86_400, maxCount: 10, truncateBefore: 0n });
+        await store.setStreamMetadata(s, { maxAge: 60 });
+        expect(await store.getStreamMetadata(s)).toEqual({ maxAge: 60 });
+      });
+
+      it('maxCount keeps the newest events in stream reads; $all keeps them all', async () => {
+        const s = await streamWith(5);
+        await store.setStreamMetadata(s, { maxCount: 2 });
+        expect((await store.readStream(s)).map((e) => e.revision)).toEqual([3n, 4n]);
+        expect((await store.readStream(s, { direction: 'backwards' })).map((e) => e.revision)).toEqual([4n, 3n]);
+        const all = await store.readAll({ maxCount: 1_000_000 });
+        expect(all.filter((e) => e.streamId === s)).toHaveLength(5);
+      });
+
+      it('truncateBefore hides earlier revisions', async () => {
+        const s = await streamWith(4);
+        await store.setStreamMetadata(s, { truncateBefore: 3n });
+        expect((await store.readStream(s)).map((e) => e.revision)).toEqual([3n]);
+      });
+
+      it('maxAge hides events recorded longer ago than it', async () => {
+        const s = await streamWith(2);
+        await store.setStreamMetadata(s, { maxAge: 1 });
+        expect(await store.readStream(s)).toHaveLength(2);
+        await new Promise((r) => setTimeout(r, 2_100));
+        expect(await store.readStream(s)).toEqual([]);
+      }, 10_000);
+
+      it('a deleted stream reads as empty, keeps its events in $all, and an append continues after them', async () => {
+        const s = await streamWith(3);
+        await store.deleteStream(s);
+        expect(await store.readStream(s)).toEqual([]);
+        const all = await store.readAll({ maxCount: 1_000_000 });
+        expect(all.filter((e) => e.streamId === s)).toHaveLength(3);
+        const r = await store.appendToStream(s, [ev('t.Again')]);
+        expect(r.nextExpectedRevision).toBe(3n);
+        expect((await store.readStream(s)).map((e) => [e.revision, e.type])).toEqual([[3n, 't.Again']]);
+      });
+
+      it('deleting a missing stream is not an error', async () => {
+        await expect(store.deleteStream(stream())).resolves.toBeUndefined();
+      });
+    });
+
     // A consumer may do anything between two events — await I/O, take its time — while others
     // append: it must still see every event once, in order. The pauses cover one event, a prime
     // that straddles scan pages, the processors' batch size and a page size plus one.
