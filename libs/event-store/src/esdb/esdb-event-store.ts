@@ -223,7 +223,8 @@ export class EsdbEventStore implements EventStore {
     try {
       await this.client.deleteStream(streamId, { expectedRevision: ANY });
     } catch (err) {
-      if (err instanceof StreamNotFoundError) return;
+      // The server answers a delete of a stream that never existed with a wrong expected version.
+      if (err instanceof StreamNotFoundError || err instanceof EsdbWrongExpectedVersionError) return;
       throw mapError(err);
     }
   }
