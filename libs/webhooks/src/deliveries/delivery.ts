@@ -1,7 +1,7 @@
 import type { JsonObject } from '@filing/event-store';
 import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
-import type { AttemptVerdict } from '../delivery/outcome';
-import { retryDelay } from '../delivery/retry-schedule';
+import type { AttemptVerdict } from './outcome';
+import { retryDelay } from './retry-schedule';
 import type { DeliveryEvent } from './delivery.events';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';

@@ -2,7 +2,7 @@ import { comparePositions, type Position } from '@filing/event-store';
 import { APP_CONFIG, type AppConfig, Metrics, ProjectionRunner } from '@filing/platform';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Counter, Histogram } from 'prom-client';
-import { classifyAttempt, errorMessage } from '../delivery/outcome';
+import { classifyAttempt, errorMessage } from '../deliveries/outcome';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
 import type { EndpointRow } from '../endpoints/endpoint-views';
 import { DeliverySignal } from '../read-model/delivery-signal';

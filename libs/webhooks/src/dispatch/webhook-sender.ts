@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import { AddressRefusedError, checkUrlSyntax, resolveAllowed, type Resolver } from '../address/address-guard';
-import { type AttemptResult, errorKind } from '../delivery/outcome';
-import { parseRetryAfter } from '../delivery/retry-schedule';
+import { type AttemptResult, errorKind } from '../deliveries/outcome';
+import { parseRetryAfter } from '../deliveries/retry-schedule';
 
 export interface SenderOptions {
   readonly timeoutMs: number;
