@@ -7,7 +7,6 @@ import {
   DomainError,
   handleCommand,
   NotFoundError,
-  ProjectionRunner,
   ReadYourWrites,
   streamName,
   ValidationError,
@@ -21,7 +20,7 @@ import type { StreamRevision } from '@filing/event-store';
 import { v7 as uuidv7 } from 'uuid';
 import { checkUrlSyntax, hostOf, NOT_PUBLIC, resolveAllowed, type Resolver } from '../address/address-guard';
 import { isWebhookEventType } from '../catalog/event-types';
-import { cachedStatement as stmt } from '@filing/platform';
+import { EndpointsQueries } from '../read-model/endpoints.queries';
 import { SecretStore } from '../secrets/secret-store';
 import { generateSecret } from '../signing/signature';
 import { decideEndpoint, evolveEndpoint, initialEndpoint, type EndpointCommand } from './endpoint';
@@ -45,7 +44,7 @@ export class EndpointsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(WEBHOOK_RESOLVER) private readonly resolver: Resolver,
     private readonly secrets: SecretStore,
-    private readonly runner: ProjectionRunner,
+    private readonly queries: EndpointsQueries,
     private readonly ryw: ReadYourWrites,
     private readonly cursors: CursorCodec,
   ) {}
@@ -117,19 +116,13 @@ export class EndpointsService {
 
   list(ctx: CommandContext, query: { limit?: string; cursor?: string }): Page<EndpointView> {
     const request = pageRequest<number>(query, 'webhook-endpoints', 'number', this.cursors);
-    const rows = stmt(
-      this.runner.db,
-      `SELECT rowid AS rowid_seq, * FROM webhook_endpoints WHERE account_id = ? AND deleted = 0 AND rowid > ? ORDER BY rowid LIMIT ?`,
-    ).all(accountOf(ctx), request.after ?? 0, request.limit + 1) as EndpointRow[];
+    const rows = this.queries.page(accountOf(ctx), request.after ?? 0, request.limit + 1);
     const page = toPage(rows, request, 'webhook-endpoints', (r) => r.rowid_seq ?? 0);
     return { data: page.data.map(endpointView), next_cursor: page.next_cursor };
   }
 
   private row(ctx: CommandContext, id: string): EndpointRow {
-    const row = stmt(this.runner.db, 'SELECT * FROM webhook_endpoints WHERE id = ? AND account_id = ? AND deleted = 0').get(
-      id,
-      accountOf(ctx),
-    ) as EndpointRow | undefined;
+    const row = this.queries.endpoint(accountOf(ctx), id);
     if (!row) throw NotFoundError.of('webhook endpoint', id);
     return row;
   }

@@ -8,7 +8,7 @@ import {
 } from '@filing/platform';
 import { Body, Controller, Get, Param, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { DeliveriesQueries } from '../deliveries/deliveries.queries';
+import { DeliveriesQueries } from '../read-model/deliveries.queries';
 import { RedeliveryService } from '../deliveries/redelivery.service';
 import type { EndpointView } from '../endpoints/endpoint-views';
 import { EndpointsService } from '../endpoints/endpoints.service';

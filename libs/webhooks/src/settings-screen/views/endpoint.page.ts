@@ -1,4 +1,4 @@
-import type { DeliveryView } from '../../deliveries/deliveries.queries';
+import type { DeliveryView } from '../../read-model/deliveries.queries';
 import type { EndpointView } from '../../endpoints/endpoint-views';
 import { endpointFields, type EndpointFormValues, errorSummary, eventTypeLabel, type FieldErrors } from './endpoint-form';
 import { type Html, html } from './html';
