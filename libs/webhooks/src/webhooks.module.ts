@@ -10,8 +10,9 @@ import { join } from 'node:path';
 import { systemResolver } from './address/dns-resolver';
 import { DeliveryCommands } from './deliveries/delivery-commands';
 import { RedeliveryService } from './deliveries/redelivery.service';
-import { DISPATCHER_LIMITS, DispatcherService, WEBHOOK_SENDER } from './dispatch/dispatcher.service';
-import { WebhookSender } from './dispatch/webhook-sender';
+import { DispatchPipeline } from './dispatch/dispatch-pipeline';
+import { DISPATCHER_LIMITS, DispatcherService } from './dispatch/dispatcher.service';
+import { WEBHOOK_SENDER, WebhookSender } from './dispatch/webhook-sender';
 import { EndpointsService, WEBHOOK_RESOLVER } from './endpoints/endpoints.service';
 import { FanOutService } from './fanout/fanout.service';
 import { OperatorWebhooksController } from './http/operator-webhooks.controller';
@@ -102,6 +103,7 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
     RedeliveryService,
     // Workers
     FanOutService,
+    DispatchPipeline,
     DispatcherService,
     DeliveryMetrics,
     WebhookWorkers,
