@@ -4,7 +4,8 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Counter, Histogram } from 'prom-client';
 import { decideDispatch, type DeliveryState, type DeliveryTarget } from '../deliveries/delivery';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
-import { classifyAttempt, errorMessage } from '../deliveries/outcome';
+import { classifyAttempt, endpointDisabledBy, errorMessage } from '../deliveries/outcome';
+import { EndpointsService } from '../endpoints/endpoints.service';
 import { DeliveryTargets } from '../read-model/delivery-target.queries';
 import { SecretStore } from '../secrets/secret-store';
 import { signatureHeader } from '../signing/signature';
@@ -44,7 +45,8 @@ type Attempt = Exclude<PreparedDispatch, { kind: 'settled' }>;
  * - `prepare`: the delivery's stream and its `DeliveryTarget` (one read-model query), the
  *   send/cancel rule (`decideDispatch`), then the signed request;
  * - `send`: the POST, nothing else;
- * - `record`: the attempt and its outcome as events on the delivery's stream.
+ * - `record`: the attempt and its outcome as events on the delivery's stream; a 410 Gone also
+ *   disables the endpoint (reason `gone`), whose pending deliveries the fan-out then cancels.
  * Returns the position the read model must reach before the delivery is picked again.
  */
 @Injectable()
@@ -52,6 +54,8 @@ export class DispatchPipeline {
   private readonly logger = new Logger('WebhookDispatcher');
   private readonly attempts?: Counter<'outcome'>;
   private readonly attemptSeconds?: Histogram;
+  /** Endpoints being disabled: the 410s of concurrent attempts append one disable. */
+  private readonly disabling = new Map<string, Promise<void>>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -59,6 +63,7 @@ export class DispatchPipeline {
     private readonly deliveries: DeliveryCommands,
     private readonly targets: DeliveryTargets,
     private readonly secrets: SecretStore,
+    private readonly endpoints: EndpointsService,
     @Optional() metrics?: Metrics,
   ) {
     if (metrics) {
@@ -139,7 +144,25 @@ export class DispatchPipeline {
       delaysMs: this.config.webhookRetryDelaysMs,
       random: Math.random(),
     });
+    const disabledBy = endpointDisabledBy(result);
+    if (disabledBy) await this.disableEndpoint(prepared.target, disabledBy);
     return recorded.position;
+  }
+
+  private disableEndpoint(target: DeliveryTarget, reason: 'gone'): Promise<void> {
+    let pending = this.disabling.get(target.endpointId);
+    if (!pending) {
+      pending = this.endpoints
+        .disableBySystem(target.accountId, target.endpointId, reason)
+        .then((position) => {
+          if (position) this.logger.warn(`Webhook endpoint ${target.endpointId} answered 410 Gone: disabled (reason ${reason})`);
+        })
+        // The attempt is recorded; the next 410 tries again.
+        .catch((err: unknown) => this.logger.error(`Disabling webhook endpoint ${target.endpointId} (${reason}) failed: ${(err as Error).message}`))
+        .finally(() => this.disabling.delete(target.endpointId));
+      this.disabling.set(target.endpointId, pending);
+    }
+    return pending;
   }
 
   /** No secret of the endpoint is on this server: nothing is sent, and the attempt fails (and is retried). */
