@@ -36,7 +36,7 @@ import { type ReceivedRequest, startReceiver, type WebhookReceiver } from '../su
 import { eventually } from '../support/webhooks';
 import { keysOf, shape } from './sdk-support';
 
-const ENDPOINT = shape<WebhookEndpoint>()({
+const ENDPOINT_FIELDS = {
   id: 1,
   url: 1,
   description: 1,
@@ -46,19 +46,9 @@ const ENDPOINT = shape<WebhookEndpoint>()({
   created_at: 1,
   updated_at: 1,
   version: 1,
-});
-const ENDPOINT_WITH_SECRET = shape<WebhookEndpointWithSecret>()({
-  id: 1,
-  url: 1,
-  description: 1,
-  event_types: 1,
-  enabled: 1,
-  disabled_reason: 1,
-  created_at: 1,
-  updated_at: 1,
-  version: 1,
-  secret: 1,
-});
+} as const;
+const ENDPOINT = shape<WebhookEndpoint>()(ENDPOINT_FIELDS);
+const ENDPOINT_WITH_SECRET = shape<WebhookEndpointWithSecret>()({ ...ENDPOINT_FIELDS, secret: 1 });
 const DELIVERY = shape<WebhookDelivery>()({
   id: 1,
   event_id: 1,
