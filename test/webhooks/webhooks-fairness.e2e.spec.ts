@@ -68,11 +68,10 @@ describe('webhook dispatch fairness', () => {
     service = await startService({ env: env(), reuse: setup });
     const api: Api = apiClient(service.url, b.token);
     await eventually(() => (count('endpoint_id = ?', a.endpointId) === BACKLOG ? true : undefined), 50);
-    // A's share of the slots is taken by requests that will time out.
-    await silent.waitFor(16);
-
     const lateness: number[] = [];
     for (let i = 0; i < B_EVENTS; i++) {
+      // Each of B's events while A's slots hold requests that will time out, a new round of them each time.
+      await silent.waitFor(16 * (i + 1));
       const created = await api('POST', `${V1}/entities`, { name: `Healthy ${i}`, entity_type: 'llc' });
       expect(created.status).toBe(201);
       const [got] = await healthy.waitFor(1, (r) => r.json.entity_id === created.body.id);
