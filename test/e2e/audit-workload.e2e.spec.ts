@@ -66,7 +66,7 @@ describe('audit after a workload across every read model', () => {
     expect((await ops('POST', `${OPS}/users`, { account_id: account.body.id, email: 'audit@example.com', password: 'correct horse battery' })).status).toBe(201);
 
     // Webhooks first, so every family's events are notified: one endpoint that answers (after a
-    // 503 once and a 410 once), one that asks for an hour's wait and is then disabled, then deleted.
+    // 503 once and a 400 once), one that asks for an hour's wait and is then disabled, then deleted.
     const customer = await provisionAccount(service);
     const api = apiClient(service.url, customer.token);
     const good = await api('POST', `${V1}/webhook-endpoints`, { url: receiver.url });
@@ -76,7 +76,7 @@ describe('audit after a workload across every read model', () => {
       const later = await api('POST', `${V1}/webhook-endpoints`, { url: slow.url, event_types: ['entity.created'] });
       for (const ep of [good, later]) expect((await api('POST', `${V1}/webhook-endpoints/${ep.body.id}/enable`)).status).toBe(200);
       expect((await api('POST', `${V1}/webhook-endpoints/${good.body.id}/rotate-secret`)).status).toBe(200);
-      receiver.script({ status: 503 }, { status: 410 });
+      receiver.script({ status: 503 }, { status: 400 });
       expect((await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: true })).status).toBe(200);
 
       // Every family, each created and changed; an order cancelled, another completed; a document deleted.
@@ -110,7 +110,7 @@ describe('audit after a workload across every read model', () => {
       await eventually(async () => ((await deliveries(api, later.body.id)).every((d) => d.status === 'cancelled') ? true : undefined));
       expect((await api('DELETE', `${V1}/webhook-endpoints/${later.body.id}`)).status).toBe(204);
 
-      // The 410 failed one delivery at once: redeliver it by hand.
+      // The 400 failed one delivery at once: redeliver it by hand.
       const failed = await eventually(async () => (await deliveries(api, good.body.id, 'failed'))[0]);
       expect((await api('POST', `${V1}/webhook-deliveries/${failed.id}/redeliver`)).status).toBe(202);
     } finally {
@@ -163,7 +163,7 @@ describe('audit after a workload across every read model', () => {
     expect(empty).toEqual([]);
     const statuses = db.prepare('SELECT DISTINCT status FROM webhook_deliveries ORDER BY status').all().map((r: any) => r.status);
     expect(statuses).toEqual(['cancelled', 'delivered']);
-    expect(receiver.requests.map((r) => r.answered)).toEqual(expect.arrayContaining([503, 410, 200]));
+    expect(receiver.requests.map((r) => r.answered)).toEqual(expect.arrayContaining([503, 400, 200]));
 
     const audit = await runCli(service.dataDir, ['audit']);
     expect(audit.stderr).toBe('');

@@ -80,7 +80,7 @@ const BODIES: Record<string, string[]> = {
 };
 
 const RESOURCE = ['id', 'created_at', 'updated_at', 'version'];
-const ENDPOINT = [...RESOURCE, 'url', 'description', 'event_types', 'enabled'];
+const ENDPOINT = [...RESOURCE, 'url', 'description', 'event_types', 'enabled', 'disabled_reason'];
 const DELIVERY = ['id', 'event_id', 'event_type', 'endpoint_id', 'status', 'attempt_count', 'last_attempt_at', 'next_attempt_at', 'created_at'];
 
 /** Success answers with fields CONTRACT.md lists exactly (§3 history, §4 webhooks). */

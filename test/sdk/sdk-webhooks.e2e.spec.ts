@@ -36,18 +36,19 @@ import { type ReceivedRequest, startReceiver, type WebhookReceiver } from '../su
 import { eventually } from '../support/webhooks';
 import { keysOf, shape } from './sdk-support';
 
-const ENDPOINT = shape<WebhookEndpoint>()({ id: 1, url: 1, description: 1, event_types: 1, enabled: 1, created_at: 1, updated_at: 1, version: 1 });
-const ENDPOINT_WITH_SECRET = shape<WebhookEndpointWithSecret>()({
+const ENDPOINT_FIELDS = {
   id: 1,
   url: 1,
   description: 1,
   event_types: 1,
   enabled: 1,
+  disabled_reason: 1,
   created_at: 1,
   updated_at: 1,
   version: 1,
-  secret: 1,
-});
+} as const;
+const ENDPOINT = shape<WebhookEndpoint>()(ENDPOINT_FIELDS);
+const ENDPOINT_WITH_SECRET = shape<WebhookEndpointWithSecret>()({ ...ENDPOINT_FIELDS, secret: 1 });
 const DELIVERY = shape<WebhookDelivery>()({
   id: 1,
   event_id: 1,
@@ -135,7 +136,7 @@ describe('SDK webhooks against the service', () => {
 
     const created = await client.webhookEndpoints.create({ url: 'https://127.0.0.1:9/sdk', event_types: ['order.submitted', 'order.completed'] });
     expect(keysOf(created)).toEqual(ENDPOINT_WITH_SECRET);
-    expect(created).toMatchObject({ enabled: false, description: null, event_types: ['order.submitted', 'order.completed'], version: 0 });
+    expect(created).toMatchObject({ enabled: false, disabled_reason: 'manual', description: null, event_types: ['order.submitted', 'order.completed'], version: 0 });
     expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
 
     const got = await client.webhookEndpoints.get(created.id);
@@ -147,8 +148,8 @@ describe('SDK webhooks against the service', () => {
     expect(patched).toMatchObject({ description: 'Orders', event_types: [] });
     await expect(client.webhookEndpoints.update(created.id, { description: 'late' }, { ifMatch: got.version })).rejects.toMatchObject({ status: 412 });
 
-    await expect(client.webhookEndpoints.enable(created.id)).resolves.toMatchObject({ enabled: true });
-    await expect(client.webhookEndpoints.disable(created.id)).resolves.toMatchObject({ enabled: false });
+    await expect(client.webhookEndpoints.enable(created.id)).resolves.toMatchObject({ enabled: true, disabled_reason: null });
+    await expect(client.webhookEndpoints.disable(created.id)).resolves.toMatchObject({ enabled: false, disabled_reason: 'manual' });
     const rotated = await client.webhookEndpoints.rotateSecret(created.id);
     expect(keysOf(rotated)).toEqual(ENDPOINT_WITH_SECRET);
     expect(rotated.secret).not.toBe(created.secret);

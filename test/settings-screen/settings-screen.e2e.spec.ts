@@ -468,6 +468,34 @@ describe('settings screen over HTTP', () => {
       expect(again.headers.get('content-type')).toMatch(/^text\/html/);
     });
 
+    it('says why and since when an endpoint is disabled: not enabled yet, by a user, or gone (410)', async () => {
+      const t = await tenant();
+      const id = await createEndpoint(t, receiver.url.replace('/hook', '/gone'));
+      const note = async (path: string) => /<p class="disabled-reason" id="endpoint-[^"]+-disabled">([^<]*)<time datetime="([^"]+)">/.exec((await t.session.get(path)).body);
+      expect((await note(`${ENDPOINTS}/${id}`))?.[1]).toBe('Not enabled yet, since ');
+
+      await t.session.post(`${ENDPOINTS}/${id}/enable`, { _csrf: t.csrf });
+      expect(await note(`${ENDPOINTS}/${id}`)).toBeNull();
+      await t.session.post(`${ENDPOINTS}/${id}/disable`, { _csrf: t.csrf });
+      expect((await note(`${ENDPOINTS}/${id}`))?.[1]).toBe('Disabled by a user, since ');
+
+      await t.session.post(`${ENDPOINTS}/${id}/enable`, { _csrf: t.csrf });
+      await t.session.post('/settings/profile/webhook-notifications', { _csrf: t.csrf, notifications_enabled: 'true' });
+      receiver.script({ status: 410 });
+      const before = new Date().toISOString();
+      expect((await t.api('POST', `${V1}/entities`, { name: 'Gone LLC', entity_type: 'llc' })).status).toBe(201);
+      const gone = await eventually(async () => {
+        const ep = (await t.api('GET', `${V1}/webhook-endpoints/${id}`)).body;
+        return ep.disabled_reason === 'gone' ? ep : undefined;
+      });
+      expect(gone.enabled).toBe(false);
+      for (const page of [`${ENDPOINTS}/${id}`, PROFILE]) {
+        const [, reason, since] = (await note(page))!;
+        expect([page, reason, since >= before]).toEqual([page, 'Disabled automatically: the receiver answered 410 Gone, since ', true]);
+      }
+      expect((await t.session.get(`${ENDPOINTS}/${id}`)).body).toContain('<span class="badge disabled">Disabled</span>');
+    });
+
     it('escapes what users typed', async () => {
       const t = await tenant();
       await createEndpoint(t, 'https://127.0.0.1:9/x?a=<script>', { description: '<img src=x onerror=alert(1)>' });

@@ -7,12 +7,12 @@ import { buildMetadata, toEventData } from '@filing/platform';
 
 /**
  * Appends `count` valid domain events straight into `DATA_DIR/events.db`: entities in `accounts`
- * accounts, each created and updated in one append. For benchmarks and volume tests.
- * Returns the milliseconds it took.
+ * accounts (that many new ones, or the ones named), each created and updated in one append. For
+ * benchmarks and volume tests. Returns the milliseconds it took.
  */
-export async function generateEntityEvents(dataDir: string, count: number, accounts = 50): Promise<number> {
+export async function generateEntityEvents(dataDir: string, count: number, accounts: number | readonly string[] = 50): Promise<number> {
   const store = new SqliteEventStore({ file: join(dataDir, 'events.db'), synchronous: 'normal' });
-  const accountIds = Array.from({ length: accounts }, () => uuidv7());
+  const accountIds = typeof accounts === 'number' ? Array.from({ length: accounts }, () => uuidv7()) : accounts;
   let next = 0;
   const started = performance.now();
   await Promise.all(
@@ -21,7 +21,7 @@ export async function generateEntityEvents(dataDir: string, count: number, accou
         const i = next++;
         const id = uuidv7();
         const meta = buildMetadata({
-          account_id: accountIds[i % accounts],
+          account_id: accountIds[i % accountIds.length],
           actor: 'client:generator',
           correlation_id: randomUUID(),
           causation_id: null,

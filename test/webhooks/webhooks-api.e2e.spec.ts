@@ -39,6 +39,8 @@ describe('webhook endpoints API', () => {
       description: 'Orders',
       event_types: ['order.submitted'],
       enabled: false,
+      // Created disabled: it waits for a user to enable it.
+      disabled_reason: 'manual',
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       created_at: expect.stringMatching(/Z$/),
       updated_at: expect.any(String),
@@ -86,10 +88,10 @@ describe('webhook endpoints API', () => {
     expect([refused.status, refused.body.errors]).toEqual([400, [{ field: 'enabled', message: 'enabled is not accepted: this operation takes no body' }]]);
     const enabled = await api('POST', `${V1}/webhook-endpoints/${ep.id}/enable`, {});
     expect(enabled.status).toBe(200);
-    expect(enabled.body.enabled).toBe(true);
+    expect(enabled.body).toMatchObject({ enabled: true, disabled_reason: null });
     expect(enabled.headers.get('etag')).toBe('"2"');
     const disabled = await api('POST', `${V1}/webhook-endpoints/${ep.id}/disable`);
-    expect(disabled.body.enabled).toBe(false);
+    expect(disabled.body).toMatchObject({ enabled: false, disabled_reason: 'manual' });
     expect((await api('DELETE', `${V1}/webhook-endpoints/${ep.id}`)).status).toBe(204);
     expect((await api('GET', `${V1}/webhook-endpoints/${ep.id}`)).status).toBe(404);
     expect((await api('POST', `${V1}/webhook-endpoints/${ep.id}/enable`)).status).toBe(404);

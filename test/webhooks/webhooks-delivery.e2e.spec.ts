@@ -422,11 +422,11 @@ describe('webhook delivery over HTTPS', () => {
   });
 
   it('redelivers a failed delivery by hand, with the same webhook-id', async () => {
-    const { r, api, endpoints, failed } = await failedAtOnce({ status: 410 });
+    const { r, api, endpoints, failed } = await failedAtOnce({ status: 400 });
     const res = await api('POST', `${V1}/webhook-deliveries/${failed.id}/redeliver`);
     expect(res.status).toBe(202);
     const d = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'delivered');
-    expect(d.attempts!.map((a) => a.status_code)).toEqual([410, 200]);
+    expect(d.attempts!.map((a) => a.status_code)).toEqual([400, 200]);
     expect(r.requests.map((q) => q.headers['webhook-id'])).toEqual([failed.event_id, failed.event_id]);
     expect((await api('POST', `${V1}/webhook-deliveries/${failed.id}/redeliver`)).status).toBe(409);
     const stranger = apiClient(service.url, (await provisionAccount(service)).token);
@@ -435,7 +435,7 @@ describe('webhook delivery over HTTPS', () => {
   });
 
   it('refuses a redelivery that could not go out (endpoint disabled or deleted, switch off) with a 409 saying why; nothing is sent', async () => {
-    const { r, api, endpoints, failed } = await failedAtOnce({ status: 410 });
+    const { r, api, endpoints, failed } = await failedAtOnce({ status: 400 });
     const redeliver = () => api('POST', `${V1}/webhook-deliveries/${failed.id}/redeliver`);
     const refused = async (detail: RegExp) => {
       const res = await redeliver();
@@ -451,6 +451,44 @@ describe('webhook delivery over HTTPS', () => {
     await refused(/endpoint is deleted/);
     expect((await delivery(api, failed.id)).status).toBe('failed');
     expect(r.requests).toHaveLength(1);
+  });
+
+  it('disables the endpoint on a 410 Gone (reason gone, an event by the service): its pending retry is cancelled; enabling clears the reason', async () => {
+    const r = await receiver();
+    // The first event waits for a retry in an hour; the second is answered 410.
+    r.script({ status: 503, headers: { 'retry-after': '3600' } }, { status: 410 });
+    const { api, endpoints } = await account([r.url]);
+    const ep = endpoints[0].id;
+    await createEntity(api, 'Before');
+    await onlyDelivery(api, ep, (x) => x.attempt_count === 1 && x.next_attempt_at !== null);
+    await createEntity(api, 'Gone');
+
+    const disabled = await eventually(async () => {
+      const res = await api('GET', `${V1}/webhook-endpoints/${ep}`);
+      return res.body.enabled === false ? res.body : undefined;
+    });
+    expect(disabled.disabled_reason).toBe('gone');
+    const log = await eventually(async () => {
+      const list = await deliveries(api, ep);
+      return list.length === 2 && list.every((d) => d.status !== 'pending') ? list : undefined;
+    });
+    expect(log.map((d) => [d.status, d.next_attempt_at])).toEqual([
+      ['cancelled', null],
+      ['failed', null],
+    ]);
+    expect((await delivery(api, log[1].id)).attempts!.map((a) => a.status_code)).toEqual([410]);
+    const events = await store.readStream(`webhookendpoint-${ep}`);
+    expect(events.at(-1)).toMatchObject({
+      type: 'webhooks.EndpointDisabled',
+      data: { endpoint_id: ep, reason: 'gone' },
+      metadata: { actor: 'system:webhooks', schema_version: 2 },
+    });
+    expect(r.requests.map((q) => q.answered)).toEqual([503, 410]);
+
+    const enabled = await api('POST', `${V1}/webhook-endpoints/${ep}/enable`);
+    expect(enabled.body).toMatchObject({ enabled: true, disabled_reason: null });
+    const again = await api('POST', `${V1}/webhook-endpoints/${ep}/disable`);
+    expect(again.body).toMatchObject({ enabled: false, disabled_reason: 'manual' });
   });
 
   it('signs with both the old and the new secret after a rotation', async () => {

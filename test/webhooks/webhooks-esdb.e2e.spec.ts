@@ -48,4 +48,27 @@ describe('webhook delivery on the esdb store', () => {
     const one = (await api('GET', `${V1}/webhook-deliveries/${delivered.id}`)).body;
     expect(one.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([503, 200]);
   });
+
+  it('disables the endpoint on a 410 Gone (reason gone) and cancels its pending retry', async () => {
+    const acc = await provisionAccount(service);
+    const api = apiClient(service.url, acc.token);
+    const ep = (await api('POST', `${V1}/webhook-endpoints`, { url: receiver.url.replace('/hook', '/gone') })).body;
+    await api('POST', `${V1}/webhook-endpoints/${ep.id}/enable`);
+    await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: true });
+    const list = async () => (await api('GET', `${V1}/webhook-endpoints/${ep.id}/deliveries`)).body.data as Array<{ status: string; attempt_count: number }>;
+    receiver.script({ status: 503, headers: { 'retry-after': '3600' } }, { status: 410 });
+    await api('POST', `${V1}/entities`, { name: 'Waiting LLC', entity_type: 'llc' });
+    await eventually(async () => ((await list())[0]?.attempt_count === 1 ? true : undefined));
+    await api('POST', `${V1}/entities`, { name: 'Gone LLC', entity_type: 'llc' });
+    const endpoint = await eventually(async () => {
+      const res = await api('GET', `${V1}/webhook-endpoints/${ep.id}`);
+      return res.body.enabled === false ? res.body : undefined;
+    });
+    expect(endpoint.disabled_reason).toBe('gone');
+    const statuses = await eventually(async () => {
+      const now = (await list()).map((d) => d.status);
+      return now.includes('pending') ? undefined : now;
+    });
+    expect(statuses).toEqual(['cancelled', 'failed']);
+  });
 });

@@ -214,7 +214,14 @@ export interface WebhookEndpoint extends Resource {
   /** Empty: every event type. */
   readonly event_types: WebhookEventTypeName[];
   readonly enabled: boolean;
+  /**
+   * null while enabled; else `manual` (disabled by a user, or new and not enabled yet), `gone`
+   * (the receiver answered 410 Gone) or `failing` (every attempt failed for a long time).
+   * Enabling clears it.
+   */
+  readonly disabled_reason: WebhookEndpointDisabledReason | null;
 }
+export type WebhookEndpointDisabledReason = 'manual' | 'gone' | 'failing';
 /** Create and rotate-secret answer with the signing secret (`whsec_…`). */
 export interface WebhookEndpointWithSecret extends WebhookEndpoint {
   readonly secret: string;

@@ -8,19 +8,23 @@ import {
 } from '@nestjs/common';
 import { join } from 'node:path';
 import { systemResolver } from './address/dns-resolver';
-import { DeliveriesQueries } from './deliveries/deliveries.queries';
 import { DeliveryCommands } from './deliveries/delivery-commands';
 import { RedeliveryService } from './deliveries/redelivery.service';
-import { DISPATCHER_LIMITS, DispatcherService, WEBHOOK_SENDER } from './dispatch/dispatcher.service';
-import { WebhookSender } from './dispatch/webhook-sender';
+import { DispatchPipeline } from './dispatch/dispatch-pipeline';
+import { DISPATCHER_LIMITS, DispatcherService } from './dispatch/dispatcher.service';
+import { WEBHOOK_SENDER, WebhookSender } from './dispatch/webhook-sender';
 import { EndpointsService, WEBHOOK_RESOLVER } from './endpoints/endpoints.service';
 import { FanOutService } from './fanout/fanout.service';
 import { OperatorWebhooksController } from './http/operator-webhooks.controller';
 import { WebhooksController } from './http/webhooks.controller';
 import { DeliveryMetrics } from './metrics/delivery-metrics';
 import { DeliveriesProjection } from './read-model/deliveries.projection';
+import { DeliveriesQueries } from './read-model/deliveries.queries';
+import { DeliveryQueue } from './read-model/delivery-queue.queries';
 import { DeliverySignal } from './read-model/delivery-signal';
+import { DeliveryTargets } from './read-model/delivery-target.queries';
 import { EndpointsProjection } from './read-model/endpoints.projection';
+import { EndpointsQueries } from './read-model/endpoints.queries';
 import { SecretStore } from './secrets/secret-store';
 import { SettingsService } from './settings/settings.service';
 import { SETTINGS_SCREEN_CONTROLLERS, SETTINGS_SCREEN_PROVIDERS } from './settings-screen';
@@ -87,12 +91,19 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
       inject: [APP_CONFIG, WEBHOOK_RESOLVER],
     },
     { provide: WEBHOOK_SENDER, useExisting: WebhookSender },
+    // Read models
+    EndpointsQueries,
+    DeliveriesQueries,
+    DeliveryTargets,
+    DeliveryQueue,
+    // Commands
     EndpointsService,
     SettingsService,
-    DeliveriesQueries,
     DeliveryCommands,
     RedeliveryService,
+    // Workers
     FanOutService,
+    DispatchPipeline,
     DispatcherService,
     DeliveryMetrics,
     WebhookWorkers,

@@ -1,5 +1,5 @@
 import { SqliteEventStore, type Position, type SubscriptionMessage } from '@filing/event-store';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,6 +115,25 @@ describe('ProjectionRunner', () => {
     expect(checkpoint(r.db, 'idle')?.position).toBe(`${p.commit}/${p.prepare}`);
     expect(checkpoint(r.db, 'counter')?.position).toBe(`${p.commit}/${p.prepare}`);
     expect(logCount(r.db)).toBe(0);
+  });
+
+  it('calls afterCommit once the batch is committed: its rows are visible from another connection', async () => {
+    const seen: Array<Record<string, number>> = [];
+    const r = runner({
+      ...counter(),
+      afterCommit() {
+        const other = new Database(readFile, { readonly: true });
+        try {
+          seen.push(totals(other));
+        } finally {
+          other.close();
+        }
+      },
+    });
+    await r.start();
+    const p = await append('counter-a', ['test.Added', 5]);
+    expect(await r.waitFor(p, 5000)).toBe(true);
+    expect(seen.at(-1)).toEqual({ 'counter-a': 5 });
   });
 
   it('waitFor answers null at once and false at the timeout', async () => {

@@ -309,6 +309,13 @@ export class ProjectionRunner {
       throw err;
     }
     this.applied += batch.filter((work) => work.kind === 'event').length;
+    for (const p of this.projections) {
+      try {
+        p.afterCommit?.();
+      } catch (err) {
+        this.logger.error(`Projection ${p.name} afterCommit: ${String(err)}`);
+      }
+    }
     for (const waiter of this.waiters) if (this.reached(waiter.position)) waiter.settle(true);
   }
 

@@ -21,6 +21,8 @@ export interface Projection {
    * back and stops the runner. Must be deterministic: a rebuild must give the same rows.
    */
   apply(db: Database.Database, event: RecordedEnvelope): void;
+  /** After each batch's transaction has committed: for hints (waking a worker), never for rows. */
+  afterCommit?(): void;
 }
 
 export function projectionHandles(projection: Projection, eventType: string): boolean {

@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
-import { decideDelivery, evolveDelivery, initialDelivery, type AttemptRecord, type DeliveryState, type RedeliveryTarget } from './delivery';
+import { decideDelivery, decideDispatch, evolveDelivery, initialDelivery, type AttemptRecord, type DeliveryState, type DeliveryTarget } from './delivery';
 import type { DeliveryEvent } from './delivery.events';
 
 let rev = 0;
@@ -21,7 +21,14 @@ const scheduled: DeliveryEvent = {
   },
 };
 const pending = fold(initialDelivery, [scheduled]);
-const sendable: RedeliveryTarget = { endpoint: 'enabled', notificationsEnabled: true };
+const sendable: DeliveryTarget = {
+  endpointId: 'E',
+  accountId: 'A',
+  url: 'https://example.com/hook',
+  endpoint: 'enabled',
+  notificationsEnabled: true,
+  signingKeys: ['f1'],
+};
 const at = new Date('2026-11-22T10:00:01.000Z');
 const attempt = (over: Partial<AttemptRecord>): AttemptRecord => ({
   attemptedAt: at,
@@ -90,10 +97,38 @@ describe('delivery', () => {
   it('refuses a redelivery that could not be sent, saying why: endpoint disabled or deleted, notifications off', () => {
     const now = new Date('2026-11-22T11:00:00.000Z');
     const failed = fold(pending, record(pending, attempt({ statusCode: 410, verdict: 'failed' })));
-    const redeliver = (target: RedeliveryTarget) => () => decideDelivery(failed, { kind: 'redeliver', deliveryId: 'D', accountId: 'A', now, target });
-    expect(redeliver({ endpoint: 'disabled', notificationsEnabled: true })).toThrow(/endpoint is disabled: enable it first/);
-    expect(redeliver({ endpoint: 'deleted', notificationsEnabled: true })).toThrow(/endpoint is deleted/);
-    expect(redeliver({ endpoint: 'enabled', notificationsEnabled: false })).toThrow(/Webhook Notifications are off/);
+    const redeliver = (target: Partial<DeliveryTarget> | null) => () =>
+      decideDelivery(failed, { kind: 'redeliver', deliveryId: 'D', accountId: 'A', now, target: target && { ...sendable, ...target } });
+    expect(redeliver({ endpoint: 'disabled' })).toThrow(/endpoint is disabled: enable it first/);
+    expect(redeliver({ endpoint: 'deleted' })).toThrow(/endpoint is deleted/);
+    expect(redeliver(null)).toThrow(/endpoint is deleted/);
+    expect(redeliver({ notificationsEnabled: false })).toThrow(/Webhook Notifications are off/);
     expect(redeliver({ endpoint: 'deleted', notificationsEnabled: false })).toThrow(ConflictError);
+  });
+
+  describe('before an attempt (decideDispatch)', () => {
+    const due = new Date('2026-11-22T10:00:00.000Z');
+    const dispatch = (state: DeliveryState, target: Partial<DeliveryTarget> | null, now = due) =>
+      decideDispatch(state, 'D', target && { ...sendable, ...target }, now);
+
+    it('sends a pending, due delivery to an enabled endpoint of an account whose switch is on', () => {
+      expect(dispatch(pending, {})).toEqual({ kind: 'send', target: sendable });
+    });
+
+    it('cancels it when the endpoint was disabled or deleted, or the switch turned off, since it was scheduled', () => {
+      const cancel = (reason: string) => ({ kind: 'cancel', command: { kind: 'cancel', deliveryId: 'D', reason } });
+      expect(dispatch(pending, { endpoint: 'disabled' })).toEqual(cancel('endpoint disabled or deleted'));
+      expect(dispatch(pending, { endpoint: 'deleted' })).toEqual(cancel('endpoint disabled or deleted'));
+      expect(dispatch(pending, null)).toEqual(cancel('endpoint disabled or deleted'));
+      expect(dispatch(pending, { notificationsEnabled: false })).toEqual(cancel('webhook notifications switched off'));
+    });
+
+    it('skips what the read model showed too early: not yet due, no longer pending, or not there', () => {
+      expect(dispatch(pending, {}, new Date(due.getTime() - 1))).toEqual({ kind: 'skip' });
+      const delivered = fold(pending, record(pending, attempt({ statusCode: 200, verdict: 'delivered' })));
+      expect(dispatch(delivered, {})).toEqual({ kind: 'skip' });
+      expect(dispatch(delivered, { endpoint: 'disabled' })).toEqual({ kind: 'skip' });
+      expect(dispatch(initialDelivery, {})).toEqual({ kind: 'skip' });
+    });
   });
 });

@@ -1,7 +1,7 @@
 import type { JsonObject } from '@filing/event-store';
 import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
-import type { AttemptVerdict } from '../delivery/outcome';
-import { retryDelay } from '../delivery/retry-schedule';
+import type { AttemptVerdict } from './outcome';
+import { retryDelay } from './retry-schedule';
 import type { DeliveryEvent } from './delivery.events';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
@@ -77,12 +77,50 @@ export interface AttemptRecord {
 export type DeliveryCommand =
   | { readonly kind: 'record-attempt'; readonly deliveryId: string; readonly attempt: AttemptRecord; readonly delaysMs: readonly number[]; readonly random: number }
   | { readonly kind: 'cancel'; readonly deliveryId: string; readonly reason: string }
-  | { readonly kind: 'redeliver'; readonly deliveryId: string; readonly accountId: string; readonly now: Date; readonly target: RedeliveryTarget };
+  | { readonly kind: 'redeliver'; readonly deliveryId: string; readonly accountId: string; readonly now: Date; readonly target: DeliveryTarget | null };
 
-/** Where a redelivery would go, as the read models say now: it is refused when it could not be sent. */
-export interface RedeliveryTarget {
+/**
+ * Where a delivery would go, as the read models say now (one query: read-model/delivery-target.queries.ts).
+ * The dispatcher reads it before every attempt, a redelivery before it is accepted.
+ */
+export interface DeliveryTarget {
+  readonly endpointId: string;
+  readonly accountId: string;
+  readonly url: string;
+  /** A missing endpoint (another account's, or never made) reads as deleted. */
   readonly endpoint: 'enabled' | 'disabled' | 'deleted';
+  /** The account switch *Webhook Notifications*. */
   readonly notificationsEnabled: boolean;
+  /** Fingerprints of the secrets that sign now: the current one, and the previous one while a rotation's overlap lasts. */
+  readonly signingKeys: readonly string[];
+}
+
+/** Why nothing may be sent to the target now, or null when it may. */
+export type Unsendable = 'endpoint-disabled' | 'endpoint-deleted' | 'notifications-off';
+
+/** null: no such endpoint (of this account) in the read model, i.e. deleted. */
+export function unsendable(target: Pick<DeliveryTarget, 'endpoint' | 'notificationsEnabled'> | null): Unsendable | null {
+  const endpoint = target?.endpoint ?? 'deleted';
+  if (endpoint !== 'enabled') return endpoint === 'deleted' ? 'endpoint-deleted' : 'endpoint-disabled';
+  return target?.notificationsEnabled ? null : 'notifications-off';
+}
+
+/** What the dispatcher does with a delivery it picked from the read model. */
+export type DispatchDecision =
+  | { readonly kind: 'send'; readonly target: DeliveryTarget }
+  /** The endpoint was disabled or deleted, or the switch turned off, since it was scheduled. */
+  | { readonly kind: 'cancel'; readonly command: Extract<DeliveryCommand, { kind: 'cancel' }> }
+  /** Not (or no longer) pending, or not yet due: the read model was behind the stream. */
+  | { readonly kind: 'skip' };
+
+/** The send/cancel rule, checked before every attempt: a stale row is skipped, a stopped target cancels. */
+export function decideDispatch(state: DeliveryState, deliveryId: string, target: DeliveryTarget | null, now: Date): DispatchDecision {
+  if (!state.exists || state.status !== 'pending') return { kind: 'skip' };
+  if (state.nextAttemptAt !== null && Date.parse(state.nextAttemptAt) > now.getTime()) return { kind: 'skip' };
+  const why = unsendable(target);
+  if (why === null && target !== null) return { kind: 'send', target };
+  const reason = why === 'notifications-off' ? 'webhook notifications switched off' : 'endpoint disabled or deleted';
+  return { kind: 'cancel', command: { kind: 'cancel', deliveryId, reason } };
 }
 
 export function decideDelivery(state: DeliveryState, command: DeliveryCommand): DeliveryEvent[] {
@@ -125,11 +163,13 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
         throw new ConflictError(`Only a failed or cancelled delivery can be redelivered; this one is ${state.status}`);
       }
       // Sent now it would only be cancelled again: say why instead of accepting it.
-      if (command.target.endpoint !== 'enabled') {
-        throw new ConflictError(`The delivery's endpoint is ${command.target.endpoint}${command.target.endpoint === 'disabled' ? ': enable it first' : ''}`);
-      }
-      if (!command.target.notificationsEnabled) {
-        throw new ConflictError('Webhook Notifications are off for this account: switch them on first');
+      switch (unsendable(command.target)) {
+        case 'endpoint-deleted':
+          throw new ConflictError("The delivery's endpoint is deleted");
+        case 'endpoint-disabled':
+          throw new ConflictError("The delivery's endpoint is disabled: enable it first");
+        case 'notifications-off':
+          throw new ConflictError('Webhook Notifications are off for this account: switch them on first');
       }
       return [{ type: 'webhooks.DeliveryRedeliveryRequested', data: { delivery_id, due_at: command.now.toISOString() } }];
   }

@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import { AddressRefusedError, checkUrlSyntax, resolveAllowed, type Resolver } from '../address/address-guard';
-import { type AttemptResult, errorKind } from '../delivery/outcome';
-import { parseRetryAfter } from '../delivery/retry-schedule';
+import { type AttemptResult, errorKind } from '../deliveries/outcome';
+import { parseRetryAfter } from '../deliveries/retry-schedule';
 
 export interface SenderOptions {
   readonly timeoutMs: number;
@@ -23,6 +23,9 @@ export interface SendResult {
 }
 
 export const USER_AGENT = 'FilingService-Webhooks/1.0';
+
+/** The sender the dispatcher uses (a token, so a test module can put another in its place). */
+export const WEBHOOK_SENDER = Symbol('WEBHOOK_SENDER');
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 

@@ -1,3 +1,5 @@
+import type { DisabledReason } from './endpoint.events';
+
 /** The endpoint as the API shows it (CONTRACT.md §4). */
 export interface EndpointView {
   readonly id: string;
@@ -5,6 +7,8 @@ export interface EndpointView {
   readonly description: string | null;
   readonly event_types: string[];
   readonly enabled: boolean;
+  /** null while enabled. */
+  readonly disabled_reason: DisabledReason | null;
   readonly created_at: string;
   readonly updated_at: string;
   readonly version: number;
@@ -17,6 +21,9 @@ export interface EndpointRow {
   description: string | null;
   event_types: string;
   enabled: number;
+  /** Both null while enabled. */
+  disabled_reason: DisabledReason | null;
+  disabled_at: string | null;
   deleted: number;
   secret_generation: number;
   secret_fingerprint: string;
@@ -36,8 +43,18 @@ export function endpointView(row: EndpointRow): EndpointView {
     description: row.description,
     event_types: JSON.parse(row.event_types) as string[],
     enabled: row.enabled === 1,
+    disabled_reason: row.disabled_reason,
     created_at: row.created_at,
     updated_at: row.updated_at,
     version: row.version,
   };
+}
+
+/** What the settings screen shows beyond the API's view: since when the endpoint is disabled. */
+export interface EndpointDetails extends EndpointView {
+  readonly disabled_at: string | null;
+}
+
+export function endpointDetails(row: EndpointRow): EndpointDetails {
+  return { ...endpointView(row), disabled_at: row.disabled_at };
 }

@@ -21,7 +21,22 @@ export type EndpointUpdated = DomainEvent<
   { endpoint_id: string; url?: string; description?: string | null; event_types?: string[] }
 >;
 export type EndpointEnabled = DomainEvent<'webhooks.EndpointEnabled', { endpoint_id: string }>;
-export type EndpointDisabled = DomainEvent<'webhooks.EndpointDisabled', { endpoint_id: string }>;
+
+/**
+ * Why an endpoint is disabled (CONTRACT.md §4 `disabled_reason`): `manual`, by a user (a new
+ * endpoint, too, until a user enables it); `gone`, the receiver answered 410; `failing`,
+ * reserved for the auto-disable of an endpoint that keeps failing (CONTRACT.md §5).
+ */
+export const DISABLED_REASONS = ['manual', 'gone', 'failing'] as const;
+export type DisabledReason = (typeof DISABLED_REASONS)[number];
+
+/** Schema 2 carries `reason`; schema 1 had none. Read any disable through `disabledReasonOf`. */
+export type EndpointDisabled = DomainEvent<'webhooks.EndpointDisabled', { endpoint_id: string; reason: DisabledReason }>;
+
+/** The upcast of schema 1: every disable before reasons existed was a user's. */
+export function disabledReasonOf(data: { readonly reason?: unknown }): DisabledReason {
+  return (DISABLED_REASONS as readonly unknown[]).includes(data.reason) ? (data.reason as DisabledReason) : 'manual';
+}
 export type EndpointDeleted = DomainEvent<'webhooks.EndpointDeleted', { endpoint_id: string }>;
 export type EndpointSecretRotated = DomainEvent<
   'webhooks.EndpointSecretRotated',
@@ -46,6 +61,11 @@ export type EndpointEvent =
 
 /** The account switch *Webhook Notifications* (`webhooksettings-<account id>`). */
 export type NotificationsSwitched = DomainEvent<'webhooks.NotificationsSwitched', { account_id: string; enabled: boolean }>;
+
+/** schema_version of the endpoint events written now (default 1). */
+export const ENDPOINT_EVENT_SCHEMA_VERSIONS: Readonly<Partial<Record<EndpointEvent['type'], number>>> = {
+  'webhooks.EndpointDisabled': 2,
+};
 
 export const ENDPOINT_STREAM = 'webhookendpoint';
 export const SETTINGS_STREAM = 'webhooksettings';

@@ -37,8 +37,27 @@ describe('webhook endpoint', () => {
     const enabled = run(created, { kind: 'enable', accountId: 'A', endpointId: 'E' });
     expect(enabled.events.map((e) => e.type)).toEqual(['webhooks.EndpointEnabled']);
     expect(run(enabled.state, { kind: 'enable', accountId: 'A', endpointId: 'E' }).events).toEqual([]);
-    expect(run(enabled.state, { kind: 'disable', accountId: 'A', endpointId: 'E' }).state.enabled).toBe(false);
-    expect(run(created, { kind: 'disable', accountId: 'A', endpointId: 'E' }).events).toEqual([]);
+    expect(run(enabled.state, { kind: 'disable', accountId: 'A', endpointId: 'E', reason: 'manual' }).state.enabled).toBe(false);
+    expect(run(created, { kind: 'disable', accountId: 'A', endpointId: 'E', reason: 'manual' }).events).toEqual([]);
+  });
+
+  it('says why it is disabled: manual from creation, none once enabled, the reason of the disable after', () => {
+    expect(created.disabledReason).toBe('manual');
+    const enabled = run(created, { kind: 'enable', accountId: 'A', endpointId: 'E' }).state;
+    expect(enabled.disabledReason).toBeNull();
+    const gone = run(enabled, { kind: 'disable', accountId: 'A', endpointId: 'E', reason: 'gone' });
+    expect(gone.events).toEqual([{ type: 'webhooks.EndpointDisabled', data: { endpoint_id: 'E', reason: 'gone' } }]);
+    expect(gone.state).toEqual(expect.objectContaining({ enabled: false, disabledReason: 'gone' }));
+    // A second disable (a late 410 after a user's) records nothing: the first reason stands.
+    const manual = run(enabled, { kind: 'disable', accountId: 'A', endpointId: 'E', reason: 'manual' }).state;
+    expect(run(manual, { kind: 'disable', accountId: 'A', endpointId: 'E', reason: 'gone' })).toEqual({ events: [], state: manual });
+    expect(run(gone.state, { kind: 'enable', accountId: 'A', endpointId: 'E' }).state.disabledReason).toBeNull();
+  });
+
+  it('reads a disable written before reasons existed (schema 1, no reason) as manual', () => {
+    const enabled = run(created, { kind: 'enable', accountId: 'A', endpointId: 'E' }).state;
+    const old = { type: 'webhooks.EndpointDisabled', data: { endpoint_id: 'E' } } as unknown as EndpointEvent;
+    expect(evolveEndpoint(enabled, envelope(old))).toEqual(expect.objectContaining({ enabled: false, disabledReason: 'manual' }));
   });
 
   it('updates only what changed', () => {

@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
-import type { EndpointEvent } from './endpoint.events';
+import { type DisabledReason, disabledReasonOf, type EndpointEvent } from './endpoint.events';
 
 /** How long the previous secret keeps signing after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -9,6 +9,8 @@ export interface EndpointState {
   readonly deleted: boolean;
   readonly accountId: string | null;
   readonly enabled: boolean;
+  /** null while enabled. */
+  readonly disabledReason: DisabledReason | null;
   readonly url: string;
   readonly description: string | null;
   readonly eventTypes: readonly string[];
@@ -21,6 +23,7 @@ export const initialEndpoint: EndpointState = {
   deleted: false,
   accountId: null,
   enabled: false,
+  disabledReason: null,
   url: '',
   description: null,
   eventTypes: [],
@@ -34,6 +37,8 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
       return {
         ...state,
         exists: true,
+        // Created disabled: it waits for a user to enable it.
+        disabledReason: 'manual',
         accountId: event.metadata.account_id,
         url: event.data.url,
         description: event.data.description,
@@ -49,9 +54,9 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
         eventTypes: event.data.event_types ?? state.eventTypes,
       };
     case 'webhooks.EndpointEnabled':
-      return { ...state, enabled: true };
+      return { ...state, enabled: true, disabledReason: null };
     case 'webhooks.EndpointDisabled':
-      return { ...state, enabled: false };
+      return { ...state, enabled: false, disabledReason: disabledReasonOf(event.data) };
     case 'webhooks.EndpointDeleted':
       return { ...state, deleted: true, enabled: false };
     case 'webhooks.EndpointSecretRotated':
@@ -80,7 +85,8 @@ export type EndpointCommand =
       readonly description?: string | null;
       readonly eventTypes?: readonly string[];
     }
-  | { readonly kind: 'enable' | 'disable' | 'delete'; readonly accountId: string; readonly endpointId: string }
+  | { readonly kind: 'enable' | 'delete'; readonly accountId: string; readonly endpointId: string }
+  | { readonly kind: 'disable'; readonly accountId: string; readonly endpointId: string; readonly reason: DisabledReason }
   | {
       readonly kind: 'rotate-secret';
       readonly accountId: string;
@@ -123,7 +129,8 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
     case 'enable':
       return state.enabled ? [] : [{ type: 'webhooks.EndpointEnabled', data: { endpoint_id } }];
     case 'disable':
-      return state.enabled ? [{ type: 'webhooks.EndpointDisabled', data: { endpoint_id } }] : [];
+      // Already disabled: the first reason stands (a late 410 does not relabel a user's disable).
+      return state.enabled ? [{ type: 'webhooks.EndpointDisabled', data: { endpoint_id, reason: command.reason } }] : [];
     case 'delete':
       return [{ type: 'webhooks.EndpointDeleted', data: { endpoint_id } }];
     case 'rotate-secret':

@@ -7,7 +7,6 @@ import {
   DomainError,
   handleCommand,
   NotFoundError,
-  ProjectionRunner,
   ReadYourWrites,
   streamName,
   ValidationError,
@@ -17,18 +16,20 @@ import {
   toPage,
 } from '@filing/platform';
 import { Inject, Injectable } from '@nestjs/common';
-import type { StreamRevision } from '@filing/event-store';
+import type { Position, StreamRevision } from '@filing/event-store';
+import { randomUUID } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { checkUrlSyntax, hostOf, NOT_PUBLIC, resolveAllowed, type Resolver } from '../address/address-guard';
 import { isWebhookEventType } from '../catalog/event-types';
-import { cachedStatement as stmt } from '@filing/platform';
+import { EndpointsQueries } from '../read-model/endpoints.queries';
 import { SecretStore } from '../secrets/secret-store';
 import { generateSecret } from '../signing/signature';
 import { decideEndpoint, evolveEndpoint, initialEndpoint, type EndpointCommand } from './endpoint';
-import { ENDPOINT_STREAM, type EndpointEvent } from './endpoint.events';
-import { endpointView, type EndpointRow, type EndpointView } from './endpoint-views';
+import { type DisabledReason, ENDPOINT_EVENT_SCHEMA_VERSIONS, ENDPOINT_STREAM, type EndpointEvent } from './endpoint.events';
+import { endpointDetails, type EndpointDetails, endpointView, type EndpointRow, type EndpointView } from './endpoint-views';
 
 export const WEBHOOK_RESOLVER = Symbol('WEBHOOK_RESOLVER');
+const SYSTEM_ACTOR = 'system:webhooks';
 
 export interface CreateEndpointInput {
   readonly url: string;
@@ -45,7 +46,7 @@ export class EndpointsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(WEBHOOK_RESOLVER) private readonly resolver: Resolver,
     private readonly secrets: SecretStore,
-    private readonly runner: ProjectionRunner,
+    private readonly queries: EndpointsQueries,
     private readonly ryw: ReadYourWrites,
     private readonly cursors: CursorCodec,
   ) {}
@@ -86,8 +87,24 @@ export class EndpointsService {
   async action(ctx: CommandContext, id: string, kind: 'enable' | 'disable' | 'delete', ifMatch?: StreamRevision): Promise<EndpointView | null> {
     // Ownership before If-Match (run() checks it before decide): another account's id is a 404, never a 412.
     this.row(ctx, id);
-    await this.run(ctx, ifMatch, { kind, accountId: accountOf(ctx), endpointId: id });
+    const target = { accountId: accountOf(ctx), endpointId: id };
+    await this.run(ctx, ifMatch, kind === 'disable' ? { kind, ...target, reason: 'manual' } : { kind, ...target });
     return kind === 'delete' ? null : this.get(ctx, id);
+  }
+
+  /**
+   * Disabled by the service, not a user: the dispatcher's answer to a 410 Gone. Records nothing
+   * when the endpoint is already disabled (its first reason stands) or no longer exists.
+   */
+  async disableBySystem(accountId: string, endpointId: string, reason: Exclude<DisabledReason, 'manual'>): Promise<Position | null> {
+    const context = { account_id: accountId, actor: SYSTEM_ACTOR, correlation_id: randomUUID(), causation_id: null };
+    try {
+      // Every in-flight attempt may hear the 410: decide again on a concurrent write.
+      return (await this.append(context, undefined, { kind: 'disable', accountId, endpointId, reason }, 10)).position;
+    } catch (err) {
+      if (err instanceof NotFoundError) return null;
+      throw err;
+    }
   }
 
   /** A new secret; the old one keeps signing for 24 h beside it. */
@@ -115,21 +132,28 @@ export class EndpointsService {
     return endpointView(this.row(ctx, id));
   }
 
+  /** The settings screen's view: the API's, and since when it is disabled. */
+  details(ctx: CommandContext, id: string): EndpointDetails {
+    return endpointDetails(this.row(ctx, id));
+  }
+
   list(ctx: CommandContext, query: { limit?: string; cursor?: string }): Page<EndpointView> {
+    return this.page(ctx, query, endpointView);
+  }
+
+  listDetails(ctx: CommandContext, query: { limit?: string; cursor?: string }): Page<EndpointDetails> {
+    return this.page(ctx, query, endpointDetails);
+  }
+
+  private page<T>(ctx: CommandContext, query: { limit?: string; cursor?: string }, view: (row: EndpointRow) => T): Page<T> {
     const request = pageRequest<number>(query, 'webhook-endpoints', 'number', this.cursors);
-    const rows = stmt(
-      this.runner.db,
-      `SELECT rowid AS rowid_seq, * FROM webhook_endpoints WHERE account_id = ? AND deleted = 0 AND rowid > ? ORDER BY rowid LIMIT ?`,
-    ).all(accountOf(ctx), request.after ?? 0, request.limit + 1) as EndpointRow[];
+    const rows = this.queries.page(accountOf(ctx), request.after ?? 0, request.limit + 1);
     const page = toPage(rows, request, 'webhook-endpoints', (r) => r.rowid_seq ?? 0);
-    return { data: page.data.map(endpointView), next_cursor: page.next_cursor };
+    return { data: page.data.map(view), next_cursor: page.next_cursor };
   }
 
   private row(ctx: CommandContext, id: string): EndpointRow {
-    const row = stmt(this.runner.db, 'SELECT * FROM webhook_endpoints WHERE id = ? AND account_id = ? AND deleted = 0').get(
-      id,
-      accountOf(ctx),
-    ) as EndpointRow | undefined;
+    const row = this.queries.endpoint(accountOf(ctx), id);
     if (!row) throw NotFoundError.of('webhook endpoint', id);
     return row;
   }
@@ -156,7 +180,12 @@ export class EndpointsService {
   }
 
   private async run(ctx: CommandContext, ifMatch: StreamRevision | undefined, command: EndpointCommand): Promise<void> {
-    const result = await handleCommand<typeof initialEndpoint, EndpointEvent, EndpointCommand>({
+    const result = await this.append(ctx, ifMatch, command);
+    await this.ryw.await(result.position);
+  }
+
+  private append(ctx: CommandContext, ifMatch: StreamRevision | undefined, command: EndpointCommand, maxRetries?: number) {
+    return handleCommand<typeof initialEndpoint, EndpointEvent, EndpointCommand>({
       store: this.store,
       streamId: streamName(ENDPOINT_STREAM, command.endpointId),
       initialState: initialEndpoint,
@@ -165,8 +194,9 @@ export class EndpointsService {
       command,
       context: ctx,
       ifMatch,
+      maxRetries,
+      schemaVersion: (type) => ENDPOINT_EVENT_SCHEMA_VERSIONS[type as EndpointEvent['type']] ?? 1,
     });
-    await this.ryw.await(result.position);
   }
 
   /** URL (https, public address after DNS) and event types; every problem in one 400. */

@@ -15,7 +15,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query
 import { ApiAcceptedResponse, ApiConflictResponse, ApiNoContentResponse, ApiOkResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { WEBHOOK_EVENT_TYPES } from '../catalog/event-types';
-import { DeliveriesQueries } from '../deliveries/deliveries.queries';
+import { DeliveriesQueries } from '../read-model/deliveries.queries';
 import { RedeliveryService } from '../deliveries/redelivery.service';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { SettingsService } from '../settings/settings.service';

@@ -2,6 +2,7 @@ import { IsOptionalNonNull, PageQueryDto } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsIn, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { WEBHOOK_EVENT_TYPES } from '../catalog/event-types';
+import { DISABLED_REASONS, type DisabledReason } from '../endpoints/endpoint.events';
 
 /*
  * Requests are checked here for shape; the URL (HTTPS, public address) and the event type names
@@ -108,6 +109,15 @@ export class WebhookEndpointDto {
 
   @ApiProperty({ type: Boolean, description: 'false when created: enable it once the receiver is ready' })
   enabled!: boolean;
+
+  @ApiProperty({
+    type: String,
+    enum: DISABLED_REASONS,
+    nullable: true,
+    description:
+      'null while enabled; else why it is disabled: `manual` (by a user; also a new endpoint until it is enabled), `gone` (the receiver answered 410 Gone), `failing` (reserved for the auto-disable of an endpoint that keeps failing). Enabling clears it.',
+  })
+  disabled_reason!: DisabledReason | null;
 
   @ApiProperty({ format: 'date-time' })
   created_at!: string;

@@ -1,8 +1,9 @@
 import { EVENT_STORE, type EventData, type EventStore, ObservedEventStore } from '@filing/event-store';
-import { cachedStatement as stmt, Metrics, ProjectionRunner } from '@filing/platform';
+import { Metrics, ProjectionRunner } from '@filing/platform';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
 import type { DeliveryEvent } from '../deliveries/delivery.events';
+import { DeliveryQueue, type PendingStats } from '../read-model/delivery-queue.queries';
 
 type DeliveryOutcome = 'delivered' | 'failed' | 'cancelled';
 
@@ -15,12 +16,6 @@ const OUTCOMES: Partial<Record<DeliveryEvent['type'], DeliveryOutcome>> = {
 /** The final outcome an event records, or null for any other event. */
 function deliveryOutcome(event: Pick<EventData, 'type'>): DeliveryOutcome | null {
   return OUTCOMES[event.type as DeliveryEvent['type']] ?? null;
-}
-
-interface PendingStats {
-  due: number;
-  waiting: number;
-  oldest: string | null;
 }
 
 /**
@@ -36,6 +31,7 @@ export class DeliveryMetrics {
   constructor(
     @Inject(EVENT_STORE) store: EventStore,
     private readonly runner: ProjectionRunner,
+    private readonly queue: DeliveryQueue,
     @Optional() metrics?: Metrics,
   ) {
     if (!metrics) return;
@@ -83,16 +79,9 @@ export class DeliveryMetrics {
 
   /** null while the read model cannot be read (its tables are made at start, or being rebuilt). */
   private pendingStats(): PendingStats | null {
-    const db = this.runner.db;
-    if (!db.open) return null;
-    const now = new Date().toISOString();
+    if (!this.runner.db.open) return null;
     try {
-      return stmt(
-        db,
-        `SELECT count(*) FILTER (WHERE next_attempt_at <= ?) AS due, count(*) FILTER (WHERE next_attempt_at > ?) AS waiting,
-           min(pending_since) AS oldest
-         FROM webhook_deliveries WHERE status = 'pending'`,
-      ).get(now, now) as PendingStats;
+      return this.queue.pendingStats(new Date());
     } catch (err) {
       this.logger.debug?.(`Delivery queue metrics: ${(err as Error).message}`);
       return null;

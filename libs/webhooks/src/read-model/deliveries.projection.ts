@@ -11,9 +11,13 @@ import { cachedStatement as stmt } from '@filing/platform';
 export class DeliveriesProjection implements Projection {
   readonly name = 'webhooks.deliveries';
   // 2: pending_since (when the current pending spell began: the oldest-pending-delivery metric).
-  readonly version = 2;
+  // 3: webhook_deliveries_queue, the dispatcher's per-endpoint queues.
+  readonly version = 3;
   readonly tables = ['webhook_deliveries', 'webhook_delivery_attempts'];
   readonly handles = ['webhooks.Delivery'];
+
+  /** New due work was applied: the signal rings once the transaction has committed. */
+  private newWork = false;
 
   constructor(private readonly signal: DeliverySignal) {}
 
@@ -26,6 +30,7 @@ export class DeliveriesProjection implements Projection {
     CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq);
     CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint_status ON webhook_deliveries (endpoint_id, status, seq);
     CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_queue ON webhook_deliveries (status, endpoint_id, next_attempt_at);
     CREATE TABLE IF NOT EXISTS webhook_delivery_attempts (
       delivery_id TEXT NOT NULL, attempt INTEGER NOT NULL, attempted_at TEXT NOT NULL, status_code INTEGER,
       error TEXT, duration_ms INTEGER NOT NULL, PRIMARY KEY (delivery_id, attempt))`);
@@ -49,7 +54,7 @@ export class DeliveriesProjection implements Projection {
            VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
         ).run(id, d.account_id, d.endpoint_id, d.event_id, d.event_type, d.due_at, d.due_at, d.source_position,
           Number(event.position.commit), at, at, version);
-        this.signal.ring();
+        this.newWork = true;
         return;
       }
       case 'webhooks.DeliveryAttempted': {
@@ -64,7 +69,7 @@ export class DeliveriesProjection implements Projection {
       }
       case 'webhooks.DeliveryRetryScheduled':
         set('next_attempt_at = ?', event.data.next_attempt_at);
-        this.signal.ring();
+        this.newWork = true;
         return;
       case 'webhooks.DeliverySucceeded':
         set("status = 'delivered', next_attempt_at = NULL, pending_since = NULL");
@@ -78,8 +83,15 @@ export class DeliveriesProjection implements Projection {
       case 'webhooks.DeliveryRedeliveryRequested':
         // A redelivery starts a new pending spell: its age is not the original event's.
         set("status = 'pending', next_attempt_at = ?, pending_since = ?", event.data.due_at, event.data.due_at);
-        this.signal.ring();
+        this.newWork = true;
         return;
     }
+  }
+
+  /** Rung after the commit, not in apply: a batch that rolls back wakes nobody, and a woken dispatcher finds the rows. */
+  afterCommit(): void {
+    if (!this.newWork) return;
+    this.newWork = false;
+    this.signal.ring();
   }
 }

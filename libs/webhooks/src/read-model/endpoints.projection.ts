@@ -1,7 +1,7 @@
 import { RegisterProjection, type Projection, type RecordedEnvelope } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
-import type { EndpointEvent, NotificationsSwitched } from '../endpoints/endpoint.events';
+import { disabledReasonOf, type EndpointEvent, type NotificationsSwitched } from '../endpoints/endpoint.events';
 import { cachedStatement as stmt } from '@filing/platform';
 
 /** `webhook_endpoints` and `webhook_settings`: the API's reads and the dispatcher's current view. */
@@ -9,14 +9,15 @@ import { cachedStatement as stmt } from '@filing/platform';
 @RegisterProjection()
 export class EndpointsProjection implements Projection {
   readonly name = 'webhooks.endpoints';
-  readonly version = 2;
+  // 3: disabled_reason and disabled_at (why and since when it is disabled).
+  readonly version = 3;
   readonly tables = ['webhook_endpoints', 'webhook_settings'];
   readonly handles = ['webhooks.Endpoint', 'webhooks.NotificationsSwitched'];
 
   setup(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_endpoints (
       id TEXT PRIMARY KEY, account_id TEXT NOT NULL, url TEXT NOT NULL, description TEXT, event_types TEXT NOT NULL,
-      enabled INTEGER NOT NULL, deleted INTEGER NOT NULL, secret_generation INTEGER NOT NULL, secret_fingerprint TEXT NOT NULL,
+      enabled INTEGER NOT NULL, disabled_reason TEXT, disabled_at TEXT, deleted INTEGER NOT NULL, secret_generation INTEGER NOT NULL, secret_fingerprint TEXT NOT NULL,
       previous_generation INTEGER, previous_fingerprint TEXT, previous_expires_at TEXT,
       created_at TEXT NOT NULL, updated_at TEXT NOT NULL, version INTEGER NOT NULL);
     CREATE INDEX IF NOT EXISTS webhook_endpoints_account ON webhook_endpoints (account_id, deleted, id);
@@ -49,9 +50,10 @@ export class EndpointsProjection implements Projection {
       case 'webhooks.EndpointCreated':
         stmt(
           db,
-          `INSERT INTO webhook_endpoints (id, account_id, url, description, event_types, enabled, deleted, secret_generation,
-             secret_fingerprint, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-        ).run(id, event.metadata.account_id, event.data.url, event.data.description, JSON.stringify(event.data.event_types),
+          `INSERT INTO webhook_endpoints (id, account_id, url, description, event_types, enabled, disabled_reason, disabled_at, deleted,
+             secret_generation, secret_fingerprint, created_at, updated_at, version)
+           VALUES (?, ?, ?, ?, ?, 0, 'manual', ?, 0, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+        ).run(id, event.metadata.account_id, event.data.url, event.data.description, JSON.stringify(event.data.event_types), at,
           event.data.secret_generation, event.data.secret_fingerprint, at, at, version);
         return;
       case 'webhooks.EndpointUpdated': {
@@ -66,10 +68,10 @@ export class EndpointsProjection implements Projection {
         return;
       }
       case 'webhooks.EndpointEnabled':
-        touch('enabled = 1');
+        touch('enabled = 1, disabled_reason = NULL, disabled_at = NULL');
         return;
       case 'webhooks.EndpointDisabled':
-        touch('enabled = 0');
+        touch('enabled = 0, disabled_reason = ?, disabled_at = ?', disabledReasonOf(event.data), at);
         return;
       case 'webhooks.EndpointDeleted':
         touch('enabled = 0, deleted = 1');

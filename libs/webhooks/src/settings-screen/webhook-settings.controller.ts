@@ -8,9 +8,9 @@ import {
 } from '@filing/platform';
 import { Body, Controller, Get, Param, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { DeliveriesQueries } from '../deliveries/deliveries.queries';
+import { DeliveriesQueries } from '../read-model/deliveries.queries';
 import { RedeliveryService } from '../deliveries/redelivery.service';
-import type { EndpointView } from '../endpoints/endpoint-views';
+import type { EndpointDetails, EndpointView } from '../endpoints/endpoint-views';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { CreateEndpointDto, UpdateEndpointDto } from '../http/webhooks.dto';
 import { SettingsService } from '../settings/settings.service';
@@ -78,13 +78,13 @@ export class WebhookSettingsController {
 
   @Get('webhook-endpoints/:id')
   endpoint(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply): void {
-    const endpoint = this.endpoints.get(ctx, checkId(id));
+    const endpoint = this.endpoints.details(ctx, checkId(id));
     this.renderEndpoint(reply, ctx, current, endpoint, { values: valuesOf(endpoint), errors: {} });
   }
 
   @Post('webhook-endpoints/:id')
   async update(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Body() body: Form, @Res() reply: FastifyReply) {
-    const endpoint = this.endpoints.get(ctx, checkId(id));
+    const endpoint = this.endpoints.details(ctx, checkId(id));
     const values = formValues(body);
     try {
       requireUrl(values);
@@ -125,14 +125,15 @@ export class WebhookSettingsController {
   /** Answered with the page itself (not a redirect): the secret is never put in the session. */
   @Post('webhook-endpoints/:id/secret')
   reveal(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply): void {
-    const endpoint = this.endpoints.get(ctx, checkId(id));
+    const endpoint = this.endpoints.details(ctx, checkId(id));
     const { secret } = this.endpoints.secret(ctx, endpoint.id);
     this.renderEndpoint(reply, ctx, current, endpoint, { values: valuesOf(endpoint), errors: {} }, 200, { value: secret, rotated: false });
   }
 
   @Post('webhook-endpoints/:id/rotate-secret')
   async rotate(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply) {
-    const { secret, ...endpoint } = await this.endpoints.rotateSecret(ctx, checkId(id));
+    const { secret, id: rotated } = await this.endpoints.rotateSecret(ctx, checkId(id));
+    const endpoint = this.endpoints.details(ctx, rotated);
     this.renderEndpoint(reply, ctx, current, endpoint, { values: valuesOf(endpoint), errors: {} }, 200, { value: secret, rotated: true });
   }
 
@@ -157,7 +158,7 @@ export class WebhookSettingsController {
     status = 200,
     cursor?: string,
   ): void {
-    const page = this.endpoints.list(ctx, { limit: ENDPOINTS_PER_PAGE, cursor });
+    const page = this.endpoints.listDetails(ctx, { limit: ENDPOINTS_PER_PAGE, cursor });
     const model = {
       user: { ...userOf(current), accountId: current.session.accountId },
       flash: this.sessions.takeFlash(current.token),
@@ -173,7 +174,7 @@ export class WebhookSettingsController {
     reply: FastifyReply,
     ctx: CommandContext,
     current: CurrentSession,
-    endpoint: EndpointView,
+    endpoint: EndpointDetails,
     editForm: { values: EndpointFormValues; errors: FieldErrors },
     status = 200,
     secret?: { value: string; rotated: boolean },

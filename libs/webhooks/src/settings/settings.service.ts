@@ -1,8 +1,8 @@
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
-import { type CommandContext, handleCommand, ProjectionRunner, ReadYourWrites, streamName } from '@filing/platform';
+import { type CommandContext, handleCommand, ReadYourWrites, streamName } from '@filing/platform';
 import { Inject, Injectable } from '@nestjs/common';
 import { SETTINGS_STREAM, type NotificationsSwitched } from '../endpoints/endpoint.events';
-import { cachedStatement as stmt } from '@filing/platform';
+import { EndpointsQueries } from '../read-model/endpoints.queries';
 import { decideSettings, evolveSettings, initialSettings, type SwitchNotifications } from './webhook-settings';
 
 export interface SettingsView {
@@ -13,15 +13,12 @@ export interface SettingsView {
 export class SettingsService {
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
-    private readonly runner: ProjectionRunner,
+    private readonly queries: EndpointsQueries,
     private readonly ryw: ReadYourWrites,
   ) {}
 
   get(accountId: string): SettingsView {
-    const row = stmt(this.runner.db, 'SELECT notifications_enabled FROM webhook_settings WHERE account_id = ?').get(accountId) as
-      | { notifications_enabled: number }
-      | undefined;
-    return { notifications_enabled: row?.notifications_enabled === 1 };
+    return { notifications_enabled: this.queries.notificationsEnabled(accountId) };
   }
 
   /** `ctx` is the customer's or, for the operator API, the operator's (its account_id is then this account). */

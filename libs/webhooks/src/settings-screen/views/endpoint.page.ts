@@ -1,14 +1,14 @@
-import type { DeliveryView } from '../../deliveries/deliveries.queries';
-import type { EndpointView } from '../../endpoints/endpoint-views';
+import type { DeliveryView } from '../../read-model/deliveries.queries';
+import type { EndpointDetails, EndpointView } from '../../endpoints/endpoint-views';
 import { endpointFields, type EndpointFormValues, errorSummary, eventTypeLabel, type FieldErrors } from './endpoint-form';
 import { type Html, html } from './html';
 import { csrfField, layout, PROFILE_URL } from './layout';
-import { endpointUrl, eventTypesSummary, statusBadge, toggleForm } from './profile.page';
+import { disabledNote, endpointUrl, eventTypesSummary, statusBadge, toggleForm, when } from './profile.page';
 
 export interface EndpointPageModel {
   readonly user: { readonly email: string; readonly csrfToken: string };
   readonly flash?: string | null;
-  readonly endpoint: EndpointView;
+  readonly endpoint: EndpointDetails;
   /** Shown once, on the answer to Reveal or Rotate; never stored in the session. */
   readonly secret?: { readonly value: string; readonly rotated: boolean };
   readonly deliveries: readonly DeliveryView[];
@@ -16,11 +16,6 @@ export interface EndpointPageModel {
 }
 
 export const RECENT_DELIVERIES = 20;
-
-function when(iso: string | null): Html | string {
-  if (!iso) return '—';
-  return html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC')}</time>`;
-}
 
 const REDELIVERABLE = new Set(['failed', 'cancelled']);
 
@@ -56,6 +51,7 @@ export function endpointPage(model: EndpointPageModel): string {
     <h2 class="endpoint-url" id="summary-heading">${e.url}</h2>
     ${statusBadge(e.enabled)}
   </div>
+  ${disabledNote(e)}
   <dl class="facts">
     <dt>Description</dt><dd>${e.description || html`<span class="hint">None</span>`}</dd>
     <dt>Event types</dt><dd>${eventTypesSummary(e.event_types)}</dd>

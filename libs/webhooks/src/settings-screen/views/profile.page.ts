@@ -1,4 +1,5 @@
-import type { EndpointView } from '../../endpoints/endpoint-views';
+import type { EndpointDetails, EndpointView } from '../../endpoints/endpoint-views';
+import type { DisabledReason } from '../../endpoints/endpoint.events';
 import { endpointFields, type EndpointFormValues, errorSummary, eventTypeLabel, type FieldErrors } from './endpoint-form';
 import { type Html, html } from './html';
 import { csrfField, layout, PROFILE_URL } from './layout';
@@ -9,7 +10,7 @@ export interface ProfilePageModel {
   readonly user: { readonly email: string; readonly accountId: string; readonly csrfToken: string };
   readonly flash?: string | null;
   readonly notificationsEnabled: boolean;
-  readonly endpoints: readonly EndpointView[];
+  readonly endpoints: readonly EndpointDetails[];
   /** Cursor of the next page of endpoints, when there are more. */
   readonly nextCursor: string | null;
   readonly createForm: { readonly values: EndpointFormValues; readonly errors: FieldErrors };
@@ -28,6 +29,25 @@ export function statusBadge(enabled: boolean): Html {
   return enabled ? html`<span class="badge enabled">Enabled</span>` : html`<span class="badge disabled">Disabled</span>`;
 }
 
+export function when(iso: string | null): Html | string {
+  if (!iso) return '—';
+  return html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC')}</time>`;
+}
+
+const DISABLED_BECAUSE: Record<DisabledReason, string> = {
+  manual: 'Disabled by a user',
+  gone: 'Disabled automatically: the receiver answered 410 Gone',
+  failing: 'Disabled automatically: every delivery attempt failed',
+};
+
+/** Why and since when a disabled endpoint is disabled (nothing while enabled). */
+export function disabledNote(e: EndpointDetails): Html | null {
+  if (e.enabled || !e.disabled_reason) return null;
+  // Created disabled and never enabled: not something a user did.
+  const reason = e.disabled_reason === 'manual' && e.disabled_at === e.created_at ? 'Not enabled yet' : DISABLED_BECAUSE[e.disabled_reason];
+  return html`<p class="disabled-reason" id="endpoint-${e.id}-disabled">${reason}, since ${when(e.disabled_at)}. Its pending deliveries were cancelled; enable it to receive events again.</p>`;
+}
+
 /** Enable or Disable (whichever applies), as a one-button form. */
 export function toggleForm(endpoint: EndpointView, csrfToken: string, backTo: string): Html {
   const action = endpoint.enabled ? 'disable' : 'enable';
@@ -38,13 +58,14 @@ export function toggleForm(endpoint: EndpointView, csrfToken: string, backTo: st
 </form>`;
 }
 
-function endpointItem(e: EndpointView, csrfToken: string): Html {
+function endpointItem(e: EndpointDetails, csrfToken: string): Html {
   const headingId = `endpoint-${e.id}-url`;
   return html`<li id="endpoint-${e.id}" aria-labelledby="${headingId}">
   <div class="endpoint-head">
     <h4 class="endpoint-url" id="${headingId}">${e.url}</h4>
     ${statusBadge(e.enabled)}
   </div>
+  ${disabledNote(e)}
   <dl class="facts">
     <dt>Description</dt><dd>${e.description || html`<span class="hint">None</span>`}</dd>
     <dt>Event types</dt><dd>${eventTypesSummary(e.event_types)}</dd>

@@ -40,6 +40,7 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 .inline-list { margin: 0; padding-left: 1.1rem; }
 .field-error { color: #b3261e; font-weight: 600; margin: 0.25rem 0 0; }
 .hint { color: #4a5563; font-size: 0.9rem; margin: 0.25rem 0 0; }
+.disabled-reason { color: #7a4b00; font-size: 0.9rem; margin: 0.25rem 0 0.5rem; }
 
 .field { margin-bottom: 1rem; }
 label, legend { font-weight: 600; }

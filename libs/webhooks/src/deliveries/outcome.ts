@@ -20,6 +20,14 @@ export function classifyAttempt(result: AttemptResult): AttemptVerdict {
   return 'failed';
 }
 
+/**
+ * An answer that stops the endpoint, not only the delivery: 410 Gone means the receiver is gone
+ * for good (Standard Webhooks: disable the endpoint). Everything else concerns this delivery alone.
+ */
+export function endpointDisabledBy(result: AttemptResult): 'gone' | null {
+  return result.kind === 'response' && result.statusCode === 410 ? 'gone' : null;
+}
+
 const TLS_CODES = /^(ERR_TLS_|CERT_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|ERR_SSL_|HOSTNAME_MISMATCH|ERR_OSSL)/;
 
 /** Maps a Node/undici error to its kind, by code (messages may carry URLs or addresses). */

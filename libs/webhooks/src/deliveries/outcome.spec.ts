@@ -1,4 +1,4 @@
-import { classifyAttempt, errorKind, errorMessage } from './outcome';
+import { classifyAttempt, endpointDisabledBy, errorKind, errorMessage } from './outcome';
 
 describe('attempt outcome', () => {
   it.each([200, 201, 202, 204, 299])('%d is delivered', (statusCode) =>
@@ -13,6 +13,12 @@ describe('attempt outcome', () => {
   it.each(['timeout', 'connection', 'tls', 'dns', 'address_refused', 'other'] as const)('a %s error is retried', (error) =>
     expect(classifyAttempt({ kind: 'error', error })).toBe('retry'),
   );
+
+  it('410 Gone also disables the endpoint (reason gone); no other answer or error does', () => {
+    expect(endpointDisabledBy({ kind: 'response', statusCode: 410 })).toBe('gone');
+    for (const statusCode of [200, 400, 404, 429, 500, 503]) expect(endpointDisabledBy({ kind: 'response', statusCode })).toBeNull();
+    expect(endpointDisabledBy({ kind: 'error', error: 'timeout' })).toBeNull();
+  });
 
   it('tells errors apart by code, through causes', () => {
     expect(errorKind(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }))).toBe('connection');

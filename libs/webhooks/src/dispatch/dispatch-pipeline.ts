@@ -1,0 +1,173 @@
+import type { Position, StreamRevision } from '@filing/event-store';
+import { APP_CONFIG, type AppConfig, Metrics } from '@filing/platform';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Counter, Histogram } from 'prom-client';
+import { decideDispatch, type DeliveryState, type DeliveryTarget } from '../deliveries/delivery';
+import { DeliveryCommands } from '../deliveries/delivery-commands';
+import { classifyAttempt, endpointDisabledBy, errorMessage } from '../deliveries/outcome';
+import { EndpointsService } from '../endpoints/endpoints.service';
+import { DeliveryTargets } from '../read-model/delivery-target.queries';
+import { SecretStore } from '../secrets/secret-store';
+import { signatureHeader } from '../signing/signature';
+import { type SendResult, USER_AGENT, WEBHOOK_SENDER, WebhookSender } from './webhook-sender';
+
+interface LoadedDelivery {
+  readonly state: DeliveryState;
+  readonly revision: StreamRevision | null;
+}
+
+/** A signed request, ready to go (svix's PendingDispatch). */
+interface WebhookRequest {
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+interface AttemptContext {
+  readonly deliveryId: string;
+  readonly delivery: LoadedDelivery;
+  readonly target: DeliveryTarget;
+  readonly attemptedAt: Date;
+}
+
+/** What `prepare` found: a request to send, an attempt that cannot be signed here, or nothing to send. */
+export type PreparedDispatch =
+  | (AttemptContext & { readonly kind: 'send'; readonly request: WebhookRequest })
+  | (AttemptContext & { readonly kind: 'unsigned' })
+  /** Skipped or cancelled: `position` is what the read model must reach before the delivery is looked at again. */
+  | { readonly kind: 'settled'; readonly position: Position | null };
+
+type Attempt = Exclude<PreparedDispatch, { kind: 'settled' }>;
+
+/**
+ * One attempt of one delivery as typed stages, after svix's worker (prepare_dispatch →
+ * make_http_call → handle_successful / handle_failed_dispatch):
+ * - `prepare`: the delivery's stream and its `DeliveryTarget` (one read-model query), the
+ *   send/cancel rule (`decideDispatch`), then the signed request;
+ * - `send`: the POST, nothing else;
+ * - `record`: the attempt and its outcome as events on the delivery's stream; a 410 Gone also
+ *   disables the endpoint (reason `gone`), whose pending deliveries the fan-out then cancels.
+ * Returns the position the read model must reach before the delivery is picked again.
+ */
+@Injectable()
+export class DispatchPipeline {
+  private readonly logger = new Logger('WebhookDispatcher');
+  private readonly attempts?: Counter<'outcome'>;
+  private readonly attemptSeconds?: Histogram;
+  /** Endpoints being disabled: the 410s of concurrent attempts append one disable. */
+  private readonly disabling = new Map<string, Promise<void>>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(WEBHOOK_SENDER) private readonly sender: WebhookSender,
+    private readonly deliveries: DeliveryCommands,
+    private readonly targets: DeliveryTargets,
+    private readonly secrets: SecretStore,
+    private readonly endpoints: EndpointsService,
+    @Optional() metrics?: Metrics,
+  ) {
+    if (metrics) {
+      this.attempts = new Counter({
+        name: 'webhook_delivery_attempts_total',
+        help: 'Webhook delivery attempts by outcome: delivered, retry, failed, or the error kind of a failed connection',
+        labelNames: ['outcome'] as const,
+        registers: [metrics.registry],
+      });
+      this.attemptSeconds = new Histogram({
+        name: 'webhook_delivery_attempt_duration_seconds',
+        help: 'Duration of webhook delivery attempts (request sent to response or error)',
+        buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+        registers: [metrics.registry],
+      });
+    }
+  }
+
+  async run(deliveryId: string): Promise<Position | null> {
+    const prepared = await this.prepare(deliveryId);
+    if (prepared.kind === 'settled') return prepared.position;
+    const sent = prepared.kind === 'send' ? await this.send(prepared.request) : this.unsent(prepared);
+    return this.record(prepared, sent);
+  }
+
+  async prepare(deliveryId: string): Promise<PreparedDispatch> {
+    const delivery = await this.deliveries.load(deliveryId);
+    const { state } = delivery;
+    const now = new Date();
+    const target = state.accountId === null ? null : this.targets.of(state.accountId, state.endpointId, now);
+    const decision = decideDispatch(state, deliveryId, target, now);
+    if (decision.kind === 'skip') {
+      // The read model is behind the stream: wait until it has caught up before looking again.
+      return { kind: 'settled', position: await this.deliveries.head() };
+    }
+    if (decision.kind === 'cancel') {
+      // Checked at send time too: a disable, delete or switch-off since scheduling stops it.
+      const cancelled = await this.deliveries.execute(decision.command);
+      return { kind: 'settled', position: cancelled.position };
+    }
+    const attempt = { deliveryId, delivery, target: decision.target, attemptedAt: now };
+
+    const { endpointId, signingKeys, url } = decision.target;
+    const secrets = signingKeys.map((key) => this.secrets.get(endpointId, key)).filter((s): s is string => s !== null);
+    if (secrets.length === 0) return { ...attempt, kind: 'unsigned' };
+    const body = JSON.stringify(state.payload);
+    const timestamp = Math.floor(now.getTime() / 1000);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'webhook-id': state.eventId,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signatureHeader(secrets, state.eventId, timestamp, body),
+    };
+    return { ...attempt, kind: 'send', request: { url, headers, body } };
+  }
+
+  send(request: WebhookRequest): Promise<SendResult> {
+    return this.sender.send(request.url, request.headers, request.body);
+  }
+
+  async record(prepared: Attempt, sent: SendResult): Promise<Position | null> {
+    const { result } = sent;
+    const verdict = classifyAttempt(result);
+    this.attempts?.inc({ outcome: result.kind === 'error' ? result.error : verdict });
+    this.attemptSeconds?.observe(sent.durationMs / 1000);
+    const recorded = await this.deliveries.executeOn(prepared.delivery, {
+      kind: 'record-attempt',
+      deliveryId: prepared.deliveryId,
+      attempt: {
+        attemptedAt: prepared.attemptedAt,
+        statusCode: result.kind === 'response' ? result.statusCode : null,
+        error: result.kind === 'error' ? errorMessage(result.error) : null,
+        durationMs: sent.durationMs,
+        verdict,
+        retryAfterMs: sent.retryAfterMs,
+      },
+      delaysMs: this.config.webhookRetryDelaysMs,
+      random: Math.random(),
+    });
+    const disabledBy = endpointDisabledBy(result);
+    if (disabledBy) await this.disableEndpoint(prepared.target, disabledBy);
+    return recorded.position;
+  }
+
+  private disableEndpoint(target: DeliveryTarget, reason: 'gone'): Promise<void> {
+    let pending = this.disabling.get(target.endpointId);
+    if (!pending) {
+      pending = this.endpoints
+        .disableBySystem(target.accountId, target.endpointId, reason)
+        .then((position) => {
+          if (position) this.logger.warn(`Webhook endpoint ${target.endpointId} answered 410 Gone: disabled (reason ${reason})`);
+        })
+        // The attempt is recorded; the next 410 tries again.
+        .catch((err: unknown) => this.logger.error(`Disabling webhook endpoint ${target.endpointId} (${reason}) failed: ${(err as Error).message}`))
+        .finally(() => this.disabling.delete(target.endpointId));
+      this.disabling.set(target.endpointId, pending);
+    }
+    return pending;
+  }
+
+  /** No secret of the endpoint is on this server: nothing is sent, and the attempt fails (and is retried). */
+  private unsent(prepared: Extract<PreparedDispatch, { kind: 'unsigned' }>): SendResult {
+    this.logger.error(`No signing secret on this server for webhook endpoint ${prepared.target.endpointId}; not sending`);
+    return { result: { kind: 'error', error: 'other' }, durationMs: 0, retryAfterMs: null };
+  }
+}

@@ -1,0 +1,81 @@
+import type { ProjectionRunner, RecordedEnvelope } from '@filing/platform';
+import Database from 'better-sqlite3';
+import { endpointDetails } from '../endpoints/endpoint-views';
+import type { EndpointEvent, NotificationsSwitched } from '../endpoints/endpoint.events';
+import { DeliveryTargets } from './delivery-target.queries';
+import { EndpointsProjection } from './endpoints.projection';
+import { EndpointsQueries } from './endpoints.queries';
+
+const T0 = Date.parse('2026-11-22T10:00:00.000Z');
+const iso = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
+
+describe('endpoints read model: endpoints, the account switch, delivery targets', () => {
+  let db: Database.Database;
+  let revision = 0;
+  const projection = new EndpointsProjection();
+  const runner = () => ({ db }) as unknown as ProjectionRunner;
+  const apply = (event: EndpointEvent | NotificationsSwitched, minutes: number, schemaVersion = 1) =>
+    projection.apply(db, {
+      ...event,
+      id: `ev-${revision}`,
+      streamId: 's',
+      revision: BigInt(revision),
+      position: { commit: BigInt(revision), prepare: BigInt(revision++) },
+      metadata: { account_id: 'A', actor: 'client:c', correlation_id: 'x', causation_id: null, occurred_at: iso(minutes), schema_version: schemaVersion },
+    } as RecordedEnvelope);
+
+  beforeEach(() => {
+    db = new Database(':memory:');
+    revision = 0;
+    projection.setup(db);
+    apply(
+      {
+        type: 'webhooks.EndpointCreated',
+        data: { endpoint_id: 'E', url: 'https://example.com/hook', description: null, event_types: [], secret_generation: 1, secret_fingerprint: 'f1' },
+      },
+      0,
+    );
+  });
+
+  const details = () => endpointDetails(new EndpointsQueries(runner()).endpoint('A', 'E')!);
+
+  it('says why and since when an endpoint is disabled; enabling clears both', () => {
+    expect(details()).toMatchObject({ enabled: false, disabled_reason: 'manual', disabled_at: iso(0) });
+    apply({ type: 'webhooks.EndpointEnabled', data: { endpoint_id: 'E' } }, 1);
+    expect(details()).toMatchObject({ enabled: true, disabled_reason: null, disabled_at: null });
+    apply({ type: 'webhooks.EndpointDisabled', data: { endpoint_id: 'E', reason: 'gone' } }, 2, 2);
+    expect(details()).toMatchObject({ enabled: false, disabled_reason: 'gone', disabled_at: iso(2) });
+  });
+
+  it('replays a disable written before reasons existed (schema 1, no reason) as manual', () => {
+    apply({ type: 'webhooks.EndpointEnabled', data: { endpoint_id: 'E' } }, 1);
+    apply({ type: 'webhooks.EndpointDisabled', data: { endpoint_id: 'E' } } as unknown as EndpointEvent, 3);
+    expect(details()).toMatchObject({ enabled: false, disabled_reason: 'manual', disabled_at: iso(3) });
+  });
+
+  it('reads a delivery target in one query: endpoint state, the switch, the signing keys in use', () => {
+    const targets = new DeliveryTargets(runner());
+    expect(targets.of('A', 'E', new Date(iso(0)))).toEqual({
+      endpointId: 'E',
+      accountId: 'A',
+      url: 'https://example.com/hook',
+      endpoint: 'disabled',
+      notificationsEnabled: false,
+      signingKeys: ['f1'],
+    });
+    apply({ type: 'webhooks.EndpointEnabled', data: { endpoint_id: 'E' } }, 1);
+    apply({ type: 'webhooks.NotificationsSwitched', data: { account_id: 'A', enabled: true } }, 1);
+    apply(
+      {
+        type: 'webhooks.EndpointSecretRotated',
+        data: { endpoint_id: 'E', secret_generation: 2, secret_fingerprint: 'f2', previous_generation: 1, previous_fingerprint: 'f1', previous_expires_at: iso(60) },
+      },
+      2,
+    );
+    expect(targets.of('A', 'E', new Date(iso(59)))).toMatchObject({ endpoint: 'enabled', notificationsEnabled: true, signingKeys: ['f2', 'f1'] });
+    expect(targets.of('A', 'E', new Date(iso(60)))?.signingKeys).toEqual(['f2']);
+    apply({ type: 'webhooks.EndpointDeleted', data: { endpoint_id: 'E' } }, 3);
+    expect(targets.of('A', 'E')?.endpoint).toBe('deleted');
+    expect(targets.of('B', 'E')).toBeNull();
+  });
+});
