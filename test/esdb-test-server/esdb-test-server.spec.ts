@@ -1,7 +1,7 @@
 /**
  * Wire-level behaviour of the EventStoreDB test server, driven by the raw @eventstore/db-client
  * (not our adapter): appends on both paths, idempotency, reads, stream metadata, deletes and
- * restarts, each as a 23.10 server answers. Subscriptions are in subscriptions.spec.ts.
+ * restarts, each as a 24.10 server answers. Subscriptions are in subscriptions.spec.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
@@ -14,6 +14,7 @@ import {
   MaxAppendSizeExceededError,
   StreamDeletedError,
   StreamNotFoundError,
+  UnknownError,
   WrongExpectedVersionError,
   jsonEvent,
 } from '@eventstore/db-client';
@@ -68,14 +69,14 @@ function generated() {
 }
 
 describe('server features and the append path', () => {
-  it('advertises BatchAppend with a 23.10 version', async () => {
+  it('advertises BatchAppend with a 24.10 version', async () => {
     const { grpc, features, shared } = generated();
     const raw = new features.ServerFeaturesClient(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
     try {
       const supported = await new Promise<import('@eventstore/db-client/generated/serverfeatures_pb').SupportedMethods>((resolve, reject) =>
         raw.getSupportedMethods(new shared.Empty(), (err, resp) => (err ? reject(err) : resolve(resp!))),
       );
-      expect(supported.getEventStoreServerVersion()).toBe('23.10.0');
+      expect(supported.getEventStoreServerVersion()).toBe('24.10.0');
       const paths = supported.getMethodsList().map((m) => `${m.getServiceName()}/${m.getMethodName()}`);
       expect(paths).toEqual(expect.arrayContaining(['event_store.client.streams.streams/batchappend', 'event_store.client.streams.streams/read']));
     } finally {
@@ -163,7 +164,7 @@ describe('append', () => {
     await expect(readStream(s)).rejects.toBeInstanceOf(StreamNotFoundError);
   });
 
-  it('more than MaxAppendSize (1 MiB of event data) is refused, on both append paths', async () => {
+  it('more than MaxAppendSize (1 MiB of event data, metadata and type) is refused, on both append paths', async () => {
     const big = { blob: 'x'.repeat(1024 * 1024) };
     const s = stream();
     await expect(client.appendToStream(s, [event('Big', big)])).rejects.toBeInstanceOf(MaxAppendSizeExceededError);
@@ -177,6 +178,25 @@ describe('append', () => {
       expect(err).toMatchObject({ maxAppendSize: 1_000 });
     } finally {
       await oldClient.dispose();
+      await old.stop();
+    }
+  });
+
+  it('an event over MaxAppendEventSize (24.10.4+, unlimited by default) is refused; this client calls it unknown', async () => {
+    const limited = await startEsdbTestServer({ maxAppendEventSize: 1_000 });
+    const old = await startEsdbTestServer({ serverFeatures: false, maxAppendEventSize: 1_000 });
+    const clients = [limited, old].map((t) => EventStoreDBClient.connectionString(t.connectionString));
+    try {
+      for (const c of clients) {
+        const s = stream();
+        await c.appendToStream(s, [event('Small', { blob: 'x'.repeat(900) })]);
+        const err = await c.appendToStream(s, [event('Big', { blob: 'x'.repeat(1_000) })]).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(UnknownError);
+        expect((await readStreamWith(c, s)).map((e) => e.type)).toEqual(['Small']);
+      }
+    } finally {
+      await Promise.all(clients.map((c) => c.dispose()));
+      await limited.stop();
       await old.stop();
     }
   });

@@ -30,6 +30,8 @@ export interface EsdbTestServerOptions {
   readonly serverFeatures?: boolean;
   /** The server's MaxAppendSize in bytes (default 1 MiB, as EventStoreDB's). */
   readonly maxAppendSize?: number;
+  /** The server's MaxAppendEventSize in bytes (default unlimited, as EventStoreDB's). */
+  readonly maxAppendEventSize?: number;
 }
 
 export interface EsdbTestServer {
@@ -87,6 +89,7 @@ export async function startEsdbTestServer(options: EsdbTestServerOptions = {}): 
     const args = ['--data-dir', dataDir, '--port', String(port), '--clock-offset-ms', String(clockOffsetMs), '--exit-with-stdin'];
     if (options.serverFeatures === false) args.push('--no-server-features');
     if (options.maxAppendSize !== undefined) args.push('--max-append-size', String(options.maxAppendSize));
+    if (options.maxAppendEventSize !== undefined) args.push('--max-append-event-size', String(options.maxAppendEventSize));
     const started = await spawnServer(args);
     child = started.child;
     port = started.port;

@@ -1,7 +1,8 @@
 /**
  * The test server's storage: one in-memory transaction log (`$all`) plus a per-stream index,
  * persisted as append-only NDJSON (one line per write, so a write torn by SIGKILL is dropped whole
- * on the next load). It follows EventStoreDB 23.10's write and read rules, nothing about gRPC:
+ * on the next load). It follows EventStoreDB's write and read rules (same in 23.10 and 24.10),
+ * nothing about gRPC:
  *
  * - expected revision and idempotent re-append: IndexWriter.CheckCommit, including the
  *   in-memory committed-events cache that bounds idempotency for `any`/`stream_exists`;
@@ -25,7 +26,7 @@ import {
 export { DELETED_STREAM } from './stream-metadata';
 
 export interface StoredEvent {
-  /** Fake transaction-log byte offset; commit == prepare (as for 23.10's implicitly committed prepares). */
+  /** Fake transaction-log byte offset; commit == prepare (implicitly committed prepares, as since 20.x). */
   readonly position: bigint;
   readonly streamId: string;
   readonly revision: bigint;
@@ -244,6 +245,16 @@ export class LogStore {
   }
 
   /**
+   * Whether a read of `$all` may start at this commit position: the start, a record, or the end
+   * (and beyond). Elsewhere the server's chunk reader fails: "invalid position".
+   */
+  isRecordBoundary(commit: bigint): boolean {
+    if (commit === 0n || commit >= this.nextPosition) return true;
+    const i = this.indexAtOrAfter(commit, 0n);
+    return i < this.log.length && this.log[i].position === commit;
+  }
+
+  /**
    * Number of `$all` records a backwards read from (commit, prepare) may return: those whose
    * post-position (where the next record starts) is at or before it.
    */
@@ -338,7 +349,7 @@ export class LogStore {
   }
 
   /**
-   * IndexWriter.CheckCommit (23.10), step by step. Idempotency for `any`/`stream_exists` asks the
+   * IndexWriter.CheckCommit (23.10, 24.10), step by step. Idempotency for `any`/`stream_exists` asks the
    * committed-events cache only (all ids known, in this stream: acknowledged; the first unknown:
    * a new write; a later one unknown: a conflict). For an exact revision behind the stream's end,
    * each id must sit at expected+1, expected+2… (cache or index, so this survives restarts).

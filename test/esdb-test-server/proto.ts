@@ -14,6 +14,7 @@ import type * as FeaturesGrpc from '@eventstore/db-client/generated/serverfeatur
 import type * as FeaturesPb from '@eventstore/db-client/generated/serverfeatures_pb';
 import type * as AnyPb from 'google-protobuf/google/protobuf/any_pb';
 import type * as EmptyPb from 'google-protobuf/google/protobuf/empty_pb';
+import type * as JspbModule from 'google-protobuf';
 
 const generatedDir = dirname(require.resolve('@eventstore/db-client/generated/streams_grpc_pb'));
 const fromGenerated = (id: string) => require(require.resolve(id, { paths: [generatedDir] }));
@@ -27,6 +28,7 @@ export const status = require(`${generatedDir}/status_pb`) as typeof StatusPb;
 export const features = require(`${generatedDir}/serverfeatures_pb`) as typeof FeaturesPb;
 export const anyPb = fromGenerated('google-protobuf/google/protobuf/any_pb.js') as typeof AnyPb;
 export const emptyPb = fromGenerated('google-protobuf/google/protobuf/empty_pb.js') as typeof EmptyPb;
+export const jspb = fromGenerated('google-protobuf') as typeof JspbModule;
 
 export type { GrpcModule, StreamsGrpc, StreamsPb, SharedPb, FeaturesPb };
 

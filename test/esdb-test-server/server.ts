@@ -1,5 +1,5 @@
 /**
- * An EventStoreDB gRPC server for tests, as faithful to a 23.10 single node as @eventstore/db-client
+ * An EventStoreDB gRPC server for tests, as faithful to a 24.10 single node as @eventstore/db-client
  * 6.2.1 can tell: `Streams` (Read, Append, BatchAppend, Delete, Tombstone) and `ServerFeatures`.
  * Plaintext h2c. What it leaves out is listed in README.md next to this file.
  *
@@ -11,7 +11,8 @@
  *
  * Prints `ESDB_TEST_SERVER_LISTENING <port>` once bound (`--port 0` picks a free port).
  * Options: `--no-server-features` (an old server: the client then appends with `Append`),
- * `--max-append-size <bytes>` (default 1 MiB), `--clock-offset-ms <ms>`.
+ * `--max-append-size <bytes>` (default 1 MiB), `--max-append-event-size <bytes>` (default
+ * unlimited), `--clock-offset-ms <ms>`.
  * With an IPC channel (the harness), it answers control messages: `drop-connections`, `stats`,
  * `advance-clock`.
  */
@@ -19,6 +20,7 @@ import { LogStore, type Expected, type ProposedEvent, type StoredEvent, type Wri
 import {
   Code,
   ServerFeaturesService,
+  jspb,
   StreamsService,
   anyPb,
   emptyPb,
@@ -36,14 +38,20 @@ import { compileFilter, drained, streamDeletedError, subscribeToAll, subscribeTo
 
 /** ClusterVNodeOptions defaults. */
 const DEFAULT_MAX_APPEND_SIZE = 1024 * 1024;
+const DEFAULT_MAX_APPEND_EVENT_SIZE = 2 ** 31 - 1;
 const WRITE_TIMEOUT_MS = 2_000;
-/** What GetSupportedMethods reports (the server prints major.minor.patch of its version). */
-export const SERVER_VERSION = '23.10.0';
+/**
+ * What GetSupportedMethods reports (major.minor.patch of the server's version). Where 23.10 and
+ * 24.10 differ (subscriptions), the test server follows 24.10, the image docker-compose runs.
+ */
+export const SERVER_VERSION = '24.10.0';
 /** ASP.NET Core gRPC's status for an exception a handler did not map. */
 const HANDLER_EXCEPTION = { code: Code.UNKNOWN, details: 'Exception was thrown by handler.' };
 
 export interface ServerOptions {
   readonly maxAppendSize?: number;
+  /** MaxAppendEventSize (24.10.4+): one event's size; unlimited by default. */
+  readonly maxAppendEventSize?: number;
 }
 
 export interface ServerStats {
@@ -63,6 +71,7 @@ export function createStreamsService(
   stats: Mutable<ServerStats> = newStats(),
 ): GrpcModule.UntypedServiceImplementation {
   const maxAppendSize = options.maxAppendSize ?? DEFAULT_MAX_APPEND_SIZE;
+  const maxAppendEventSize = options.maxAppendEventSize ?? DEFAULT_MAX_APPEND_EVENT_SIZE;
   const count = (method: string) => (stats.calls[method] = (stats.calls[method] ?? 0) + 1);
 
   const impl: StreamsGrpc.IStreamsServer = {
@@ -88,9 +97,15 @@ export function createStreamsService(
         const message = req.getProposedMessage();
         if (!message) return answer(HANDLER_EXCEPTION);
         const meta = message.getMetadataMap();
-        if (meta.get('type') === undefined) return answer(missingMetadata());
-        if (meta.get('content-type') === undefined) return answer(missingMetadata());
-        size += sizeOnDisk(message);
+        if (meta.get('type') === undefined) return answer(missingMetadata('type'));
+        if (meta.get('content-type') === undefined) return answer(missingMetadata('content-type'));
+        const eventSize = sizeOnDisk(message);
+        if (eventSize > maxAppendEventSize) {
+          // The server puts the UUID message's ToString() (its JSON) in the trailer.
+          const id = `{ "string": "${message.getId()?.getString() ?? ''}" }`;
+          return answer(maxAppendEventSizeError(id, eventSize, maxAppendEventSize));
+        }
+        size += eventSize;
         if (size > maxAppendSize) return answer(maxAppendSizeError(maxAppendSize));
         try {
           proposed.push(toProposed(message));
@@ -178,11 +193,20 @@ export function createStreamsService(
           }
           const batch = pending.get(key);
           if (!batch) return; // unknown, or already refused: later chunks are ignored
+          let eventTooBig = false;
           for (const message of req.getProposedMessagesList()) {
-            batch.events.push(toProposed(message));
-            batch.size += sizeOnDisk(message);
+            const event = toProposed(message); // a refusal here is a BadRequest (below)
+            const eventSize = sizeOnDisk(message);
+            if (eventSize > maxAppendEventSize) {
+              pending.delete(key);
+              respond(reply(streamIdentifier(batch.streamId)).setError(maxAppendEventSizeStatus(event.id, eventSize, maxAppendEventSize)));
+              eventTooBig = true;
+              break;
+            }
+            batch.size += eventSize;
+            batch.events.push(event);
           }
-          if (batch.size > maxAppendSize) {
+          if (!eventTooBig && batch.size > maxAppendSize) {
             pending.delete(key);
             respond(reply(streamIdentifier(batch.streamId)).setError(maxAppendSizeStatus(maxAppendSize)));
           }
@@ -267,6 +291,11 @@ export function createStreamsService(
       }
       const maxCount = BigInt(options.getCount() || '0');
       if (options.hasAll()) {
+        const from = options.getAll()!.getPosition();
+        if (from && !store.isRecordBoundary(BigInt(from.getCommitPosition()))) {
+          call.emit('error', { code: Code.INVALID_ARGUMENT, details: 'Trying to read from an invalid position.' });
+          return;
+        }
         void writeAll(call, readAll(store, options, backwards, maxCount).map(toResp));
         return;
       }
@@ -407,11 +436,11 @@ function eventResp(e: StoredEvent, structuredIds: boolean): StreamsPb.ReadResp {
 }
 
 /**
- * Event.SizeOnDisk as the server computes it: `data?.Length ?? 0 + metadata?.Length ?? 0 + …`
- * binds as `data?.Length ?? (…)`, so only the data counts.
+ * Event.SizeOnDisk: data + custom metadata + 2 bytes per UTF-16 unit of the type. (Until 24.10.3
+ * a precedence slip made it the data length alone.)
  */
 function sizeOnDisk(message: StreamsPb.AppendReq.ProposedMessage | StreamsPb.BatchAppendReq.ProposedMessage): number {
-  return message.getData_asU8().length;
+  return message.getData_asU8().length + message.getCustomMetadata_asU8().length + 2 * (message.getMetadataMap().get('type') ?? '').length;
 }
 
 /** The server's Event constructor, with its refusals (BatchAppend answers them as BadRequest). */
@@ -576,6 +605,16 @@ function maxAppendSizeStatus(maxAppendSize: number) {
   return rpcStatus(Code.INVALID_ARGUMENT, 'MaximumAppendSizeExceeded', new shared.MaximumAppendSizeExceeded().setMaxappendsize(maxAppendSize));
 }
 
+/** Not in @eventstore/db-client 6.2.1's protos (it reports an UnknownError): encoded by hand. */
+function maxAppendEventSizeStatus(eventId: string, proposedSize: number, maxSize: number) {
+  const writer = new jspb.BinaryWriter();
+  writer.writeString(1, eventId);
+  writer.writeUint32(2, proposedSize);
+  writer.writeUint32(3, maxSize);
+  const bytes = writer.getResultBuffer();
+  return rpcStatus(Code.INVALID_ARGUMENT, 'MaximumAppendEventSizeExceeded', { serializeBinary: () => bytes });
+}
+
 function timeoutStatus() {
   return rpcStatus(Code.DEADLINE_EXCEEDED, 'Timeout', new shared.Timeout());
 }
@@ -590,11 +629,24 @@ function trailers(entries: Record<string, string>): GrpcModule.Metadata {
   return metadata;
 }
 
-function missingMetadata(): Partial<GrpcModule.StatusObject> {
+function missingMetadata(property: string): Partial<GrpcModule.StatusObject> {
   return {
     code: Code.INVALID_ARGUMENT,
-    details: "Required Metadata Property 'type' is missing",
+    details: `Required Metadata Property '${property}' is missing`,
     metadata: trailers({ exception: 'missing-required-metadata-property', 'required-metadata-properties': 'type,content-type' }),
+  };
+}
+
+function maxAppendEventSizeError(eventId: string, proposedSize: number, maxSize: number): Partial<GrpcModule.StatusObject> {
+  return {
+    code: Code.INVALID_ARGUMENT,
+    details: `Event with Id: ${eventId}, Size: ${proposedSize}, exceeds Maximum Append Event Size of ${maxSize}.`,
+    metadata: trailers({
+      exception: 'maximum-append-event-size-exceeded',
+      'maximum-append-event-size': String(maxSize),
+      'event-id': eventId,
+      'proposed-append-event-size': String(proposedSize),
+    }),
   };
 }
 
@@ -657,6 +709,7 @@ interface Args {
   port: number;
   serverFeatures: boolean;
   maxAppendSize: number;
+  maxAppendEventSize: number;
   clockOffsetMs: number;
   /** Exit when stdin closes: the harness's way of saying "your parent is gone". */
   exitWithStdin: boolean;
@@ -673,6 +726,8 @@ function parseArgs(argv: string[]): Args {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port must be 0..65535');
   const maxAppendSize = Number(get('--max-append-size') ?? DEFAULT_MAX_APPEND_SIZE);
   if (!Number.isInteger(maxAppendSize) || maxAppendSize <= 0) throw new Error('--max-append-size must be a positive integer');
+  const maxAppendEventSize = Number(get('--max-append-event-size') ?? DEFAULT_MAX_APPEND_EVENT_SIZE);
+  if (!Number.isInteger(maxAppendEventSize) || maxAppendEventSize <= 0) throw new Error('--max-append-event-size must be a positive integer');
   const clockOffsetMs = Number(get('--clock-offset-ms') ?? 0);
   if (!Number.isFinite(clockOffsetMs)) throw new Error('--clock-offset-ms must be a number');
   return {
@@ -680,6 +735,7 @@ function parseArgs(argv: string[]): Args {
     port,
     serverFeatures: !argv.includes('--no-server-features'),
     maxAppendSize,
+    maxAppendEventSize,
     clockOffsetMs,
     exitWithStdin: argv.includes('--exit-with-stdin'),
   };
@@ -694,7 +750,7 @@ function main(): void {
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 17 * 1024 * 1024 });
   server.addService(
     StreamsService as unknown as GrpcModule.ServiceDefinition,
-    createStreamsService(store, { maxAppendSize: args.maxAppendSize }, stats),
+    createStreamsService(store, { maxAppendSize: args.maxAppendSize, maxAppendEventSize: args.maxAppendEventSize }, stats),
   );
   // Without it the client sees UNIMPLEMENTED, as from a pre-21.10 server, and appends with Append.
   if (args.serverFeatures) {

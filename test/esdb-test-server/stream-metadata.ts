@@ -1,5 +1,5 @@
 /**
- * Stream metadata (`$$<stream>` events) read the way EventStoreDB 23.10 reads it
+ * Stream metadata (`$$<stream>` events) read the way EventStoreDB (23.10, 24.10) reads it
  * (EventStore.Core/Data/StreamMetadata.cs, FromJsonReader): strict, all or nothing. A value of
  * the wrong JSON type, an integer outside int64, or an unknown key inside `$acl` makes the whole
  * metadata "empty" (TryFromJsonBytes swallows the error). Non-positive `$maxCount`, `$maxAge`,

@@ -1,40 +1,60 @@
 /**
- * Catch-up subscriptions as EventStoreDB 23.10 runs them (Services/Transport/Grpc/
- * Enumerators.AllSubscription*.cs, Enumerators.StreamSubscription.cs, SubscriptionsService).
+ * Catch-up subscriptions as EventStoreDB 24.10 runs them (Services/Transport/Enumerators/
+ * Enumerator.AllSubscription*.cs, Enumerator.StreamSubscription.cs, SubscriptionsService):
  *
- * One cursor into the in-memory log serves catch-up and live, so nothing is lost or repeated at
- * the seam however long catch-up takes and whatever is appended meanwhile. Every `call.write()`
- * that reports backpressure is awaited before the next one.
+ * - The live feed is registered first, into a 32-entry channel that drops its oldest entry when
+ *   full; entries carry sequence numbers. Then confirmation, then catch-up from the log in pages,
+ *   then live. Live entries at or before the last thing sent are skipped; a gap in the sequence
+ *   (the consumer was too slow and entries were dropped) sends the subscription back to
+ *   catch-up from the log, so a slow consumer loses nothing and the server holds at most the 32
+ *   entries. Each switch to live sends `caught_up` again ("fell behind" is not sent to clients).
+ * - Every message waits for `call.write()` backpressure, catch-up and live alike.
+ * - Filtered `$all`: pages of at most 32 matches and `maxSearchWindow` (default 32) events
+ *   considered; the first page starts at the subscription's position itself (inclusive), later
+ *   ones at the next record's commit position with prepare 0. When a page that is not the last
+ *   brings the count of events considered to `checkpointIntervalMultiplier × window`, a
+ *   checkpoint goes out at the later of the last event sent and the page's start; reaching the
+ *   end sends one more the same way (from `start` with nothing sent: (0,0)). Live, the counter
+ *   counts every record appended since the subscription began and checkpoints at the record that
+ *   completes the interval. A checkpoint not after the previous one is not sent.
  *
- * - Catch-up reads pages like the server: up to ReadBatchSize (32) matching events, and for a
- *   filtered `$all` subscription at most `maxSearchWindow` events considered per page. The
- *   checkpoint counter adds up events considered; when a page that is not the last one brings it
- *   to `checkpointIntervalMultiplier × window`, a checkpoint goes out at the last event the page
- *   delivered, or at the page's start (commit position of its first event, prepare 0) if none.
- * - Live: each new event counts one; the checkpoint goes out at the event that completes the
- *   interval (delivered or not). `caught_up` marks the switch.
- * - A live consumer that does not read is dropped as the server drops it: its two 32-message
- *   channels full, the next event fails the call with ABORTED "Consumer too slow…", and the
- *   client has to resubscribe. The server never holds more than that for it.
- * - Stream subscriptions honour `$tb`/`$maxCount`/`$maxAge` while catching up (they read the
- *   stream) but not live; a missing or soft-deleted stream keeps them in catch-up (no
- *   `caught_up`) until it has events; a tombstone is delivered, then the call fails.
+ * Versions: this is the release/v24.10 branch as of 24.10.5. 24.10.0–24.10.4 sent the
+ * end-of-catch-up checkpoint from `start` with nothing sent as ulong.MaxValue (End), after which
+ * no checkpoint is "after" and none is sent (KDB-710); see README.md.
+ * - Stream subscriptions: catch-up reads the stream (so `$tb`/`$maxCount`/`$maxAge` apply, and a
+ *   missing or soft-deleted stream goes straight to live); live forwards whatever is appended;
+ *   a tombstone is forwarded, then the call fails; a tombstoned stream fails at once.
  */
 import { randomUUID } from 'node:crypto';
-import type { LogStore, StoredEvent } from './log-store';
+import { DELETED_STREAM, type LogStore, type StoredEvent } from './log-store';
 import { Code, grpc, pb, type GrpcModule, type StreamsPb } from './proto';
 
 export type ReadCall = GrpcModule.ServerWritableStream<StreamsPb.ReadReq, StreamsPb.ReadResp>;
 type ReadOptions = StreamsPb.ReadReq.Options;
 type ToResp = (e: StoredEvent) => StreamsPb.ReadResp;
 
-/** Enumerators.ReadBatchSize: page size and default filter window. */
+/** Enumerator.ReadBatchSize: page size and default filter window. */
 export const READ_BATCH_SIZE = 32;
-/** Enumerators.MaxLiveEventBufferCount, for each of the two live channels; +2 in hand. */
-const LIVE_BUFFER = 2 * 32 + 2;
-const TOO_SLOW = 'Operation timed out: Consumer too slow to handle event while live. Client resubscription required.';
+/** Enumerator.MaxLiveEventBufferCount: the live channel, DropOldest. */
+const LIVE_CHANNEL_SIZE = 32;
+const TOMBSTONE_TYPE = '$streamDeleted';
+const ULONG_MAX = 18446744073709551615n;
 
-interface Filter {
+/** A TFPos: (commit, prepare); (-1, -1) is "before everything". */
+interface TfPos {
+  readonly commit: bigint;
+  readonly prepare: bigint;
+}
+const BEFORE_ALL: TfPos = { commit: -1n, prepare: -1n };
+const at = (e: StoredEvent): TfPos => ({ commit: e.position, prepare: e.position });
+function compare(a: TfPos, b: TfPos): number {
+  if (a.commit !== b.commit) return a.commit < b.commit ? -1 : 1;
+  return a.prepare === b.prepare ? 0 : a.prepare < b.prepare ? -1 : 1;
+}
+/** Position.FromInt64: -1 becomes ulong.MaxValue on the wire. */
+const wire = (p: TfPos): TfPos => ({ commit: p.commit === -1n ? ULONG_MAX : p.commit, prepare: p.prepare === -1n ? ULONG_MAX : p.prepare });
+
+export interface Filter {
   matches(e: StoredEvent): boolean;
   window: number;
   checkpointInterval: number;
@@ -47,12 +67,12 @@ export function compileFilter(filter: StreamsPb.ReadReq.Options.FilterOptions): 
   const prefixes = expression?.getPrefixList() ?? [];
   const regexText = expression?.getRegex() ?? '';
   const regex = regexText !== '' ? new RegExp(regexText) : null;
-  const window = filter.hasMax() ? filter.getMax() : READ_BATCH_SIZE;
+  const window = Math.max(1, filter.hasMax() ? filter.getMax() : READ_BATCH_SIZE);
   // The server refuses a multiplier of 0 (ArgumentOutOfRange); the client always sends ≥ 1.
   const multiplier = Math.max(1, filter.getCheckpointintervalmultiplier());
   return {
-    window: Math.max(1, window),
-    checkpointInterval: multiplier * Math.max(1, window),
+    window,
+    checkpointInterval: multiplier * window,
     matches(e) {
       const subject = onStream ? e.streamId : e.type;
       return regex ? regex.test(subject) : prefixes.some((p) => subject.startsWith(p));
@@ -60,10 +80,37 @@ export function compileFilter(filter: StreamsPb.ReadReq.Options.FilterOptions): 
   };
 }
 
+/** The bounded live channel: the oldest entry goes when a 33rd arrives. */
+class LiveChannel<T> {
+  private readonly entries: Array<{ seq: number; item: T }> = [];
+  private nextSeq = 0;
+  private wake: (() => void) | null = null;
+
+  push(item: T): void {
+    if (this.entries.length >= LIVE_CHANNEL_SIZE) this.entries.shift();
+    this.entries.push({ seq: ++this.nextSeq, item });
+    this.notify();
+  }
+
+  /** The next entry, waiting for one; null once `closed()` says so. */
+  async take(closed: () => boolean): Promise<{ seq: number; item: T } | null> {
+    while (this.entries.length === 0) {
+      if (closed()) return null;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+    return this.entries.shift()!;
+  }
+
+  notify(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+}
+
 /** Writes honouring backpressure; knows when the call is gone. */
 class Outbox {
   done = false;
-  blocked = false;
   private readonly closers: Array<() => void> = [];
 
   constructor(private readonly call: ReadCall) {
@@ -86,11 +133,7 @@ class Outbox {
   /** false once the call is over. */
   async send(resp: StreamsPb.ReadResp): Promise<boolean> {
     if (this.done) return false;
-    if (!this.call.write(resp)) {
-      this.blocked = true;
-      await drained(this.call);
-      this.blocked = false;
-    }
+    if (!this.call.write(resp)) await drained(this.call);
     return !this.done;
   }
 
@@ -101,6 +144,27 @@ class Outbox {
   }
 }
 
+/** Ends the subscription's loop once the call is gone. */
+class Gone extends Error {}
+
+/**
+ * Registers a live feed on the store: `onRecord` sees every record appended from now on, in
+ * order. Returns the feed's channel.
+ */
+function liveFeed<T>(store: LogStore, out: Outbox, onRecord: (e: StoredEvent, push: (item: T) => void) => void): LiveChannel<T> {
+  const channel = new LiveChannel<T>();
+  let seen = store.log.length;
+  const listener = () => {
+    for (; seen < store.log.length; seen++) onRecord(store.log[seen], (item) => channel.push(item));
+  };
+  store.listeners.add(listener);
+  out.onClose(() => {
+    store.listeners.delete(listener);
+    channel.notify();
+  });
+  return channel;
+}
+
 function confirmation(): StreamsPb.ReadResp {
   return new pb.ReadResp().setConfirmation(new pb.ReadResp.SubscriptionConfirmation().setSubscriptionId(randomUUID()));
 }
@@ -109,147 +173,143 @@ function caughtUp(): StreamsPb.ReadResp {
   return new pb.ReadResp().setCaughtUp(new pb.ReadResp.CaughtUp());
 }
 
-function checkpoint(commit: bigint, prepare: bigint): StreamsPb.ReadResp {
-  return new pb.ReadResp().setCheckpoint(
-    new pb.ReadResp.Checkpoint().setCommitPosition(String(commit)).setPreparePosition(String(prepare)),
-  );
-}
-
-/**
- * Drives a subscription: `step()` sends what comes next and says whether there was anything;
- * re-run on every append. Single-flight.
- */
-function pump(store: LogStore, out: Outbox, step: () => Promise<boolean>, onAppend: () => void): () => void {
-  let running = false;
-  let again = false;
-  const run = async () => {
-    if (out.done) return;
-    if (running) {
-      again = true; // an append between the last step and the end of the loop must not be missed
-      onAppend();
-      return;
-    }
-    running = true;
-    try {
-      do {
-        again = false;
-        while (!out.done && (await step()));
-      } while (again && !out.done);
-    } finally {
-      running = false;
-    }
-  };
-  store.listeners.add(run);
-  out.onClose(() => store.listeners.delete(run));
-  return () => void run();
-}
+type AllLive = { readonly event: StoredEvent } | { readonly checkpoint: TfPos };
 
 export function subscribeToAll(store: LogStore, call: ReadCall, options: ReadOptions, toResp: ToResp): void {
   const out = new Outbox(call);
   const all = options.getAll()!;
   const filter = options.hasFilter() ? compileFilter(options.getFilter()!) : null;
   const log = store.log;
-  let cursor: number;
-  let live = false;
-  /** Where the first page starts when it is not an event's position: (0,0) from the start. */
-  let firstPageStart: bigint | null = null;
-  if (all.hasEnd()) {
-    cursor = log.length;
-    live = true;
-  } else if (all.hasPosition()) {
-    // The server reads one event at or after the position and starts after it (even when the
-    // position is not exactly that event's).
-    const p = all.getPosition()!;
-    const at = store.indexAtOrAfter(BigInt(p.getCommitPosition()), BigInt(p.getPreparePosition()));
-    cursor = Math.min(at + 1, log.length);
-  } else {
-    cursor = 0;
-    firstPageStart = 0n;
-  }
-  let counter = 0;
 
-  // Live backlog the server would be holding for a consumer that is not reading: the messages
-  // for log records in [cursor, scan), counted ahead with a shadow of the checkpoint counter.
-  let scan = cursor;
-  let shadow = 0;
-  let pending = 0;
-  const checkBacklog = () => {
-    if (!live || !out.blocked) return;
-    for (; scan < log.length; scan++) {
-      if (!filter || filter.matches(log[scan])) pending++;
-      if (filter && ++shadow >= filter.checkpointInterval) {
-        shadow = 0;
-        pending++;
-      }
+  // SubscribeToLive: the counter for live checkpoints starts at 0 now.
+  let liveCounter = 0;
+  const live = liveFeed<AllLive>(store, out, (e, push) => {
+    if (!filter || filter.matches(e)) push({ event: e });
+    if (filter && ++liveCounter >= filter.checkpointInterval) {
+      liveCounter = 0;
+      push({ checkpoint: at(e) });
     }
-    if (pending > LIVE_BUFFER) out.fail({ code: Code.ABORTED, details: TOO_SLOW });
+  });
+  const confirmedAt: TfPos = log.length > 0 ? at(log[log.length - 1]) : BEFORE_ALL;
+
+  let lastEventSent: TfPos | null = null;
+  let lastCheckpointSent: TfPos | null = null;
+  const send = async (resp: StreamsPb.ReadResp) => {
+    if (!(await out.send(resp))) throw new Gone();
+  };
+  const sendEvent = async (e: StoredEvent) => {
+    if (lastEventSent && compare(at(e), lastEventSent) <= 0) return; // "should no longer happen"
+    lastEventSent = at(e);
+    await send(toResp(e));
+  };
+  // MoveNextAsync drops a checkpoint that is not after the last one (compared on the wire).
+  const sendCheckpoint = async (p: TfPos) => {
+    if (compare(p, BEFORE_ALL) === 0) return; // nothing to report yet
+    const w = wire(p);
+    if (lastCheckpointSent && compare(w, lastCheckpointSent) <= 0) return;
+    lastCheckpointSent = w;
+    await send(
+      new pb.ReadResp().setCheckpoint(new pb.ReadResp.Checkpoint().setCommitPosition(String(w.commit)).setPreparePosition(String(w.prepare))),
+    );
   };
 
-  const sendAll = async (messages: StreamsPb.ReadResp[]) => {
-    for (const m of messages) if (!(await out.send(m))) return false;
-    return true;
-  };
-
-  const catchUpPage = async (): Promise<boolean> => {
-    const start = firstPageStart ?? (cursor < log.length ? log[cursor].position : store.endPosition);
-    const startPrepare = 0n;
-    firstPageStart = null;
+  const catchUp = async (from: TfPos): Promise<TfPos> => {
+    let checkpoint = from;
+    let counter = 0;
+    let pageStart = compare(from, BEFORE_ALL) === 0 ? { commit: 0n, prepare: 0n } : from;
+    if (!store.isRecordBoundary(pageStart.commit)) {
+      out.fail({ code: Code.INVALID_ARGUMENT, details: 'Trying to read from an invalid position.' });
+      throw new Gone();
+    }
+    let cursor = store.indexAtOrAfter(pageStart.commit, pageStart.prepare);
     const window = filter ? filter.window : Infinity;
-    const matched: StoredEvent[] = [];
-    let considered = 0;
-    let endOfStream = false;
-    while (matched.length < READ_BATCH_SIZE && considered < window) {
-      if (cursor >= log.length) {
-        endOfStream = true;
-        break;
+    for (;;) {
+      const matched: StoredEvent[] = [];
+      let considered = 0;
+      let endOfStream = false;
+      while (matched.length < READ_BATCH_SIZE && considered < window) {
+        if (cursor >= log.length) {
+          endOfStream = true;
+          break;
+        }
+        const e = log[cursor++];
+        considered++;
+        if (!filter || filter.matches(e)) matched.push(e);
       }
-      const e = log[cursor++];
-      considered++;
-      if (!filter || filter.matches(e)) matched.push(e);
-    }
-    const messages = matched.map(toResp);
-    if (filter) {
+      const currentPos = pageStart;
+      if (considered > 0) pageStart = { commit: cursor < log.length ? log[cursor].position : store.endPosition, prepare: 0n };
+      for (const e of matched) {
+        if (compare(at(e), checkpoint) <= 0) continue; // the first page starts at the checkpoint itself
+        await sendEvent(e);
+        checkpoint = at(e);
+      }
+      if (!filter) {
+        if (endOfStream) return checkpoint;
+        continue;
+      }
       counter += considered;
-      if (!endOfStream && counter >= filter.checkpointInterval) {
+      if (endOfStream) {
+        // 24.10.5 (KDB-710): never before the page start, so never (-1,-1), which 24.10.0–.4
+        // sent as ulong.MaxValue (End).
+        if (compare(checkpoint, currentPos) < 0) checkpoint = currentPos;
+        await sendCheckpoint(checkpoint);
+        return checkpoint;
+      }
+      if (counter >= filter.checkpointInterval) {
         counter %= filter.checkpointInterval;
-        const last = matched[matched.length - 1];
-        messages.push(last ? checkpoint(last.position, last.position) : checkpoint(start, startPrepare));
+        if (compare(checkpoint, currentPos) < 0) checkpoint = currentPos;
+        await sendCheckpoint(checkpoint);
       }
     }
-    if (!(await sendAll(messages))) return false;
-    if (endOfStream) {
-      live = true;
-      scan = cursor;
-      shadow = counter;
-      pending = 0;
-      return out.send(caughtUp());
-    }
-    return true;
   };
 
-  const liveEvent = async (): Promise<boolean> => {
-    if (cursor >= log.length) return false;
-    const i = cursor++;
-    const e = log[i];
-    const messages: StreamsPb.ReadResp[] = [];
-    if (!filter || filter.matches(e)) messages.push(toResp(e));
-    if (filter && ++counter >= filter.checkpointInterval) {
-      counter = 0;
-      messages.push(checkpoint(e.position, e.position));
+  /** Returns when it fell behind (a gap in the live sequence). */
+  const goLive = async (from: TfPos, seq: number): Promise<[TfPos, number]> => {
+    let checkpoint = from;
+    await send(caughtUp());
+    for (;;) {
+      const entry = await live.take(() => out.done);
+      if (!entry) throw new Gone();
+      const inSequence = entry.seq === seq + 1;
+      seq = entry.seq;
+      const item = entry.item;
+      if ('event' in item && compare(at(item.event), checkpoint) <= 0) continue;
+      if ('checkpoint' in item && compare(item.checkpoint, checkpoint) < 0) continue;
+      if (!inSequence) {
+        if (filter) await sendCheckpoint(checkpoint);
+        return [checkpoint, seq];
+      }
+      if ('event' in item) {
+        await sendEvent(item.event);
+        checkpoint = at(item.event);
+      } else {
+        await sendCheckpoint(item.checkpoint);
+        checkpoint = item.checkpoint;
+      }
     }
-    if (i < scan) pending -= messages.length;
-    else {
-      scan = i + 1;
-      shadow = counter;
-      pending = 0;
-    }
-    return sendAll(messages);
   };
 
-  const kick = pump(store, out, () => (live ? liveEvent() : catchUpPage()), checkBacklog);
-  call.write(confirmation());
-  if (live) call.write(caughtUp());
-  kick();
+  void (async () => {
+    try {
+      await send(confirmation());
+      let checkpoint: TfPos;
+      if (all.hasEnd()) checkpoint = confirmedAt;
+      else if (all.hasPosition()) {
+        const p = all.getPosition()!;
+        const requested = { commit: BigInt(p.getCommitPosition()), prepare: BigInt(p.getPreparePosition()) };
+        // Position(ulong.MaxValue, ulong.MaxValue) is End, whatever way it was asked for.
+        checkpoint = requested.commit === ULONG_MAX && requested.prepare === ULONG_MAX ? confirmedAt : requested;
+      } else checkpoint = BEFORE_ALL;
+      let seq = 0;
+      if (compare(checkpoint, confirmedAt) >= 0) [checkpoint, seq] = await goLive(checkpoint, seq);
+      for (;;) {
+        checkpoint = await catchUp(checkpoint);
+        [checkpoint, seq] = await goLive(checkpoint, seq);
+      }
+    } catch (err) {
+      if (!(err instanceof Gone)) throw err;
+    }
+  })();
 }
 
 export function subscribeToStream(store: LogStore, call: ReadCall, options: ReadOptions, toResp: ToResp): void {
@@ -261,61 +321,81 @@ export function subscribeToStream(store: LogStore, call: ReadCall, options: Read
     return;
   }
   const streamId = Buffer.from(identifier.getStreamName_asU8()).toString('utf8');
-  let live = false;
-  let next: bigint;
-  if (streamOptions.hasEnd()) {
-    live = true;
-    next = BigInt(store.streamEvents(streamId).length);
-  } else {
-    next = streamOptions.hasRevision() ? BigInt(streamOptions.getRevision()) + 1n : 0n;
+  const confirmedAt = store.lastEventNumber(streamId);
+  // SubscriptionsService refuses to subscribe to a tombstoned stream, whatever the start.
+  if (confirmedAt === DELETED_STREAM) {
+    out.fail(streamDeletedError(streamId));
+    return;
   }
-  let tombstoneSent = false;
+  const live = liveFeed<StoredEvent>(store, out, (e, push) => {
+    if (e.streamId === streamId) push(e);
+  });
 
-  const catchUpPage = async (): Promise<boolean> => {
-    const view = store.streamView(streamId);
-    if (view.kind === 'deleted') {
+  const send = async (resp: StreamsPb.ReadResp) => {
+    if (!(await out.send(resp))) throw new Gone();
+  };
+  const sendEvent = async (e: StoredEvent) => {
+    await send(toResp(e));
+    // Sent first, then the call fails.
+    if (e.type === TOMBSTONE_TYPE) {
       out.fail(streamDeletedError(streamId));
-      return false;
+      throw new Gone();
     }
-    // Not there (or soft-deleted): the server polls the stream until it is.
-    if (view.kind === 'no_stream') return false;
-    const page: StreamsPb.ReadResp[] = [];
-    if (next < view.min) next = view.min;
-    while (page.length < READ_BATCH_SIZE && next <= view.last) {
-      const e = view.events[Number(next++)];
-      if (view.visible(e)) page.push(toResp(e));
-    }
-    for (const m of page) if (!(await out.send(m))) return false;
-    if (next > view.last) {
-      live = true;
-      return out.send(caughtUp());
-    }
-    return true;
   };
 
-  const liveEvent = async (): Promise<boolean> => {
-    // Live events are not filtered by metadata: the server forwards whatever is appended.
-    const events = store.streamEvents(streamId);
-    if (next < BigInt(events.length)) return out.send(toResp(events[Number(next++)]));
-    const tombstone = store.tombstoneOf(streamId);
-    if (tombstone && !tombstoneSent) {
-      // The server forwards the `$streamDeleted` event, then fails the call.
-      tombstoneSent = true;
-      if (await out.send(toResp(tombstone))) out.fail(streamDeletedError(streamId));
+  const catchUp = async (from: bigint): Promise<bigint> => {
+    let checkpoint = from;
+    let next = from + 1n;
+    for (;;) {
+      const view = store.streamView(streamId);
+      if (view.kind === 'deleted') {
+        out.fail(streamDeletedError(streamId));
+        throw new Gone();
+      }
+      if (view.kind === 'no_stream') return checkpoint;
+      if (next < view.min) next = view.min;
+      const page: StoredEvent[] = [];
+      for (; page.length < READ_BATCH_SIZE && next <= view.last; next++) {
+        const e = view.events[Number(next)];
+        if (view.visible(e)) page.push(e);
+      }
+      for (const e of page) {
+        await sendEvent(e);
+        checkpoint = e.revision;
+      }
+      if (next > view.last) return checkpoint;
     }
-    return false;
   };
 
-  const checkBacklog = () => {
-    if (!live || !out.blocked) return;
-    const pending = BigInt(store.streamEvents(streamId).length) - next;
-    if (pending > BigInt(LIVE_BUFFER)) out.fail({ code: Code.ABORTED, details: TOO_SLOW });
+  const goLive = async (from: bigint, seq: number): Promise<[bigint, number]> => {
+    let checkpoint = from;
+    await send(caughtUp());
+    for (;;) {
+      const entry = await live.take(() => out.done);
+      if (!entry) throw new Gone();
+      const inSequence = entry.seq === seq + 1;
+      seq = entry.seq;
+      if (entry.item.revision <= checkpoint) continue;
+      if (!inSequence) return [checkpoint, seq];
+      await sendEvent(entry.item);
+      checkpoint = entry.item.revision;
+    }
   };
 
-  const kick = pump(store, out, () => (live ? liveEvent() : catchUpPage()), checkBacklog);
-  call.write(confirmation());
-  if (live) call.write(caughtUp());
-  kick();
+  void (async () => {
+    try {
+      await send(confirmation());
+      let checkpoint = streamOptions.hasEnd() ? confirmedAt : streamOptions.hasRevision() ? BigInt(streamOptions.getRevision()) : -1n;
+      let seq = 0;
+      if (checkpoint >= confirmedAt) [checkpoint, seq] = await goLive(checkpoint, seq);
+      for (;;) {
+        checkpoint = await catchUp(checkpoint);
+        [checkpoint, seq] = await goLive(checkpoint, seq);
+      }
+    } catch (err) {
+      if (!(err instanceof Gone)) throw err;
+    }
+  })();
 }
 
 export function streamDeletedError(streamId: string): Partial<GrpcModule.StatusObject> {
