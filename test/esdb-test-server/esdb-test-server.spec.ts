@@ -19,25 +19,14 @@ import {
   jsonEvent,
 } from '@eventstore/db-client';
 import type * as GrpcModule from '@grpc/grpc-js';
-import { startEsdbTestServer, type EsdbTestServer, type ServerStats } from './harness';
-import { event, prefix, readAll as readAllWith, readStream as readStreamWith, record, sleep, stream } from './raw-client';
+import type { EsdbTestServer, ServerStats } from './harness';
+import { event, prefix, readAll as readAllWith, readStream as readStreamWith, record, serverAndClient, sleep, stream, withOwnServer } from './raw-client';
 import { retry } from '../../libs/event-store/src/testing/retry';
 
-let server: EsdbTestServer;
-let client: EventStoreDBClient;
+const env = serverAndClient();
 
-beforeAll(async () => {
-  server = await startEsdbTestServer();
-  client = EventStoreDBClient.connectionString(server.connectionString);
-});
-
-afterAll(async () => {
-  await client?.dispose();
-  await server?.stop();
-});
-
-const readStream = (name: string, options?: Parameters<EventStoreDBClient['readStream']>[1]) => readStreamWith(client, name, options);
-const readAll = (options?: Parameters<EventStoreDBClient['readAll']>[0]) => readAllWith(client, options);
+const readStream = (name: string, options?: Parameters<EventStoreDBClient['readStream']>[1]) => readStreamWith(env.client, name, options);
+const readAll = (options?: Parameters<EventStoreDBClient['readAll']>[0]) => readAllWith(env.client, options);
 const types = async (name: string, options?: Parameters<EventStoreDBClient['readStream']>[1]) =>
   (await readStream(name, options)).map((e) => e.type);
 /** long.MaxValue as the client's JSON.parse sees it. */
@@ -71,7 +60,7 @@ function generated() {
 describe('server features and the append path', () => {
   it('advertises BatchAppend with a 24.10 version', async () => {
     const { grpc, features, shared } = generated();
-    const raw = new features.ServerFeaturesClient(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
+    const raw = new features.ServerFeaturesClient(`127.0.0.1:${env.server.port}`, grpc.credentials.createInsecure());
     try {
       const supported = await new Promise<import('@eventstore/db-client/generated/serverfeatures_pb').SupportedMethods>((resolve, reject) =>
         raw.getSupportedMethods(new shared.Empty(), (err, resp) => (err ? reject(err) : resolve(resp!))),
@@ -85,25 +74,20 @@ describe('server features and the append path', () => {
   });
 
   it('the client appends through BatchAppend; without ServerFeatures (an older server) through Append', async () => {
-    const viaBatch = await delta(server, () => client.appendToStream(stream(), [event('A')]));
+    const viaBatch = await delta(env.server, () => env.client.appendToStream(stream(), [event('A')]));
     expect(viaBatch).toMatchObject({ batchAppends: 1, appendCalls: 0 });
 
-    const old = await startEsdbTestServer({ serverFeatures: false });
-    const oldClient = EventStoreDBClient.connectionString(old.connectionString);
-    try {
+    await withOwnServer({ serverFeatures: false }, async (old, oldClient) => {
       const viaAppend = await delta(old, () => oldClient.appendToStream(stream(), [event('A')]));
       expect(viaAppend).toMatchObject({ batchAppends: 0, appendCalls: 1 });
-    } finally {
-      await oldClient.dispose();
-      await old.stop();
-    }
+    });
   });
 });
 
 describe('append', () => {
   it('writes events with consecutive revisions and reports the last revision and its position', async () => {
     const s = stream();
-    const r = await client.appendToStream(s, [event('A', { n: 1 }, { account: 'a1' }), event('B', { n: 2 })], {
+    const r = await env.client.appendToStream(s, [event('A', { n: 1 }, { account: 'a1' }), event('B', { n: 2 })], {
       expectedRevision: 'no_stream',
     });
     expect(r).toMatchObject({ success: true, nextExpectedRevision: 1n });
@@ -127,17 +111,17 @@ describe('append', () => {
     ['an exact revision on a missing stream', 3n, false, 'no_stream' as const],
   ])('wrong expected version: %s', async (_, expectedRevision, exists, actualVersion) => {
     const s = stream();
-    if (exists) await client.appendToStream(s, [event('A'), event('A')]);
-    const err = await client.appendToStream(s, [event('B')], { expectedRevision }).catch((e: unknown) => e);
+    if (exists) await env.client.appendToStream(s, [event('A'), event('A')]);
+    const err = await env.client.appendToStream(s, [event('B')], { expectedRevision }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WrongExpectedVersionError);
     expect(err).toMatchObject({ streamName: s, expectedVersion: expectedRevision, actualVersion });
   });
 
   it('many appends in flight on the one BatchAppend call each get their own answer', async () => {
     const streams = Array.from({ length: 20 }, () => stream());
-    await client.appendToStream(streams[7], [event('Already')]);
+    await env.client.appendToStream(streams[7], [event('Already')]);
     const results = await Promise.allSettled(
-      streams.map((s, i) => client.appendToStream(s, [event(`E${i}`), event(`F${i}`)], { expectedRevision: 'no_stream' })),
+      streams.map((s, i) => env.client.appendToStream(s, [event(`E${i}`), event(`F${i}`)], { expectedRevision: 'no_stream' })),
     );
     expect(results.map((r) => r.status)).toEqual(streams.map((_, i) => (i === 7 ? 'rejected' : 'fulfilled')));
     expect((results[7] as PromiseRejectedResult).reason).toBeInstanceOf(WrongExpectedVersionError);
@@ -149,8 +133,8 @@ describe('append', () => {
   it('a batch sent in chunks is buffered until its last chunk and written whole', async () => {
     const s = stream();
     const payload = 'z'.repeat(500);
-    const counts = await delta(server, () =>
-      client.appendToStream(s, Array.from({ length: 40 }, (_, i) => event('Chunked', { i, payload })), { batchAppendSize: 4_096 }),
+    const counts = await delta(env.server, () =>
+      env.client.appendToStream(s, Array.from({ length: 40 }, (_, i) => event('Chunked', { i, payload })), { batchAppendSize: 4_096 }),
     );
     expect(counts.batchAppends).toBe(1);
     expect(counts.batchAppendChunks).toBeGreaterThan(1);
@@ -160,70 +144,60 @@ describe('append', () => {
 
   it('a batch whose deadline has passed is refused with Timeout and writes nothing', async () => {
     const s = stream();
-    await expect(client.appendToStream(s, [event('Late')], { deadline: 0 })).rejects.toBeInstanceOf(DeadlineExceededError);
+    await expect(env.client.appendToStream(s, [event('Late')], { deadline: 0 })).rejects.toBeInstanceOf(DeadlineExceededError);
     await expect(readStream(s)).rejects.toBeInstanceOf(StreamNotFoundError);
   });
 
   it('more than MaxAppendSize (1 MiB of event data, metadata and type) is refused, on both append paths', async () => {
     const big = { blob: 'x'.repeat(1024 * 1024) };
     const s = stream();
-    await expect(client.appendToStream(s, [event('Big', big)])).rejects.toBeInstanceOf(MaxAppendSizeExceededError);
+    await expect(env.client.appendToStream(s, [event('Big', big)])).rejects.toBeInstanceOf(MaxAppendSizeExceededError);
     await expect(readStream(s)).rejects.toBeInstanceOf(StreamNotFoundError);
 
-    const old = await startEsdbTestServer({ serverFeatures: false, maxAppendSize: 1_000 });
-    const oldClient = EventStoreDBClient.connectionString(old.connectionString);
-    try {
+    await withOwnServer({ serverFeatures: false, maxAppendSize: 1_000 }, async (_, oldClient) => {
       const err = await oldClient.appendToStream(stream(), [event('A', { blob: 'y'.repeat(600) }), event('B', { blob: 'y'.repeat(600) })]).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(MaxAppendSizeExceededError);
       expect(err).toMatchObject({ maxAppendSize: 1_000 });
-    } finally {
-      await oldClient.dispose();
-      await old.stop();
-    }
+    });
   });
 
   it('an event over MaxAppendEventSize (24.10.4+, unlimited by default) is refused; this client calls it unknown', async () => {
-    const limited = await startEsdbTestServer({ maxAppendEventSize: 1_000 });
-    const old = await startEsdbTestServer({ serverFeatures: false, maxAppendEventSize: 1_000 });
-    const clients = [limited, old].map((t) => EventStoreDBClient.connectionString(t.connectionString));
-    try {
-      for (const c of clients) {
+    for (const serverFeatures of [true, false]) {
+      await withOwnServer({ serverFeatures, maxAppendEventSize: 1_000 }, async (_, c) => {
         const s = stream();
         await c.appendToStream(s, [event('Small', { blob: 'x'.repeat(900) })]);
         const err = await c.appendToStream(s, [event('Big', { blob: 'x'.repeat(1_000) })]).catch((e: unknown) => e);
         expect(err).toBeInstanceOf(UnknownError);
         expect((await readStreamWith(c, s)).map((e) => e.type)).toEqual(['Small']);
-      }
-    } finally {
-      await Promise.all(clients.map((c) => c.dispose()));
-      await limited.stop();
-      await old.stop();
+      });
     }
   });
 
   it('throwOnAppendFailure=false: Append reports the current revision; BatchAppend, through a client bug, 1', async () => {
     const s = stream();
-    await client.appendToStream(s, [event('A'), event('A'), event('A')]);
-    const lenient = EventStoreDBClient.connectionString(`${server.connectionString}&throwOnAppendFailure=false`);
-    const old = await startEsdbTestServer({ serverFeatures: false });
-    const oldLenient = EventStoreDBClient.connectionString(`${old.connectionString}&throwOnAppendFailure=false`);
+    await env.client.appendToStream(s, [event('A'), event('A'), event('A')]);
+    const lenient = EventStoreDBClient.connectionString(`${env.server.connectionString}&throwOnAppendFailure=false`);
     try {
       // 6.2.1 builds nextExpectedRevision from hasCurrentStreamRevision() (a boolean) on this path.
       expect(await lenient.appendToStream(s, [event('B')], { expectedRevision: 'no_stream' })).toMatchObject({
         success: false,
         nextExpectedRevision: 1n,
       });
-      const o = stream();
-      await oldLenient.appendToStream(o, [event('A'), event('A'), event('A')]);
-      expect(await oldLenient.appendToStream(o, [event('B')], { expectedRevision: 'no_stream' })).toMatchObject({
-        success: false,
-        nextExpectedRevision: 2n,
-      });
     } finally {
       await lenient.dispose();
-      await oldLenient.dispose();
-      await old.stop();
     }
+    await withOwnServer(
+      { serverFeatures: false },
+      async (_, oldLenient) => {
+        const o = stream();
+        await oldLenient.appendToStream(o, [event('A'), event('A'), event('A')]);
+        expect(await oldLenient.appendToStream(o, [event('B')], { expectedRevision: 'no_stream' })).toMatchObject({
+          success: false,
+          nextExpectedRevision: 2n,
+        });
+      },
+      '&throwOnAppendFailure=false',
+    );
   });
 
   it('an event the server cannot take is a BadRequest, and the batch then times out under the same id', async () => {
@@ -231,7 +205,7 @@ describe('append', () => {
     // answers again for the same correlation id. @eventstore/db-client 6.2.1 cannot match that
     // second answer and throws inside its stream handler; never send such an event.
     const { grpc, streamsGrpc, streams, shared } = generated();
-    const raw = new streamsGrpc.StreamsClient(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
+    const raw = new streamsGrpc.StreamsClient(`127.0.0.1:${env.server.port}`, grpc.credentials.createInsecure());
     const call = raw.batchAppend();
     try {
       const answers: import('@eventstore/db-client/generated/streams_pb').BatchAppendResp[] = [];
@@ -278,8 +252,8 @@ describe('idempotent re-append by event id', () => {
   it('acknowledges a re-append of the same ids with the same expected revision, writing nothing', async () => {
     const s = stream();
     const events = [event('A'), event('B')];
-    const first = await client.appendToStream(s, events, { expectedRevision: 'no_stream' });
-    const again = await client.appendToStream(s, events, { expectedRevision: 'no_stream' });
+    const first = await env.client.appendToStream(s, events, { expectedRevision: 'no_stream' });
+    const again = await env.client.appendToStream(s, events, { expectedRevision: 'no_stream' });
     expect(again).toMatchObject({ success: true, nextExpectedRevision: 1n, position: first.position });
     expect(await readStream(s)).toHaveLength(2);
   });
@@ -288,10 +262,10 @@ describe('idempotent re-append by event id', () => {
     const s = stream();
     const a = event('A');
     const b = event('B');
-    await client.appendToStream(s, [event('Zero'), a]);
-    await client.appendToStream(s, [event('Between')]);
-    await client.appendToStream(s, [b, event('Later')]);
-    const again = await client.appendToStream(s, [a, b], { expectedRevision: 'any' });
+    await env.client.appendToStream(s, [event('Zero'), a]);
+    await env.client.appendToStream(s, [event('Between')]);
+    await env.client.appendToStream(s, [b, event('Later')]);
+    const again = await env.client.appendToStream(s, [a, b], { expectedRevision: 'any' });
     expect(again.nextExpectedRevision).toBe(3n);
     expect(await types(s)).toEqual(['Zero', 'A', 'Between', 'B', 'Later']);
   });
@@ -299,8 +273,8 @@ describe('idempotent re-append by event id', () => {
   it('refuses a partial overlap as a wrong expected version', async () => {
     const s = stream();
     const a = event('A');
-    await client.appendToStream(s, [a, event('B')]);
-    const err = await client.appendToStream(s, [a, event('C')]).catch((e: unknown) => e);
+    await env.client.appendToStream(s, [a, event('B')]);
+    const err = await env.client.appendToStream(s, [a, event('C')]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WrongExpectedVersionError);
     expect(await readStream(s)).toHaveLength(2);
   });
@@ -308,26 +282,26 @@ describe('idempotent re-append by event id', () => {
   it('refuses a re-append whose expected revision does not match where the ids are', async () => {
     const s = stream();
     const events = [event('A')];
-    await client.appendToStream(s, [event('Zero')]);
-    await client.appendToStream(s, events, { expectedRevision: 0n });
-    const err = await client.appendToStream(s, events, { expectedRevision: 'no_stream' }).catch((e: unknown) => e);
+    await env.client.appendToStream(s, [event('Zero')]);
+    await env.client.appendToStream(s, events, { expectedRevision: 0n });
+    const err = await env.client.appendToStream(s, events, { expectedRevision: 'no_stream' }).catch((e: unknown) => e);
     expect(err).toMatchObject({ actualVersion: 1n, expectedVersion: 'no_stream' });
   });
 
   it('an expected revision equal to the current one is a new write, even for ids already in the stream', async () => {
     const s = stream();
     const a = event('A');
-    await client.appendToStream(s, [a], { expectedRevision: 'no_stream' });
-    const again = await client.appendToStream(s, [a], { expectedRevision: 0n });
+    await env.client.appendToStream(s, [a], { expectedRevision: 'no_stream' });
+    const again = await env.client.appendToStream(s, [a], { expectedRevision: 0n });
     expect(again.nextExpectedRevision).toBe(1n);
     expect((await readStream(s)).map((e) => e.id)).toEqual([a.id, a.id]);
   });
 
   it('treats the same id in another stream as a new event', async () => {
     const e = event('A');
-    await client.appendToStream(stream(), [e]);
+    await env.client.appendToStream(stream(), [e]);
     const other = stream();
-    await client.appendToStream(other, [e]);
+    await env.client.appendToStream(other, [e]);
     expect((await readStream(other)).map((x) => x.id)).toEqual([e.id]);
   });
 });
@@ -336,7 +310,7 @@ describe('reading a stream', () => {
   let s: string;
   beforeAll(async () => {
     s = stream();
-    await client.appendToStream(s, Array.from({ length: 5 }, (_, i) => event(`E${i}`)));
+    await env.client.appendToStream(s, Array.from({ length: 5 }, (_, i) => event(`E${i}`)));
   });
   const revisions = async (options: Parameters<EventStoreDBClient['readStream']>[1]) =>
     (await readStream(s, options)).map((e) => e.revision);
@@ -363,9 +337,9 @@ describe('reading $all', () => {
   it('forwards from a position is inclusive; backwards from a position is exclusive', async () => {
     const s = stream();
     const p = prefix();
-    const first = await client.appendToStream(s, [event(`${p}A`)]);
-    await client.appendToStream(s, [event(`${p}B`)]);
-    const third = await client.appendToStream(s, [event(`${p}C`)]);
+    const first = await env.client.appendToStream(s, [event(`${p}A`)]);
+    await env.client.appendToStream(s, [event(`${p}B`)]);
+    const third = await env.client.appendToStream(s, [event(`${p}C`)]);
     const forwards = (await readAll({ fromPosition: first.position!, maxCount: 3 })).map((e) => e.type);
     expect(forwards).toEqual([`${p}A`, `${p}B`, `${p}C`]);
     const backwards = (await readAll({ direction: BACKWARDS, fromPosition: third.position!, maxCount: 2 })).map((e) => e.type);
@@ -385,7 +359,7 @@ describe('reading $all', () => {
     const s = stream();
     const payload = 'x'.repeat(2_000);
     for (let i = 0; i < 10; i++) {
-      await client.appendToStream(s, Array.from({ length: 200 }, (_, j) => event('Big', { i: i * 200 + j, payload })));
+      await env.client.appendToStream(s, Array.from({ length: 200 }, (_, j) => event('Big', { i: i * 200 + j, payload })));
     }
     const read = await readStream(s);
     expect(read.map((e) => (e.data as { i: number }).i)).toEqual(Array.from({ length: 2_000 }, (_, i) => i));
@@ -396,42 +370,42 @@ describe('stream metadata', () => {
   /** A stream with events E0..E(n-1), and where `$all` had them. */
   async function streamWith(n: number) {
     const s = stream();
-    const r = await client.appendToStream(s, Array.from({ length: n }, (_, i) => event(`E${i}`)));
+    const r = await env.client.appendToStream(s, Array.from({ length: n }, (_, i) => event(`E${i}`)));
     return { s, last: r.position! };
   }
 
   it('$maxCount keeps the newest events in stream reads; getStreamMetadata returns what was set', async () => {
     const { s } = await streamWith(5);
-    await client.setStreamMetadata(s, { maxCount: 2 });
+    await env.client.setStreamMetadata(s, { maxCount: 2 });
     expect(await types(s)).toEqual(['E3', 'E4']);
     expect(await types(s, { direction: BACKWARDS, fromRevision: END })).toEqual(['E4', 'E3']);
     expect(await types(s, { fromRevision: 1n, maxCount: 1 })).toEqual(['E3']);
-    expect((await client.getStreamMetadata(s)).metadata).toEqual({ maxCount: 2 });
+    expect((await env.client.getStreamMetadata(s)).metadata).toEqual({ maxCount: 2 });
   });
 
   it('$tb hides the revisions before it; a read entirely below it is empty, not "not found"', async () => {
     const { s } = await streamWith(5);
-    await client.setStreamMetadata(s, { truncateBefore: 3 });
+    await env.client.setStreamMetadata(s, { truncateBefore: 3 });
     expect(await types(s)).toEqual(['E3', 'E4']);
     expect(await types(s, { direction: BACKWARDS, fromRevision: START })).toEqual([]);
   });
 
   it('$maxAge hides events older than it at the time of the read', async () => {
     const { s } = await streamWith(2);
-    await client.setStreamMetadata(s, { maxAge: 60 });
+    await env.client.setStreamMetadata(s, { maxAge: 60 });
     expect(await types(s)).toEqual(['E0', 'E1']);
-    await server.advanceClock(61_000);
+    await env.server.advanceClock(61_000);
     expect(await types(s)).toEqual([]);
-    await client.appendToStream(s, [event('Fresh')]);
+    await env.client.appendToStream(s, [event('Fresh')]);
     expect(await types(s)).toEqual(['Fresh']);
   });
 
   it('$all still returns events that metadata hides from the stream (until a scavenge, which this server never runs)', async () => {
     const p = prefix();
     const s = stream();
-    const start = await client.appendToStream(stream(), [event('Start')]);
-    await client.appendToStream(s, [event(`${p}A`), event(`${p}B`)]);
-    await client.setStreamMetadata(s, { truncateBefore: 2 });
+    const start = await env.client.appendToStream(stream(), [event('Start')]);
+    await env.client.appendToStream(s, [event(`${p}A`), event(`${p}B`)]);
+    await env.client.setStreamMetadata(s, { truncateBefore: 2 });
     expect(await types(s)).toEqual([]);
     const all = await readAll({ fromPosition: start.position!, maxCount: 4 });
     expect(all.map((e) => e.type)).toEqual(['Start', `${p}A`, `${p}B`, '$metadata']);
@@ -440,14 +414,14 @@ describe('stream metadata', () => {
   it('metadata the server cannot read is ignored whole', async () => {
     const { s } = await streamWith(3);
     // 1.5 is a float where the server wants an integer: none of this metadata applies.
-    await client.appendToStream(`$$${s}`, [jsonEvent({ type: '$metadata', data: { $maxCount: 1.5, $tb: 2 } })]);
+    await env.client.appendToStream(`$$${s}`, [jsonEvent({ type: '$metadata', data: { $maxCount: 1.5, $tb: 2 } })]);
     expect(await types(s)).toEqual(['E0', 'E1', 'E2']);
   });
 
   it('a metastream shows only its newest event; $all has every version', async () => {
     const { s, last } = await streamWith(1);
-    await client.setStreamMetadata(s, { maxCount: 10 });
-    await client.setStreamMetadata(s, { maxCount: 20 });
+    await env.client.setStreamMetadata(s, { maxCount: 10 });
+    await env.client.setStreamMetadata(s, { maxCount: 20 });
     const meta = await readStream(`$$${s}`);
     expect(meta.map((e) => [e.revision, e.data])).toEqual([[1n, { $maxCount: 20 }]]);
     const all = await readAll({ fromPosition: last, maxCount: 3 });
@@ -458,12 +432,12 @@ describe('stream metadata', () => {
 describe('delete and tombstone', () => {
   it('soft delete: reads say not found, metadata is $tb = long.MaxValue, $all keeps the events', async () => {
     const s = stream();
-    await client.appendToStream(s, [event('A'), event('B')]);
-    await client.setStreamMetadata(s, { maxAge: 3600, custom: 'gone after the delete' });
-    await client.deleteStream(s, { expectedRevision: 1n });
+    await env.client.appendToStream(s, [event('A'), event('B')]);
+    await env.client.setStreamMetadata(s, { maxAge: 3600, custom: 'gone after the delete' });
+    await env.client.deleteStream(s, { expectedRevision: 1n });
     await expect(readStream(s)).rejects.toBeInstanceOf(StreamNotFoundError);
     // The delete replaces the whole metadata.
-    expect((await client.getStreamMetadata(s)).metadata).toEqual({ truncateBefore: DELETED_TB });
+    expect((await env.client.getStreamMetadata(s)).metadata).toEqual({ truncateBefore: DELETED_TB });
     const all = await readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 4 });
     expect(all.map((e) => [e.streamId, e.type]).reverse()).toEqual([
       [s, 'A'],
@@ -475,58 +449,58 @@ describe('delete and tombstone', () => {
 
   it('a later append continues at last+1 and shows only the new events (the server rewrites $tb)', async () => {
     const s = stream();
-    await client.appendToStream(s, [event('A'), event('B')]);
-    await client.deleteStream(s);
-    const r = await client.appendToStream(s, [event('C')]);
+    await env.client.appendToStream(s, [event('A'), event('B')]);
+    await env.client.deleteStream(s);
+    const r = await env.client.appendToStream(s, [event('C')]);
     expect(r.nextExpectedRevision).toBe(2n);
     expect((await readStream(s)).map((e) => [e.type, e.revision])).toEqual([['C', 2n]]);
-    expect((await client.getStreamMetadata(s)).metadata).toEqual({ truncateBefore: 2 });
+    expect((await env.client.getStreamMetadata(s)).metadata).toEqual({ truncateBefore: 2 });
   });
 
   it('after a soft delete, no_stream is accepted and stream_exists is StreamDeletedError', async () => {
     const s = stream();
-    await client.appendToStream(s, [event('A')]);
-    await client.deleteStream(s);
-    await expect(client.appendToStream(s, [event('B')], { expectedRevision: 'stream_exists' })).rejects.toBeInstanceOf(StreamDeletedError);
-    const r = await client.appendToStream(s, [event('B')], { expectedRevision: 'no_stream' });
+    await env.client.appendToStream(s, [event('A')]);
+    await env.client.deleteStream(s);
+    await expect(env.client.appendToStream(s, [event('B')], { expectedRevision: 'stream_exists' })).rejects.toBeInstanceOf(StreamDeletedError);
+    const r = await env.client.appendToStream(s, [event('B')], { expectedRevision: 'no_stream' });
     expect(r.nextExpectedRevision).toBe(1n);
   });
 
   it('setting metadata on a soft-deleted stream undeletes it past its old events', async () => {
     const s = stream();
-    await client.appendToStream(s, [event('A'), event('B')]);
-    await client.deleteStream(s);
-    await client.setStreamMetadata(s, { maxCount: 10 });
-    expect((await client.getStreamMetadata(s)).metadata).toEqual({ maxCount: 10, truncateBefore: 2 });
+    await env.client.appendToStream(s, [event('A'), event('B')]);
+    await env.client.deleteStream(s);
+    await env.client.setStreamMetadata(s, { maxCount: 10 });
+    expect((await env.client.getStreamMetadata(s)).metadata).toEqual({ maxCount: 10, truncateBefore: 2 });
     expect(await readStream(s)).toEqual([]);
   });
 
   it('deleting a stream that never existed, or with a wrong expected revision, is a WrongExpectedVersionError from trailers', async () => {
     const missing = stream();
-    const err = await client.deleteStream(missing).catch((e: unknown) => e);
+    const err = await env.client.deleteStream(missing).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WrongExpectedVersionError);
     expect(err).toMatchObject({ streamName: missing });
 
     const s = stream();
-    await client.appendToStream(s, [event('A')]);
-    const wrong = await client.deleteStream(s, { expectedRevision: 5n }).catch((e: unknown) => e);
+    await env.client.appendToStream(s, [event('A')]);
+    const wrong = await env.client.deleteStream(s, { expectedRevision: 5n }).catch((e: unknown) => e);
     expect(wrong).toBeInstanceOf(WrongExpectedVersionError);
     expect(wrong).toMatchObject({ streamName: s, expectedVersion: 5n, actualVersion: 0n });
   });
 
   it('tombstone: reads, appends, metadata, deletes and subscriptions fail with StreamDeletedError', async () => {
     const s = stream();
-    await client.appendToStream(s, [event('A')]);
-    await client.tombstoneStream(s, { expectedRevision: 0n });
+    await env.client.appendToStream(s, [event('A')]);
+    await env.client.tombstoneStream(s, { expectedRevision: 0n });
     await expect(readStream(s)).rejects.toBeInstanceOf(StreamDeletedError);
-    const err = await client.appendToStream(s, [event('B')]).catch((e: unknown) => e);
+    const err = await env.client.appendToStream(s, [event('B')]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StreamDeletedError);
     expect(err).toMatchObject({ streamName: s });
-    await expect(client.setStreamMetadata(s, { maxCount: 1 })).rejects.toBeInstanceOf(StreamDeletedError);
-    await expect(client.getStreamMetadata(s)).rejects.toBeInstanceOf(StreamDeletedError);
-    await expect(client.deleteStream(s)).rejects.toBeInstanceOf(StreamDeletedError);
-    await expect(client.tombstoneStream(s)).rejects.toBeInstanceOf(StreamDeletedError);
-    const sub = client.subscribeToStream(s);
+    await expect(env.client.setStreamMetadata(s, { maxCount: 1 })).rejects.toBeInstanceOf(StreamDeletedError);
+    await expect(env.client.getStreamMetadata(s)).rejects.toBeInstanceOf(StreamDeletedError);
+    await expect(env.client.deleteStream(s)).rejects.toBeInstanceOf(StreamDeletedError);
+    await expect(env.client.tombstoneStream(s)).rejects.toBeInstanceOf(StreamDeletedError);
+    const sub = env.client.subscribeToStream(s);
     const failure = await new Promise((resolve) => sub.once('error', resolve));
     expect(failure).toBeInstanceOf(StreamDeletedError);
     // Its `$streamDeleted` record is a system event in `$all`.
@@ -536,11 +510,11 @@ describe('delete and tombstone', () => {
 
   it('a live stream subscription receives the tombstone, then fails', async () => {
     const s = stream();
-    await client.appendToStream(s, [event('A')]);
-    const sub = client.subscribeToStream(s, { fromRevision: END });
+    await env.client.appendToStream(s, [event('A')]);
+    const sub = env.client.subscribeToStream(s, { fromRevision: END });
     const rec = record(sub);
     await rec.until(() => rec.log.includes('caught-up'));
-    await client.tombstoneStream(s);
+    await env.client.tombstoneStream(s);
     await rec.until(() => rec.failure !== undefined).catch(() => {});
     expect(rec.failure).toBeInstanceOf(StreamDeletedError);
     expect(rec.log).toEqual(['caught-up', '$streamDeleted']);
@@ -551,50 +525,50 @@ describe('dropped connections and restarts', () => {
   it('dropConnections ends open calls but keeps the server: data and the idempotency cache survive', async () => {
     const s = stream();
     const events = [event('A'), event('B')];
-    await client.appendToStream(s, events);
-    const sub = client.subscribeToAll({ fromPosition: END });
+    await env.client.appendToStream(s, events);
+    const sub = env.client.subscribeToAll({ fromPosition: END });
     const rec = record(sub);
     await rec.until(() => rec.log.includes('caught-up'));
     const dropped = new Promise((resolve) => sub.once('error', resolve));
-    await server.dropConnections();
+    await env.server.dropConnections();
     expect(await dropped).toBeInstanceOf(Error);
     // Same process: `any` still recognises the ids (the cache would be empty after a restart).
-    const again = await retry(() => client.appendToStream(s, events, { expectedRevision: 'any' }));
+    const again = await retry(() => env.client.appendToStream(s, events, { expectedRevision: 'any' }));
     expect(again.nextExpectedRevision).toBe(1n);
     expect(await types(s)).toEqual(['A', 'B']);
   });
 
   it.each(['SIGTERM', 'SIGKILL'] as const)('keeps the data across a restart (%s) on the same port', async (signal) => {
     const s = stream();
-    const before = await client.appendToStream(s, [event('A'), event('B')]);
-    const port = server.port;
-    await server.restart(signal);
-    expect(server.port).toBe(port);
+    const before = await env.client.appendToStream(s, [event('A'), event('B')]);
+    const port = env.server.port;
+    await env.server.restart(signal);
+    expect(env.server.port).toBe(port);
     // The first call after the drop may fail while the client notices; it then reconnects.
     const read = await retry(() => readStream(s));
     expect(read.map((e) => e.type)).toEqual(['A', 'B']);
-    const after = await client.appendToStream(s, [event('C')], { expectedRevision: 1n });
+    const after = await env.client.appendToStream(s, [event('C')], { expectedRevision: 1n });
     expect(after.position!.commit).toBeGreaterThan(before.position!.commit);
   });
 
   it('idempotency with any is lost in a restart (in-memory cache); with an exact revision it is not', async () => {
     const s = stream();
     const events = [event('A'), event('B')];
-    await client.appendToStream(s, events, { expectedRevision: 'no_stream' });
-    await server.restart();
-    const exact = await retry(() => client.appendToStream(s, events, { expectedRevision: 'no_stream' }));
+    await env.client.appendToStream(s, events, { expectedRevision: 'no_stream' });
+    await env.server.restart();
+    const exact = await retry(() => env.client.appendToStream(s, events, { expectedRevision: 'no_stream' }));
     expect(exact.nextExpectedRevision).toBe(1n);
-    const any = await client.appendToStream(s, events, { expectedRevision: 'any' });
+    const any = await env.client.appendToStream(s, events, { expectedRevision: 'any' });
     expect(any.nextExpectedRevision).toBe(3n);
     expect(await types(s)).toEqual(['A', 'B', 'A', 'B']);
   });
 
   it('drops open subscriptions on restart', async () => {
-    const sub = client.subscribeToAll({ fromPosition: END });
+    const sub = env.client.subscribeToAll({ fromPosition: END });
     const rec = record(sub);
     await rec.until(() => rec.log.includes('caught-up'));
     const dropped = new Promise((resolve) => sub.once('error', resolve));
-    await server.restart();
+    await env.server.restart();
     expect(await dropped).toBeInstanceOf(Error);
   });
 });

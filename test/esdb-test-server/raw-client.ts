@@ -3,12 +3,56 @@
  * adapter): what the client sees is what a real server would show it.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  jsonEvent,
-  type AllStreamResolvedEvent,
-  type EventStoreDBClient,
-  type ResolvedEvent,
-} from '@eventstore/db-client';
+import { EventStoreDBClient, jsonEvent, type AllStreamResolvedEvent, type ResolvedEvent } from '@eventstore/db-client';
+import { startEsdbTestServer, type EsdbTestServer, type EsdbTestServerOptions } from './harness';
+
+/**
+ * A test server and a raw client for the whole spec file: started in beforeAll, stopped in
+ * afterAll; read `server` and `client` inside tests.
+ */
+export function serverAndClient(): { readonly server: EsdbTestServer; readonly client: EventStoreDBClient } {
+  let server: EsdbTestServer | undefined;
+  let client: EventStoreDBClient | undefined;
+  beforeAll(async () => {
+    server = await startEsdbTestServer();
+    client = EventStoreDBClient.connectionString(server.connectionString);
+  });
+  afterAll(async () => {
+    await client?.dispose();
+    await server?.stop();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('serverAndClient(): used before beforeAll ran');
+    return value;
+  };
+  return {
+    get server() {
+      return started(server);
+    },
+    get client() {
+      return started(client);
+    },
+  };
+}
+
+/**
+ * A server of its own for one test (another configuration, a fresh log), with a raw client;
+ * `query` is added to the connection string (e.g. `&throwOnAppendFailure=false`).
+ */
+export async function withOwnServer<T>(
+  options: EsdbTestServerOptions,
+  use: (server: EsdbTestServer, client: EventStoreDBClient) => Promise<T>,
+  query = '',
+): Promise<T> {
+  const server = await startEsdbTestServer(options);
+  const client = EventStoreDBClient.connectionString(`${server.connectionString}${query}`);
+  try {
+    return await use(server, client);
+  } finally {
+    await client.dispose();
+    await server.stop();
+  }
+}
 
 export const stream = () => `wire-${randomUUID()}`;
 /** A unique event-type prefix, so one server can serve a whole spec file. */

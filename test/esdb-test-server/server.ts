@@ -118,7 +118,7 @@ export function createStreamsService(
         if (answered) return;
         const identifier = options?.getStreamIdentifier();
         if (!options || !identifier) return answer(HANDLER_EXCEPTION);
-        const expected = appendExpected(options);
+        const expected = expectedOf(options);
         if (!expected) return answer({ code: Code.INVALID_ARGUMENT, details: 'ExpectedStreamRevisionCase not set' });
         const streamId = streamName(identifier);
         const outcome = store.append(streamId, expected, proposed);
@@ -238,7 +238,7 @@ export function createStreamsService(
       const options = call.request.getOptions();
       const identifier = options?.getStreamIdentifier();
       if (!options || !identifier) return callback(HANDLER_EXCEPTION);
-      const expected = deleteExpected(options);
+      const expected = expectedOf(options);
       if (!expected) return callback({ code: Code.INVALID_ARGUMENT, details: 'ExpectedStreamRevisionCase not set' });
       const streamId = streamName(identifier);
       const outcome = store.softDelete(streamId, expected);
@@ -256,7 +256,7 @@ export function createStreamsService(
       const options = call.request.getOptions();
       const identifier = options?.getStreamIdentifier();
       if (!options || !identifier) return callback(HANDLER_EXCEPTION);
-      const expected = deleteExpected(options);
+      const expected = expectedOf(options);
       if (!expected) return callback({ code: Code.INVALID_ARGUMENT, details: 'ExpectedStreamRevisionCase not set' });
       const streamId = streamName(identifier);
       const outcome = store.tombstone(streamId, expected);
@@ -501,7 +501,8 @@ function uuidMessage(id: string, structured: boolean): SharedPb.UUID {
   );
 }
 
-function appendExpected(o: StreamsPb.AppendReq.Options): Expected | null {
+/** The expected-revision oneof of Append, Delete and Tombstone options. */
+function expectedOf(o: StreamsPb.AppendReq.Options | StreamsPb.DeleteReq.Options | StreamsPb.TombstoneReq.Options): Expected | null {
   if (o.hasRevision()) return { kind: 'revision', revision: BigInt(o.getRevision()) };
   if (o.hasNoStream()) return { kind: 'no_stream' };
   if (o.hasStreamExists()) return { kind: 'stream_exists' };
@@ -511,14 +512,6 @@ function appendExpected(o: StreamsPb.AppendReq.Options): Expected | null {
 
 function batchExpected(o: StreamsPb.BatchAppendReq.Options): Expected | null {
   if (o.hasStreamPosition()) return { kind: 'revision', revision: BigInt(o.getStreamPosition()) };
-  if (o.hasNoStream()) return { kind: 'no_stream' };
-  if (o.hasStreamExists()) return { kind: 'stream_exists' };
-  if (o.hasAny()) return { kind: 'any' };
-  return null;
-}
-
-function deleteExpected(o: StreamsPb.DeleteReq.Options | StreamsPb.TombstoneReq.Options): Expected | null {
-  if (o.hasRevision()) return { kind: 'revision', revision: BigInt(o.getRevision()) };
   if (o.hasNoStream()) return { kind: 'no_stream' };
   if (o.hasStreamExists()) return { kind: 'stream_exists' };
   if (o.hasAny()) return { kind: 'any' };

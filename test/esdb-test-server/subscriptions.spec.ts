@@ -6,7 +6,6 @@
 import {
   BACKWARDS,
   END,
-  EventStoreDBClient,
   START,
   eventTypeFilter,
   excludeSystemEvents,
@@ -15,24 +14,12 @@ import {
   type Position,
   type ResolvedEvent,
 } from '@eventstore/db-client';
-import { startEsdbTestServer, type EsdbTestServer } from './harness';
-import { event, prefix, readAll, record, sleep, stream } from './raw-client';
+import { event, prefix, readAll, record, serverAndClient, sleep, stream, withOwnServer } from './raw-client';
 
-let server: EsdbTestServer;
-let client: EventStoreDBClient;
-
-beforeAll(async () => {
-  server = await startEsdbTestServer();
-  client = EventStoreDBClient.connectionString(server.connectionString);
-});
-
-afterAll(async () => {
-  await client?.dispose();
-  await server?.stop();
-});
+const env = serverAndClient();
 
 async function subscribeFiltered(from: Position, filter: Filter, expected: number) {
-  const sub = client.subscribeToAll({ fromPosition: from, filter });
+  const sub = env.client.subscribeToAll({ fromPosition: from, filter });
   const rec = record(sub);
   try {
     await rec.until(() => rec.events.length >= expected && rec.log.includes('caught-up'));
@@ -46,14 +33,14 @@ describe('$all', () => {
   it('confirmation, catch-up after a position (exclusive), caught_up, then live', async () => {
     const p = prefix();
     const s = stream();
-    const start = await client.appendToStream(s, [event(`${p}Before`)]);
-    await client.appendToStream(s, [event(`${p}1`), event(`${p}2`)]);
-    const sub = client.subscribeToAll({ fromPosition: start.position!, filter: eventTypeFilter({ prefixes: [p] }) });
+    const start = await env.client.appendToStream(s, [event(`${p}Before`)]);
+    await env.client.appendToStream(s, [event(`${p}1`), event(`${p}2`)]);
+    const sub = env.client.subscribeToAll({ fromPosition: start.position!, filter: eventTypeFilter({ prefixes: [p] }) });
     let confirmed = false;
     sub.on('confirmation', () => (confirmed = true));
     const rec = record(sub);
     await rec.until(() => rec.log.includes('caught-up'));
-    await client.appendToStream(stream(), [event(`${p}3`)]);
+    await env.client.appendToStream(stream(), [event(`${p}3`)]);
     await rec.until(() => rec.events.length >= 3);
     await sub.unsubscribe();
     expect(confirmed).toBe(true);
@@ -63,12 +50,12 @@ describe('$all', () => {
   it('from end delivers only new events; excludeSystemEvents hides $-types', async () => {
     const p = prefix();
     const s = stream();
-    await client.appendToStream(s, [event(`${p}Old`)]);
-    const sub = client.subscribeToAll({ fromPosition: END, filter: excludeSystemEvents() });
+    await env.client.appendToStream(s, [event(`${p}Old`)]);
+    const sub = env.client.subscribeToAll({ fromPosition: END, filter: excludeSystemEvents() });
     const rec = record(sub);
     await rec.until(() => rec.log.includes('caught-up'));
-    await client.setStreamMetadata(s, { maxCount: 10 }); // a `$metadata` event in `$$<stream>`
-    await client.appendToStream(s, [event(`${p}New`)]);
+    await env.client.setStreamMetadata(s, { maxCount: 10 }); // a `$metadata` event in `$$<stream>`
+    await env.client.appendToStream(s, [event(`${p}New`)]);
     await rec.until(() => rec.events.length >= 1);
     await sub.unsubscribe();
     expect(rec.log).toEqual(['caught-up', `${p}New`]);
@@ -82,10 +69,10 @@ describe('$all', () => {
   ])('filters by %s', async (_, makeFilter) => {
     const p = prefix();
     const s = stream();
-    const start = await client.appendToStream(stream(), [event('Start')]);
-    await client.appendToStream(`${s}-a`, [event(`${p}A`)]);
-    await client.appendToStream(`${s}-b`, [event(`${p}B`)]);
-    await client.appendToStream(`${s}-c`, [event(`${p}C`)]);
+    const start = await env.client.appendToStream(stream(), [event('Start')]);
+    await env.client.appendToStream(`${s}-a`, [event(`${p}A`)]);
+    await env.client.appendToStream(`${s}-b`, [event(`${p}B`)]);
+    await env.client.appendToStream(`${s}-c`, [event(`${p}C`)]);
     const rec = await subscribeFiltered(start.position!, makeFilter(p, s), 2);
     expect(rec.events.map((e) => e.type)).toEqual([`${p}A`, `${p}C`]);
   });
@@ -93,9 +80,9 @@ describe('$all', () => {
   it('delivers events that stream metadata hides from stream reads', async () => {
     const p = prefix();
     const s = stream();
-    const start = await client.appendToStream(stream(), [event('Start')]);
-    await client.appendToStream(s, [event(`${p}A`), event(`${p}B`)]);
-    await client.setStreamMetadata(s, { truncateBefore: 2 });
+    const start = await env.client.appendToStream(stream(), [event('Start')]);
+    await env.client.appendToStream(s, [event(`${p}A`), event(`${p}B`)]);
+    await env.client.setStreamMetadata(s, { truncateBefore: 2 });
     const rec = await subscribeFiltered(start.position!, eventTypeFilter({ prefixes: [p] }), 2);
     expect(rec.events.map((e) => e.type)).toEqual([`${p}A`, `${p}B`]);
   });
@@ -105,10 +92,10 @@ describe('checkpoints (filtered $all)', () => {
   it('catch-up: per page of maxSearchWindow events, at the later of the last event sent and the page start; one more at the end', async () => {
     const p = prefix();
     const s = stream();
-    const start = await client.appendToStream(s, [event('Start')]);
+    const start = await env.client.appendToStream(s, [event('Start')]);
     // From `start` (inclusive, the first page starts there): Start, Hit, 10 × Miss, Hit. Window 5,
     // interval 1: pages [Start, Hit, Miss×3], [Miss×5], [Miss×2, Hit, end].
-    await client.appendToStream(s, [event(`${p}Hit`), ...Array.from({ length: 10 }, () => event('Miss')), event(`${p}Hit`)]);
+    await env.client.appendToStream(s, [event(`${p}Hit`), ...Array.from({ length: 10 }, () => event('Miss')), event(`${p}Hit`)]);
     const checkpoints: Position[] = [];
     const filter = eventTypeFilter({
       prefixes: [p],
@@ -118,10 +105,10 @@ describe('checkpoints (filtered $all)', () => {
         checkpoints.push(position);
       },
     });
-    const sub = client.subscribeToAll({ fromPosition: start.position!, filter });
+    const sub = env.client.subscribeToAll({ fromPosition: start.position!, filter });
     const rec = record(sub);
     await rec.until(() => rec.log.includes('caught-up'));
-    const after = await readAll(client, { fromPosition: start.position!, maxCount: 13 });
+    const after = await readAll(env.client, { fromPosition: start.position!, maxCount: 13 });
     expect(checkpoints).toEqual([
       after[1].position, // the first page's event
       { commit: after[5].position.commit, prepare: 0n }, // nothing sent: where the second page began
@@ -130,23 +117,23 @@ describe('checkpoints (filtered $all)', () => {
 
     // Live, the counter runs from the subscription's start: the fifth record appended since.
     checkpoints.length = 0;
-    const third = await client.appendToStream(s, [event('Miss'), event('Miss'), event('Miss')]);
-    await client.appendToStream(s, Array.from({ length: 5 }, () => event('Miss')));
+    const third = await env.client.appendToStream(s, [event('Miss'), event('Miss'), event('Miss')]);
+    await env.client.appendToStream(s, Array.from({ length: 5 }, () => event('Miss')));
     await rec.until(() => checkpoints.length >= 1);
     await sub.unsubscribe();
-    const [, , fifth] = await readAll(client, { fromPosition: third.position!, maxCount: 3 });
+    const [, , fifth] = await readAll(env.client, { fromPosition: third.position!, maxCount: 3 });
     expect(checkpoints).toEqual([fifth.position]);
   });
 
   it('the window defaults to the server read batch (32) and the interval multiplies it', async () => {
     const p = prefix();
     const s = stream();
-    const start = await client.appendToStream(s, [event('Start')]);
-    await client.appendToStream(s, Array.from({ length: 70 }, () => event('Miss')));
+    const start = await env.client.appendToStream(s, [event('Start')]);
+    await env.client.appendToStream(s, Array.from({ length: 70 }, () => event('Miss')));
     const checkpoints: Position[] = [];
     const filter = eventTypeFilter({ prefixes: [p], checkpointInterval: 2, checkpointReached: (_s, position) => void checkpoints.push(position) });
     const rec = await subscribeFiltered(start.position!, filter, 0);
-    const after = await readAll(client, { fromPosition: start.position!, maxCount: 71 });
+    const after = await readAll(env.client, { fromPosition: start.position!, maxCount: 71 });
     // Pages of 32 from `start`: the second brings the count to 64 = 2 × 32; the last page (the
     // end) checkpoints at its start.
     expect(rec.events).toEqual([]);
@@ -158,9 +145,7 @@ describe('checkpoints (filtered $all)', () => {
 
   it('from the start, if catch-up sends nothing, it checkpoints at the log start (0,0) when going live', async () => {
     // 24.10.0–24.10.4 sent ulong.MaxValue (End) here, and no checkpoint after it (README.md).
-    const fresh = await startEsdbTestServer();
-    const c = EventStoreDBClient.connectionString(fresh.connectionString);
-    try {
+    await withOwnServer({}, async (_, c) => {
       const p = prefix();
       // A real node's log is never empty (epoch records and the like); one record that the
       // filter skips stands for them.
@@ -180,21 +165,18 @@ describe('checkpoints (filtered $all)', () => {
       // Live: the 32nd record appended since the subscription began (the 40th is `misses`).
       const [thirtySecond] = (await readAll(c, { direction: BACKWARDS, fromPosition: misses.position!, maxCount: 8 })).slice(-1);
       expect(checkpoints).toEqual([{ commit: 0n, prepare: 0n }, thirtySecond.position]);
-    } finally {
-      await c.dispose();
-      await fresh.stop();
-    }
+    });
   });
 });
 
 describe('stream subscriptions', () => {
   it('after a revision (exclusive), caught_up, then live', async () => {
     const s = stream();
-    await client.appendToStream(s, [event('E0'), event('E1'), event('E2')]);
-    const sub = client.subscribeToStream(s, { fromRevision: 0n });
+    await env.client.appendToStream(s, [event('E0'), event('E1'), event('E2')]);
+    const sub = env.client.subscribeToStream(s, { fromRevision: 0n });
     const rec = record(sub);
     await rec.until(() => rec.log.includes('caught-up'));
-    await client.appendToStream(s, [event('E3')]);
+    await env.client.appendToStream(s, [event('E3')]);
     await rec.until(() => rec.events.length >= 3);
     await sub.unsubscribe();
     expect(rec.log).toEqual(['E1', 'E2', 'caught-up', 'E3']);
@@ -203,10 +185,10 @@ describe('stream subscriptions', () => {
 
   it('a missing stream is caught up at once and waits for its first event', async () => {
     const missing = stream();
-    const sub = client.subscribeToStream(missing, { fromRevision: START });
+    const sub = env.client.subscribeToStream(missing, { fromRevision: START });
     const rec = record(sub);
     await rec.until(() => rec.log.includes('caught-up'));
-    await client.appendToStream(missing, [event('First')]);
+    await env.client.appendToStream(missing, [event('First')]);
     await rec.until(() => rec.events.length >= 1);
     await sub.unsubscribe();
     expect(rec.log).toEqual(['caught-up', 'First']);
@@ -214,12 +196,12 @@ describe('stream subscriptions', () => {
 
   it('a soft-deleted stream: catch-up finds nothing, live delivers what comes next', async () => {
     const s = stream();
-    await client.appendToStream(s, [event('A'), event('B')]);
-    await client.deleteStream(s);
-    const sub = client.subscribeToStream(s, { fromRevision: START });
+    await env.client.appendToStream(s, [event('A'), event('B')]);
+    await env.client.deleteStream(s);
+    const sub = env.client.subscribeToStream(s, { fromRevision: START });
     const rec = record(sub);
     await rec.until(() => rec.log.includes('caught-up'));
-    await client.appendToStream(s, [event('C')]);
+    await env.client.appendToStream(s, [event('C')]);
     await rec.until(() => rec.events.length >= 1);
     await sub.unsubscribe();
     expect(rec.log).toEqual(['caught-up', 'C']);
@@ -228,13 +210,13 @@ describe('stream subscriptions', () => {
 
   it('catch-up honours $tb and $maxCount; live events are forwarded whatever the metadata', async () => {
     const s = stream();
-    await client.appendToStream(s, [event('E0'), event('E1'), event('E2'), event('E3')]);
-    await client.setStreamMetadata(s, { truncateBefore: 2 });
-    const sub = client.subscribeToStream(s, { fromRevision: START });
+    await env.client.appendToStream(s, [event('E0'), event('E1'), event('E2'), event('E3')]);
+    await env.client.setStreamMetadata(s, { truncateBefore: 2 });
+    const sub = env.client.subscribeToStream(s, { fromRevision: START });
     const rec = record(sub);
     await rec.until(() => rec.log.includes('caught-up'));
-    await client.setStreamMetadata(s, { maxCount: 1 });
-    await client.appendToStream(s, [event('E4'), event('E5')]);
+    await env.client.setStreamMetadata(s, { maxCount: 1 });
+    await env.client.appendToStream(s, [event('E4'), event('E5')]);
     await rec.until(() => rec.events.length >= 4);
     await sub.unsubscribe();
     expect(rec.log).toEqual(['E2', 'E3', 'caught-up', 'E4', 'E5']);
@@ -245,12 +227,12 @@ describe('backpressure and slow consumers', () => {
   it('catches up over a large log while honouring backpressure', async () => {
     const p = prefix();
     const s = stream();
-    const start = await client.appendToStream(s, [event('Start')]);
+    const start = await env.client.appendToStream(s, [event('Start')]);
     const payload = 'y'.repeat(4_000);
     for (let i = 0; i < 5; i++) {
-      await client.appendToStream(s, Array.from({ length: 200 }, (_, j) => event(`${p}Big`, { i: i * 200 + j, payload })));
+      await env.client.appendToStream(s, Array.from({ length: 200 }, (_, j) => event(`${p}Big`, { i: i * 200 + j, payload })));
     }
-    const sub = client.subscribeToAll({ fromPosition: start.position!, filter: eventTypeFilter({ prefixes: [p] }) });
+    const sub = env.client.subscribeToAll({ fromPosition: start.position!, filter: eventTypeFilter({ prefixes: [p] }) });
     const seen: number[] = [];
     for await (const r of sub) {
       seen.push((r.event!.data as { i: number }).i);
@@ -265,17 +247,17 @@ describe('backpressure and slow consumers', () => {
   it('no gap and no repeat at the seam while appends land during a long catch-up', async () => {
     const p = prefix();
     const s = stream();
-    const start = await client.appendToStream(s, [event('Start')]);
+    const start = await env.client.appendToStream(s, [event('Start')]);
     for (let i = 0; i < 15; i++) {
-      await client.appendToStream(s, Array.from({ length: 100 }, (_, j) => event(`${p}Old`, { i: i * 100 + j })));
+      await env.client.appendToStream(s, Array.from({ length: 100 }, (_, j) => event(`${p}Old`, { i: i * 100 + j })));
     }
-    const sub = client.subscribeToAll({ fromPosition: start.position!, filter: eventTypeFilter({ prefixes: [p] }) });
+    const sub = env.client.subscribeToAll({ fromPosition: start.position!, filter: eventTypeFilter({ prefixes: [p] }) });
     const rec = record(sub);
     let caughtUps = 0;
     sub.on('caughtUp', () => caughtUps++);
     // Appended one by one while the subscription works through the 1,500 old ones.
     const writer = (async () => {
-      for (let i = 0; i < 150; i++) await client.appendToStream(s, [event(`${p}New`, { i })]);
+      for (let i = 0; i < 150; i++) await env.client.appendToStream(s, [event(`${p}New`, { i })]);
     })();
     await writer;
     await rec.until(() => rec.events.length >= 1_650, 10_000);
@@ -292,7 +274,7 @@ describe('backpressure and slow consumers', () => {
   it('a live consumer that stops reading: the server falls back to the log and delivers everything once, in order', async () => {
     const p = prefix();
     const s = stream();
-    const sub = client.subscribeToAll({ fromPosition: END, filter: eventTypeFilter({ prefixes: [p] }) });
+    const sub = env.client.subscribeToAll({ fromPosition: END, filter: eventTypeFilter({ prefixes: [p] }) });
     sub.on('error', () => {});
     let caughtUps = 0;
     sub.on('caughtUp', () => caughtUps++);
@@ -302,7 +284,7 @@ describe('backpressure and slow consumers', () => {
     // events arrive, far more than its 32-entry live channel holds.
     const payload = 'w'.repeat(1_000);
     for (let i = 0; i < 20; i++) {
-      await client.appendToStream(s, Array.from({ length: 100 }, (_, j) => event(`${p}Flood`, { i: i * 100 + j, payload })));
+      await env.client.appendToStream(s, Array.from({ length: 100 }, (_, j) => event(`${p}Flood`, { i: i * 100 + j, payload })));
     }
     const seen: number[] = [];
     while (seen.length < 2_000) {
@@ -320,7 +302,7 @@ describe('backpressure and slow consumers', () => {
     const p = prefix();
     const WRITERS = 16;
     const PER_WRITER = 20;
-    const start = await client.appendToStream(stream(), [event('Start')]);
+    const start = await env.client.appendToStream(stream(), [event('Start')]);
 
     // Each writer appends to its own stream with exact revisions; a write cut by the drop is
     // retried with the same event, which the server acknowledges if it had landed.
@@ -331,7 +313,7 @@ describe('backpressure and slow consumers', () => {
         const expectedRevision = n === 0 ? ('no_stream' as const) : BigInt(n - 1);
         for (let attempt = 1; ; attempt++) {
           try {
-            await client.appendToStream(s, [e], { expectedRevision });
+            await env.client.appendToStream(s, [e], { expectedRevision });
             break;
           } catch (err) {
             if (attempt >= 100) throw err;
@@ -347,7 +329,7 @@ describe('backpressure and slow consumers', () => {
     let resubscribed = 0;
     const deadline = Date.now() + 15_000;
     while (seen.length < WRITERS * PER_WRITER && Date.now() < deadline) {
-      const sub = client.subscribeToAll({ fromPosition: from, filter: eventTypeFilter({ prefixes: [p] }) });
+      const sub = env.client.subscribeToAll({ fromPosition: from, filter: eventTypeFilter({ prefixes: [p] }) });
       sub.on('error', () => {}); // reported through the iterator
       try {
         for await (const r of sub as AsyncIterable<ResolvedEvent>) {
@@ -357,7 +339,7 @@ describe('backpressure and slow consumers', () => {
           await sleep(seen.length % 7 === 0 ? 3 : 0); // the consumer pauses
           if (seen.length === 60 && !dropped) {
             dropped = true;
-            await server.dropConnections(); // …and the connection goes during a pause
+            await env.server.dropConnections(); // …and the connection goes during a pause
           }
           if (seen.length === WRITERS * PER_WRITER) break;
         }

@@ -80,10 +80,14 @@ export function compileFilter(filter: StreamsPb.ReadReq.Options.FilterOptions): 
   };
 }
 
-/** The bounded live channel: the oldest entry goes when a 33rd arrives. */
+/**
+ * The bounded live channel: the oldest entry goes when a 33rd arrives. Entries are numbered; the
+ * reader learns whether an entry follows the one it read before (no entry dropped between).
+ */
 class LiveChannel<T> {
   private readonly entries: Array<{ seq: number; item: T }> = [];
   private nextSeq = 0;
+  private readSeq = 0;
   private wake: (() => void) | null = null;
 
   push(item: T): void {
@@ -92,13 +96,16 @@ class LiveChannel<T> {
     this.notify();
   }
 
-  /** The next entry, waiting for one; null once `closed()` says so. */
-  async take(closed: () => boolean): Promise<{ seq: number; item: T } | null> {
+  /** The next entry, waiting for one; throws Gone once `closed()` says so. */
+  async take(closed: () => boolean): Promise<{ item: T; inSequence: boolean }> {
     while (this.entries.length === 0) {
-      if (closed()) return null;
+      if (closed()) throw new Gone();
       await new Promise<void>((resolve) => (this.wake = resolve));
     }
-    return this.entries.shift()!;
+    const { seq, item } = this.entries.shift()!;
+    const inSequence = seq === this.readSeq + 1;
+    this.readSeq = seq;
+    return { item, inSequence };
   }
 
   notify(): void {
@@ -264,20 +271,16 @@ export function subscribeToAll(store: LogStore, call: ReadCall, options: ReadOpt
   };
 
   /** Returns when it fell behind (a gap in the live sequence). */
-  const goLive = async (from: TfPos, seq: number): Promise<[TfPos, number]> => {
+  const goLive = async (from: TfPos): Promise<TfPos> => {
     let checkpoint = from;
     await send(caughtUp());
     for (;;) {
-      const entry = await live.take(() => out.done);
-      if (!entry) throw new Gone();
-      const inSequence = entry.seq === seq + 1;
-      seq = entry.seq;
-      const item = entry.item;
+      const { item, inSequence } = await live.take(() => out.done);
       if ('event' in item && compare(at(item.event), checkpoint) <= 0) continue;
       if ('checkpoint' in item && compare(item.checkpoint, checkpoint) < 0) continue;
       if (!inSequence) {
         if (filter) await sendCheckpoint(checkpoint);
-        return [checkpoint, seq];
+        return checkpoint;
       }
       if ('event' in item) {
         await sendEvent(item.event);
@@ -300,12 +303,8 @@ export function subscribeToAll(store: LogStore, call: ReadCall, options: ReadOpt
         // Position(ulong.MaxValue, ulong.MaxValue) is End, whatever way it was asked for.
         checkpoint = requested.commit === ULONG_MAX && requested.prepare === ULONG_MAX ? confirmedAt : requested;
       } else checkpoint = BEFORE_ALL;
-      let seq = 0;
-      if (compare(checkpoint, confirmedAt) >= 0) [checkpoint, seq] = await goLive(checkpoint, seq);
-      for (;;) {
-        checkpoint = await catchUp(checkpoint);
-        [checkpoint, seq] = await goLive(checkpoint, seq);
-      }
+      if (compare(checkpoint, confirmedAt) >= 0) checkpoint = await goLive(checkpoint);
+      for (;;) checkpoint = await goLive(await catchUp(checkpoint));
     } catch (err) {
       if (!(err instanceof Gone)) throw err;
     }
@@ -367,18 +366,15 @@ export function subscribeToStream(store: LogStore, call: ReadCall, options: Read
     }
   };
 
-  const goLive = async (from: bigint, seq: number): Promise<[bigint, number]> => {
+  const goLive = async (from: bigint): Promise<bigint> => {
     let checkpoint = from;
     await send(caughtUp());
     for (;;) {
-      const entry = await live.take(() => out.done);
-      if (!entry) throw new Gone();
-      const inSequence = entry.seq === seq + 1;
-      seq = entry.seq;
-      if (entry.item.revision <= checkpoint) continue;
-      if (!inSequence) return [checkpoint, seq];
-      await sendEvent(entry.item);
-      checkpoint = entry.item.revision;
+      const { item, inSequence } = await live.take(() => out.done);
+      if (item.revision <= checkpoint) continue;
+      if (!inSequence) return checkpoint;
+      await sendEvent(item);
+      checkpoint = item.revision;
     }
   };
 
@@ -386,12 +382,8 @@ export function subscribeToStream(store: LogStore, call: ReadCall, options: Read
     try {
       await send(confirmation());
       let checkpoint = streamOptions.hasEnd() ? confirmedAt : streamOptions.hasRevision() ? BigInt(streamOptions.getRevision()) : -1n;
-      let seq = 0;
-      if (checkpoint >= confirmedAt) [checkpoint, seq] = await goLive(checkpoint, seq);
-      for (;;) {
-        checkpoint = await catchUp(checkpoint);
-        [checkpoint, seq] = await goLive(checkpoint, seq);
-      }
+      if (checkpoint >= confirmedAt) checkpoint = await goLive(checkpoint);
+      for (;;) checkpoint = await goLive(await catchUp(checkpoint));
     } catch (err) {
       if (!(err instanceof Gone)) throw err;
     }
