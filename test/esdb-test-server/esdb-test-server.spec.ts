@@ -58,14 +58,14 @@ function generated() {
 }
 
 describe('server features and the append path', () => {
-  it('advertises BatchAppend with a 24.10 version', async () => {
+  it('advertises BatchAppend, with the 24.10 patch level it behaves as', async () => {
     const { grpc, features, shared } = generated();
     const raw = new features.ServerFeaturesClient(`127.0.0.1:${env.server.port}`, grpc.credentials.createInsecure());
     try {
       const supported = await new Promise<import('@eventstore/db-client/generated/serverfeatures_pb').SupportedMethods>((resolve, reject) =>
         raw.getSupportedMethods(new shared.Empty(), (err, resp) => (err ? reject(err) : resolve(resp!))),
       );
-      expect(supported.getEventStoreServerVersion()).toBe('24.10.0');
+      expect(supported.getEventStoreServerVersion()).toBe('24.10.5');
       const paths = supported.getMethodsList().map((m) => `${m.getServiceName()}/${m.getMethodName()}`);
       expect(paths).toEqual(expect.arrayContaining(['event_store.client.streams.streams/batchappend', 'event_store.client.streams.streams/read']));
     } finally {

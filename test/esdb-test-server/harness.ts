@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { ControlOp, ControlReply, ServerStats } from './server';
+import type { ControlOp, ControlReply, ServerStats, ServerVersion } from './server';
 
 export type { ServerStats } from './server';
 
@@ -28,6 +28,11 @@ export interface EsdbTestServerOptions {
    * through it. false: an older server without ServerFeatures; the client uses `Append`.
    */
   readonly serverFeatures?: boolean;
+  /**
+   * The 24.10 patch level to behave as: '24.10.5' (default) or '24.10.4', whose filtered `$all`
+   * subscriptions could checkpoint at ulong.MaxValue (KDB-710).
+   */
+  readonly version?: ServerVersion;
   /** The server's MaxAppendSize in bytes (default 1 MiB, as EventStoreDB's). */
   readonly maxAppendSize?: number;
   /** The server's MaxAppendEventSize in bytes (default unlimited, as EventStoreDB's). */
@@ -88,6 +93,7 @@ export async function startEsdbTestServer(options: EsdbTestServerOptions = {}): 
   const launch = async () => {
     const args = ['--data-dir', dataDir, '--port', String(port), '--clock-offset-ms', String(clockOffsetMs), '--exit-with-stdin'];
     if (options.serverFeatures === false) args.push('--no-server-features');
+    if (options.version) args.push('--version', options.version);
     if (options.maxAppendSize !== undefined) args.push('--max-append-size', String(options.maxAppendSize));
     if (options.maxAppendEventSize !== undefined) args.push('--max-append-event-size', String(options.maxAppendEventSize));
     const started = await spawnServer(args);

@@ -11,7 +11,7 @@
  *
  * Prints `ESDB_TEST_SERVER_LISTENING <port>` once bound (`--port 0` picks a free port).
  * Options: `--no-server-features` (an old server: the client then appends with `Append`),
- * `--max-append-size <bytes>` (default 1 MiB), `--max-append-event-size <bytes>` (default
+ * `--version 24.10.5|24.10.4` (default 24.10.5), `--max-append-size <bytes>` (default 1 MiB), `--max-append-event-size <bytes>` (default
  * unlimited), `--clock-offset-ms <ms>`.
  * With an IPC channel (the harness), it answers control messages: `drop-connections`, `stats`,
  * `advance-clock`.
@@ -41,14 +41,17 @@ const DEFAULT_MAX_APPEND_SIZE = 1024 * 1024;
 const DEFAULT_MAX_APPEND_EVENT_SIZE = 2 ** 31 - 1;
 const WRITE_TIMEOUT_MS = 2_000;
 /**
- * What GetSupportedMethods reports (major.minor.patch of the server's version). Where 23.10 and
- * 24.10 differ (subscriptions), the test server follows 24.10, the image docker-compose runs.
+ * The 24.10 patch level to behave as (docker-compose runs the `24.10` image): 24.10.5 by
+ * default; 24.10.4 brings back the KDB-710 end checkpoint. Where 23.10 and 24.10 differ
+ * (subscriptions), the test server follows 24.10.
  */
-export const SERVER_VERSION = '24.10.0';
+export const SERVER_VERSIONS = ['24.10.5', '24.10.4'] as const;
+export type ServerVersion = (typeof SERVER_VERSIONS)[number];
 /** ASP.NET Core gRPC's status for an exception a handler did not map. */
 const HANDLER_EXCEPTION = { code: Code.UNKNOWN, details: 'Exception was thrown by handler.' };
 
 export interface ServerOptions {
+  readonly version?: ServerVersion;
   readonly maxAppendSize?: number;
   /** MaxAppendEventSize (24.10.4+): one event's size; unlimited by default. */
   readonly maxAppendEventSize?: number;
@@ -71,6 +74,7 @@ export function createStreamsService(
   stats: Mutable<ServerStats> = newStats(),
 ): GrpcModule.UntypedServiceImplementation {
   const maxAppendSize = options.maxAppendSize ?? DEFAULT_MAX_APPEND_SIZE;
+  const subscriptionVersion = { endCheckpointBeforeKdb710: options.version === '24.10.4' };
   const maxAppendEventSize = options.maxAppendEventSize ?? DEFAULT_MAX_APPEND_EVENT_SIZE;
   const count = (method: string) => (stats.calls[method] = (stats.calls[method] ?? 0) + 1);
 
@@ -285,7 +289,7 @@ export function createStreamsService(
           call.emit('error', { code: Code.INVALID_ARGUMENT, details: 'Invalid combination of read options' });
           return;
         }
-        if (options.hasAll()) subscribeToAll(store, call, options, toResp);
+        if (options.hasAll()) subscribeToAll(store, call, options, toResp, subscriptionVersion);
         else subscribeToStream(store, call, options, toResp);
         return;
       }
@@ -352,9 +356,10 @@ export function newStats(): Mutable<ServerStats> {
 /**
  * ServerFeatures.cs lists every endpoint of the node; this lists what the test server serves.
  * Read's features are the server's; BatchAppend's `deadline_duration` is left out because only
- * the Timestamp deadline (what this client sends) is understood here.
+ * the Timestamp deadline (what this client sends) is understood here. The version is the patch
+ * level the server behaves as.
  */
-export function createServerFeaturesService(stats: Mutable<ServerStats>): GrpcModule.UntypedServiceImplementation {
+export function createServerFeaturesService(stats: Mutable<ServerStats>, version: ServerVersion = '24.10.5'): GrpcModule.UntypedServiceImplementation {
   const methods: Array<[service: string, method: string, features: string[]]> = [
     ['event_store.client.streams.streams', 'read', ['position', 'events']],
     ['event_store.client.streams.streams', 'append', []],
@@ -366,7 +371,7 @@ export function createServerFeaturesService(stats: Mutable<ServerStats>): GrpcMo
   return {
     getSupportedMethods: (_call: unknown, callback: GrpcModule.sendUnaryData<unknown>) => {
       stats.calls['ServerFeatures/GetSupportedMethods'] = (stats.calls['ServerFeatures/GetSupportedMethods'] ?? 0) + 1;
-      const resp = new features.SupportedMethods().setEventStoreServerVersion(SERVER_VERSION);
+      const resp = new features.SupportedMethods().setEventStoreServerVersion(version);
       for (const [service, method, list] of methods) {
         resp.addMethods(new features.SupportedMethod().setServiceName(service).setMethodName(method).setFeaturesList(list));
       }
@@ -701,6 +706,7 @@ interface Args {
   dataDir: string;
   port: number;
   serverFeatures: boolean;
+  version: ServerVersion;
   maxAppendSize: number;
   maxAppendEventSize: number;
   clockOffsetMs: number;
@@ -719,6 +725,8 @@ function parseArgs(argv: string[]): Args {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port must be 0..65535');
   const maxAppendSize = Number(get('--max-append-size') ?? DEFAULT_MAX_APPEND_SIZE);
   if (!Number.isInteger(maxAppendSize) || maxAppendSize <= 0) throw new Error('--max-append-size must be a positive integer');
+  const version = (get('--version') ?? SERVER_VERSIONS[0]) as ServerVersion;
+  if (!SERVER_VERSIONS.includes(version)) throw new Error(`--version must be one of ${SERVER_VERSIONS.join(', ')}`);
   const maxAppendEventSize = Number(get('--max-append-event-size') ?? DEFAULT_MAX_APPEND_EVENT_SIZE);
   if (!Number.isInteger(maxAppendEventSize) || maxAppendEventSize <= 0) throw new Error('--max-append-event-size must be a positive integer');
   const clockOffsetMs = Number(get('--clock-offset-ms') ?? 0);
@@ -727,6 +735,7 @@ function parseArgs(argv: string[]): Args {
     dataDir,
     port,
     serverFeatures: !argv.includes('--no-server-features'),
+    version,
     maxAppendSize,
     maxAppendEventSize,
     clockOffsetMs,
@@ -743,11 +752,11 @@ function main(): void {
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 17 * 1024 * 1024 });
   server.addService(
     StreamsService as unknown as GrpcModule.ServiceDefinition,
-    createStreamsService(store, { maxAppendSize: args.maxAppendSize, maxAppendEventSize: args.maxAppendEventSize }, stats),
+    createStreamsService(store, { version: args.version, maxAppendSize: args.maxAppendSize, maxAppendEventSize: args.maxAppendEventSize }, stats),
   );
   // Without it the client sees UNIMPLEMENTED, as from a pre-21.10 server, and appends with Append.
   if (args.serverFeatures) {
-    server.addService(ServerFeaturesService as unknown as GrpcModule.ServiceDefinition, createServerFeaturesService(stats));
+    server.addService(ServerFeaturesService as unknown as GrpcModule.ServiceDefinition, createServerFeaturesService(stats, args.version));
   }
 
   let stopping = false;

@@ -143,9 +143,12 @@ describe('checkpoints (filtered $all)', () => {
     ]);
   });
 
-  it('from the start, if catch-up sends nothing, it checkpoints at the log start (0,0) when going live', async () => {
-    // 24.10.0–24.10.4 sent ulong.MaxValue (End) here, and no checkpoint after it (README.md).
-    await withOwnServer({}, async (_, c) => {
+  it.each([
+    ['24.10.5', 'checkpoints at the log start (0,0), then live as usual', false],
+    // KDB-710: a client that resumes from this checkpoint resumes from the end of the log.
+    ['24.10.4', 'checkpoints at ulong.MaxValue (End), and no checkpoint after it', true],
+  ] as const)('%s: from the start, if catch-up sends nothing, it %s', async (version, _, endCheckpoint) => {
+    await withOwnServer({ version }, async (_s, c) => {
       const p = prefix();
       // A real node's log is never empty (epoch records and the like); one record that the
       // filter skips stands for them.
@@ -153,18 +156,20 @@ describe('checkpoints (filtered $all)', () => {
       const checkpoints: Position[] = [];
       const sub = c.subscribeToAll({
         fromPosition: START,
-        filter: eventTypeFilter({ prefixes: [p], checkpointReached: (_s, position) => void checkpoints.push(position) }),
+        filter: eventTypeFilter({ prefixes: [p], checkpointReached: (_sub, position) => void checkpoints.push(position) }),
       });
       const rec = record(sub);
       await rec.until(() => rec.log.includes('caught-up'));
-      expect(checkpoints).toEqual([{ commit: 0n, prepare: 0n }]);
       const misses = await c.appendToStream(stream(), Array.from({ length: 40 }, () => event('Miss')));
       await c.appendToStream(stream(), [event(`${p}Hit`)]);
       await rec.until(() => rec.events.length >= 1);
       await sub.unsubscribe();
-      // Live: the 32nd record appended since the subscription began (the 40th is `misses`).
+      // Live, the interval (32) is complete at the 32nd record since the subscription began.
       const [thirtySecond] = (await readAll(c, { direction: BACKWARDS, fromPosition: misses.position!, maxCount: 8 })).slice(-1);
-      expect(checkpoints).toEqual([{ commit: 0n, prepare: 0n }, thirtySecond.position]);
+      const ulongMax = 2n ** 64n - 1n;
+      expect(checkpoints).toEqual(
+        endCheckpoint ? [{ commit: ulongMax, prepare: ulongMax }] : [{ commit: 0n, prepare: 0n }, thirtySecond.position],
+      );
     });
   });
 });

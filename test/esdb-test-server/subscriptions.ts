@@ -20,7 +20,7 @@
  *
  * Versions: this is the release/v24.10 branch as of 24.10.5. 24.10.0–24.10.4 sent the
  * end-of-catch-up checkpoint from `start` with nothing sent as ulong.MaxValue (End), after which
- * no checkpoint is "after" and none is sent (KDB-710); see README.md.
+ * no checkpoint is "after" and none is sent (KDB-710; `endCheckpointBeforeKdb710`); see README.md.
  * - Stream subscriptions: catch-up reads the stream (so `$tb`/`$maxCount`/`$maxAge` apply, and a
  *   missing or soft-deleted stream goes straight to live); live forwards whatever is appended;
  *   a tombstone is forwarded, then the call fails; a tombstoned stream fails at once.
@@ -182,7 +182,21 @@ function caughtUp(): StreamsPb.ReadResp {
 
 type AllLive = { readonly event: StoredEvent } | { readonly checkpoint: TfPos };
 
-export function subscribeToAll(store: LogStore, call: ReadCall, options: ReadOptions, toResp: ToResp): void {
+export interface AllSubscriptionOptions {
+  /**
+   * 24.10.0–24.10.4 behaviour (before KDB-710): the end-of-catch-up checkpoint is not raised to
+   * the page start, so from `start` with nothing sent it is (-1,-1), sent as ulong.MaxValue.
+   */
+  readonly endCheckpointBeforeKdb710?: boolean;
+}
+
+export function subscribeToAll(
+  store: LogStore,
+  call: ReadCall,
+  options: ReadOptions,
+  toResp: ToResp,
+  version: AllSubscriptionOptions = {},
+): void {
   const out = new Outbox(call);
   const all = options.getAll()!;
   const filter = options.hasFilter() ? compileFilter(options.getFilter()!) : null;
@@ -211,7 +225,7 @@ export function subscribeToAll(store: LogStore, call: ReadCall, options: ReadOpt
   };
   // MoveNextAsync drops a checkpoint that is not after the last one (compared on the wire).
   const sendCheckpoint = async (p: TfPos) => {
-    if (compare(p, BEFORE_ALL) === 0) return; // nothing to report yet
+    if (compare(p, BEFORE_ALL) === 0 && !version.endCheckpointBeforeKdb710) return; // nothing to report yet
     const w = wire(p);
     if (lastCheckpointSent && compare(w, lastCheckpointSent) <= 0) return;
     lastCheckpointSent = w;
@@ -258,7 +272,7 @@ export function subscribeToAll(store: LogStore, call: ReadCall, options: ReadOpt
       if (endOfStream) {
         // 24.10.5 (KDB-710): never before the page start, so never (-1,-1), which 24.10.0–.4
         // sent as ulong.MaxValue (End).
-        if (compare(checkpoint, currentPos) < 0) checkpoint = currentPos;
+        if (compare(checkpoint, currentPos) < 0 && !version.endCheckpointBeforeKdb710) checkpoint = currentPos;
         await sendCheckpoint(checkpoint);
         return checkpoint;
       }
