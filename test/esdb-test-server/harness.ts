@@ -3,22 +3,40 @@
  *
  *   const server = await startEsdbTestServer();
  *   const client = EventStoreDBClient.connectionString(server.connectionString);
- *   await server.restart();   // drop every connection; same port, same data
+ *   await server.dropConnections(); // every connection and subscription drops; the server stays
+ *   await server.restart();         // a new process: same port, same data
  *   await server.stop();
  *
- * The child never outlives this process: it is SIGKILLed on exit, it exits when its stdin pipe
- * closes (which also covers SIGKILL of this process), and it watches its ppid.
+ * The child never outlives this process: it is SIGKILLed on exit, it exits when its stdin pipe or
+ * IPC channel closes (which also covers SIGKILL of this process), and it watches its ppid.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { ControlOp, ControlReply, ServerStats, ServerVersion } from './server';
+
+export type { ServerStats } from './server';
 
 export interface EsdbTestServerOptions {
   /** Where the log is kept. Default: a new temp dir, removed by `stop()`. */
   readonly dataDir?: string;
   /** Default 0: a free port, chosen by the OS and kept across restarts. */
   readonly port?: number;
+  /**
+   * Default true: ServerFeatures advertises BatchAppend (a 21.10+ server), so the client appends
+   * through it. false: an older server without ServerFeatures; the client uses `Append`.
+   */
+  readonly serverFeatures?: boolean;
+  /**
+   * The 24.10 patch level to behave as: '24.10.5' (default) or '24.10.4', whose filtered `$all`
+   * subscriptions could checkpoint at ulong.MaxValue (KDB-710).
+   */
+  readonly version?: ServerVersion;
+  /** The server's MaxAppendSize in bytes (default 1 MiB, as EventStoreDB's). */
+  readonly maxAppendSize?: number;
+  /** The server's MaxAppendEventSize in bytes (default unlimited, as EventStoreDB's). */
+  readonly maxAppendEventSize?: number;
 }
 
 export interface EsdbTestServer {
@@ -27,9 +45,22 @@ export interface EsdbTestServer {
   readonly port: number;
   readonly dataDir: string;
   /**
+   * Closes every client connection (HTTP/2 session) at once; open calls and subscriptions fail on
+   * the client, which reconnects. The process and its in-memory state stay (unlike `restart`).
+   */
+  dropConnections(): Promise<void>;
+  /** Calls per method, BatchAppend appends and chunks, since this process started. */
+  stats(): Promise<ServerStats>;
+  /**
+   * Moves the server's clock on: event timestamps and `$maxAge` use it (BatchAppend deadlines,
+   * absolute times from a client on this machine, still use the real one). Kept across restarts.
+   */
+  advanceClock(ms: number): Promise<void>;
+  /**
    * Stops the server process and starts a new one on the same port and data: every open
-   * connection, call and subscription drops. `SIGTERM` (default) lets the server force-close its
-   * calls (clients see CANCELLED); `SIGKILL` is a crash (clients see the connection drop).
+   * connection, call and subscription drops, and in-memory state (the idempotency cache) is lost.
+   * `SIGTERM` (default) lets the server force-close its calls (clients see CANCELLED);
+   * `SIGKILL` is a crash (clients see the connection drop).
    */
   restart(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
   /** Stops the process and leaves it down until `start()`. */
@@ -43,8 +74,9 @@ export interface EsdbTestServer {
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const SERVER_ENTRY = join(__dirname, 'server.ts');
 const LISTENING_MARKER = 'ESDB_TEST_SERVER_LISTENING';
-/** A guard against a hung start, not a test assertion: startup takes well under a second. */
+/** Guards against a hung start or control call, not test assertions: both take milliseconds. */
 const START_TIMEOUT_MS = 20_000;
+const CONTROL_TIMEOUT_MS = 10_000;
 
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
@@ -55,9 +87,16 @@ export async function startEsdbTestServer(options: EsdbTestServerOptions = {}): 
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'esdb-test-server-'));
   let child: ChildProcess | undefined;
   let port = options.port ?? 0;
+  let clockOffsetMs = 0;
+  let nextId = 1;
 
   const launch = async () => {
-    const started = await spawnServer(dataDir, port);
+    const args = ['--data-dir', dataDir, '--port', String(port), '--clock-offset-ms', String(clockOffsetMs), '--exit-with-stdin'];
+    if (options.serverFeatures === false) args.push('--no-server-features');
+    if (options.version) args.push('--version', options.version);
+    if (options.maxAppendSize !== undefined) args.push('--max-append-size', String(options.maxAppendSize));
+    if (options.maxAppendEventSize !== undefined) args.push('--max-append-event-size', String(options.maxAppendEventSize));
+    const started = await spawnServer(args);
     child = started.child;
     port = started.port;
   };
@@ -65,6 +104,38 @@ export async function startEsdbTestServer(options: EsdbTestServerOptions = {}): 
     const c = child;
     child = undefined;
     if (c) await terminate(c, signal);
+  };
+  const control = (request: ControlOp): Promise<unknown> => {
+    const c = child;
+    if (!c?.connected) return Promise.reject(new Error('esdb-test-server is not running'));
+    const id = nextId++;
+    return new Promise((resolvePromise, reject) => {
+      // The channel is unref'd between calls so it never keeps Jest alive; ref'd while waiting.
+      c.channel?.ref();
+      const done = () => {
+        clearTimeout(timer);
+        c.off('message', onMessage);
+        c.off('exit', onExit);
+        c.channel?.unref();
+      };
+      const onMessage = (reply: ControlReply) => {
+        if (reply.id !== id) return;
+        done();
+        if (reply.error) reject(new Error(reply.error));
+        else resolvePromise(reply.result);
+      };
+      const onExit = () => {
+        done();
+        reject(new Error(`esdb-test-server exited during ${request.op}`));
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`esdb-test-server did not answer ${request.op} within ${CONTROL_TIMEOUT_MS} ms`));
+      }, CONTROL_TIMEOUT_MS);
+      c.on('message', onMessage);
+      c.once('exit', onExit);
+      c.send({ ...request, id });
+    });
   };
 
   try {
@@ -82,6 +153,15 @@ export async function startEsdbTestServer(options: EsdbTestServerOptions = {}): 
       return port;
     },
     dataDir,
+    async dropConnections() {
+      await control({ op: 'drop-connections' });
+    },
+    async stats() {
+      return (await control({ op: 'stats' })) as ServerStats;
+    },
+    async advanceClock(ms) {
+      clockOffsetMs = (await control({ op: 'advance-clock', ms })) as number;
+    },
     async restart(signal) {
       await halt(signal);
       await launch();
@@ -97,12 +177,11 @@ export async function startEsdbTestServer(options: EsdbTestServerOptions = {}): 
   };
 }
 
-function spawnServer(dataDir: string, port: number): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(
-    process.execPath,
-    ['-r', '@swc-node/register', SERVER_ENTRY, '--data-dir', dataDir, '--port', String(port), '--exit-with-stdin'],
-    { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
-  );
+function spawnServer(args: string[]): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', SERVER_ENTRY, ...args], {
+    cwd: REPO_ROOT,
+    stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
+  });
   live.add(child);
   child.once('exit', () => live.delete(child));
 
@@ -128,6 +207,7 @@ function spawnServer(dataDir: string, port: number): Promise<{ child: ChildProce
       // From here on the child must not keep Jest (or a script) alive if someone forgets stop():
       // it dies with us anyway.
       child.unref();
+      child.channel?.unref();
       for (const s of [child.stdin, child.stdout, child.stderr]) (s as unknown as { unref?: () => void })?.unref?.();
       resolvePromise({ child, port: Number(match[1]) });
     });

@@ -1,6 +1,7 @@
 /**
- * A small EventStoreDB gRPC server for tests: the subset of `event_store.client.streams.Streams`
- * that @eventstore/db-client 6.2.1 uses (see /work/shared/ESDB-WIRE.md). Plaintext h2c.
+ * An EventStoreDB gRPC server for tests, as faithful to a 24.10 single node as @eventstore/db-client
+ * 6.2.1 can tell: `Streams` (Read, Append, BatchAppend, Delete, Tombstone) and `ServerFeatures`.
+ * Plaintext h2c. What it leaves out is listed in README.md next to this file.
  *
  * Runs in its own process (google-protobuf registers generated classes on a process-global
  * namespace, so it must not share a process with another generated set): start it through
@@ -9,109 +10,243 @@
  *   node -r @swc-node/register test/esdb-test-server/server.ts --data-dir /tmp/esdb --port 2113
  *
  * Prints `ESDB_TEST_SERVER_LISTENING <port>` once bound (`--port 0` picks a free port).
- * ServerFeatures is deliberately not served: grpc-js answers UNIMPLEMENTED, and the client then
- * uses plain `Streams.Append` (BatchAppend is not implemented).
+ * Options: `--no-server-features` (an old server: the client then appends with `Append`),
+ * `--version 24.10.5|24.10.4` (default 24.10.5), `--max-append-size <bytes>` (default 1 MiB), `--max-append-event-size <bytes>` (default
+ * unlimited), `--clock-offset-ms <ms>`.
+ * With an IPC channel (the harness), it answers control messages: `drop-connections`, `stats`,
+ * `advance-clock`.
  */
-import { randomUUID } from 'node:crypto';
-import { dirname } from 'node:path';
-import type * as GrpcModule from '@grpc/grpc-js';
-import type * as StreamsGrpc from '@eventstore/db-client/generated/streams_grpc_pb';
-import type * as StreamsPb from '@eventstore/db-client/generated/streams_pb';
-import type * as SharedPb from '@eventstore/db-client/generated/shared_pb';
 import { LogStore, type Expected, type ProposedEvent, type StoredEvent, type WriteOutcome } from './log-store';
+import {
+  Code,
+  ServerFeaturesService,
+  jspb,
+  StreamsService,
+  anyPb,
+  emptyPb,
+  features,
+  grpc,
+  pb,
+  shared,
+  status,
+  type GrpcModule,
+  type SharedPb,
+  type StreamsGrpc,
+  type StreamsPb,
+} from './proto';
+import { compileFilter, drained, streamDeletedError, subscribeToAll, subscribeToStream, type ReadCall } from './subscriptions';
 
-// Load grpc-js from where the generated service definitions load it: the serializers and
-// `instanceof` checks must all see the same module instances.
-const generatedDir = dirname(require.resolve('@eventstore/db-client/generated/streams_grpc_pb'));
-const grpc = require(require.resolve('@grpc/grpc-js', { paths: [generatedDir] })) as typeof GrpcModule;
-const { StreamsService } = require(`${generatedDir}/streams_grpc_pb`) as typeof StreamsGrpc;
-const pb = require(`${generatedDir}/streams_pb`) as typeof StreamsPb;
-const shared = require(`${generatedDir}/shared_pb`) as typeof SharedPb;
+/** ClusterVNodeOptions defaults. */
+const DEFAULT_MAX_APPEND_SIZE = 1024 * 1024;
+const DEFAULT_MAX_APPEND_EVENT_SIZE = 2 ** 31 - 1;
+const WRITE_TIMEOUT_MS = 2_000;
+/**
+ * The 24.10 patch level to behave as (docker-compose runs the `24.10` image): 24.10.5 by
+ * default; 24.10.4 brings back the KDB-710 end checkpoint. Where 23.10 and 24.10 differ
+ * (subscriptions), the test server follows 24.10.
+ */
+export const SERVER_VERSIONS = ['24.10.5', '24.10.4'] as const;
+export type ServerVersion = (typeof SERVER_VERSIONS)[number];
+/** ASP.NET Core gRPC's status for an exception a handler did not map. */
+const HANDLER_EXCEPTION = { code: Code.UNKNOWN, details: 'Exception was thrown by handler.' };
 
-type ReadCall = GrpcModule.ServerWritableStream<StreamsPb.ReadReq, StreamsPb.ReadResp>;
-type ReadOptions = StreamsPb.ReadReq.Options;
+export interface ServerOptions {
+  readonly version?: ServerVersion;
+  readonly maxAppendSize?: number;
+  /** MaxAppendEventSize (24.10.4+): one event's size; unlimited by default. */
+  readonly maxAppendEventSize?: number;
+}
 
-/** The window for checkpoints when the filter gives no `max` (the server's read batch; unverified). */
-const DEFAULT_CHECKPOINT_WINDOW = 32;
-const Status = {
-  OK: 0,
-  INVALID_ARGUMENT: 3,
-  FAILED_PRECONDITION: 9,
-} as const;
+export interface ServerStats {
+  /** gRPC calls per method, e.g. `Streams/Read`. One BatchAppend call carries many appends. */
+  readonly calls: Record<string, number>;
+  /** Appends completed through BatchAppend (batches whose last chunk arrived). */
+  readonly batchAppends: number;
+  /** BatchAppend request messages (chunks) received. */
+  readonly batchAppendChunks: number;
+}
 
-export function createStreamsService(store: LogStore): GrpcModule.UntypedServiceImplementation {
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+export function createStreamsService(
+  store: LogStore,
+  options: ServerOptions = {},
+  stats: Mutable<ServerStats> = newStats(),
+): GrpcModule.UntypedServiceImplementation {
+  const maxAppendSize = options.maxAppendSize ?? DEFAULT_MAX_APPEND_SIZE;
+  const subscriptionVersion = { endCheckpointBeforeKdb710: options.version === '24.10.4' };
+  const maxAppendEventSize = options.maxAppendEventSize ?? DEFAULT_MAX_APPEND_EVENT_SIZE;
+  const count = (method: string) => (stats.calls[method] = (stats.calls[method] ?? 0) + 1);
+
   const impl: StreamsGrpc.IStreamsServer = {
+    // Streams.Append.cs: options first, then events; size and required metadata checked as they come.
     append: (call, callback) => {
-      const requests: StreamsPb.AppendReq[] = [];
-      call.on('data', (req: StreamsPb.AppendReq) => requests.push(req));
+      count('Streams/Append');
+      let options: StreamsPb.AppendReq.Options | undefined;
+      const proposed: ProposedEvent[] = [];
+      let size = 0;
+      let answered = false;
+      const answer = (err: Partial<GrpcModule.StatusObject> | null, resp?: StreamsPb.AppendResp) => {
+        if (answered) return;
+        answered = true;
+        callback(err, resp);
+      };
+      call.on('data', (req: StreamsPb.AppendReq) => {
+        if (answered) return;
+        if (!options) {
+          if (!req.hasOptions()) return answer(HANDLER_EXCEPTION);
+          options = req.getOptions();
+          return;
+        }
+        const message = req.getProposedMessage();
+        if (!message) return answer(HANDLER_EXCEPTION);
+        const meta = message.getMetadataMap();
+        if (meta.get('type') === undefined) return answer(missingMetadata('type'));
+        if (meta.get('content-type') === undefined) return answer(missingMetadata('content-type'));
+        const eventSize = sizeOnDisk(message);
+        if (eventSize > maxAppendEventSize) {
+          // The server puts the UUID message's ToString() (its JSON) in the trailer.
+          const id = `{ "string": "${message.getId()?.getString() ?? ''}" }`;
+          return answer(maxAppendEventSizeError(id, eventSize, maxAppendEventSize));
+        }
+        size += eventSize;
+        if (size > maxAppendSize) return answer(maxAppendSizeError(maxAppendSize));
+        try {
+          proposed.push(toProposed(message));
+        } catch {
+          answer(HANDLER_EXCEPTION);
+        }
+      });
       call.on('error', () => {}); // the client went away: nothing to answer
       call.on('end', () => {
-        const options = requests[0]?.getOptions();
+        if (answered) return;
         const identifier = options?.getStreamIdentifier();
-        if (!options || !identifier) {
-          callback({ code: Status.INVALID_ARGUMENT, details: 'The first AppendReq must carry options' });
-          return;
-        }
+        if (!options || !identifier) return answer(HANDLER_EXCEPTION);
+        const expected = expectedOf(options);
+        if (!expected) return answer({ code: Code.INVALID_ARGUMENT, details: 'ExpectedStreamRevisionCase not set' });
         const streamId = streamName(identifier);
-        const expected = appendExpected(options);
-        const proposed: ProposedEvent[] = [];
-        for (const req of requests.slice(1)) {
-          const message = req.getProposedMessage();
-          if (!message) continue;
-          const meta = message.getMetadataMap();
-          proposed.push({
-            id: uuidToString(message.getId()),
-            type: meta.get('type') ?? '',
-            contentType: meta.get('content-type') ?? 'application/octet-stream',
-            data: Buffer.from(message.getData_asU8()),
-            customMetadata: Buffer.from(message.getCustomMetadata_asU8()),
-          });
-        }
         const outcome = store.append(streamId, expected, proposed);
-        if (outcome.kind === 'stream_deleted') {
-          callback(streamDeletedError(streamId));
-          return;
-        }
+        if (outcome.kind === 'stream_deleted') return answer(streamDeletedError(streamId));
         const resp = new pb.AppendResp();
-        if (outcome.kind === 'wrong_expected_version') {
-          // Only the "new" fields (6–11): the 20.6.0 ones are what the client no longer reads.
-          const wev = new pb.AppendResp.WrongExpectedVersion();
-          if (outcome.current < 0n) wev.setCurrentNoStream(new shared.Empty());
-          else wev.setCurrentRevision(String(outcome.current));
-          switch (outcome.expected.kind) {
-            case 'any':
-              wev.setExpectedAny(new shared.Empty());
-              break;
-            case 'no_stream':
-              wev.setExpectedNoStream(new shared.Empty());
-              break;
-            case 'stream_exists':
-              wev.setExpectedStreamExists(new shared.Empty());
-              break;
-            case 'revision':
-              wev.setExpectedRevision(String(outcome.expected.revision));
-              break;
+        if (outcome.kind === 'wrong_expected_version') resp.setWrongExpectedVersion(appendWrongExpectedVersion(outcome));
+        else resp.setSuccess(appendSuccess(outcome));
+        answer(null, resp);
+      });
+    },
+
+    // Streams.BatchAppend.cs: many appends on one bidi call, each buffered by correlation id.
+    batchAppend: (call) => {
+      count('Streams/BatchAppend');
+      const pending = new Map<string, PendingBatch>();
+      const timers = new Set<NodeJS.Timeout>();
+      let closed = false;
+      const respond = (resp: StreamsPb.BatchAppendResp) => {
+        if (!closed) call.write(resp);
+      };
+      const finish = () => {
+        closed = true;
+        for (const t of timers) clearTimeout(t);
+        timers.clear();
+      };
+      call.on('error', finish);
+      call.on('cancelled', finish);
+      call.on('end', () => {
+        finish();
+        call.end();
+      });
+
+      call.on('data', (req: StreamsPb.BatchAppendReq) => {
+        if (closed) return;
+        stats.batchAppendChunks++;
+        const correlation = req.getCorrelationId();
+        const key = uuidToString(correlation);
+        const options = req.getOptions();
+        const reply = (identifier: SharedPb.StreamIdentifier | undefined) =>
+          new pb.BatchAppendResp().setCorrelationId(correlation).setStreamIdentifier(identifier);
+        try {
+          if (options) {
+            const identifier = options.getStreamIdentifier();
+            if (!identifier) {
+              return respond(reply(identifier).setError(badRequest('Required field StreamIdentifier not set.')));
+            }
+            // The deadline is the client's absolute time: compared with the real clock, not the
+            // one tests move on for $maxAge (client and server share this machine).
+            const deadline = options.hasDeadline() ? options.getDeadline()!.toDate().getTime() : Infinity;
+            const timeout = Math.min(deadline - Date.now(), WRITE_TIMEOUT_MS);
+            if (timeout <= 0) return respond(reply(identifier).setError(timeoutStatus()));
+            if (!pending.has(key)) {
+              const expected = batchExpected(options);
+              if (!expected) throw new Error(`Unexpected ExpectedStreamPositionCase`);
+              pending.set(key, { streamId: streamName(identifier), expected, events: [], size: 0 });
+              // Still pending when it fires (no last chunk): a Timeout, echoing the id as the
+              // server does here, in structured form.
+              const timer = setTimeout(() => {
+                timers.delete(timer);
+                const batch = pending.get(key);
+                if (!batch || !pending.delete(key)) return;
+                respond(
+                  new pb.BatchAppendResp()
+                    .setCorrelationId(uuidMessage(key, true))
+                    .setStreamIdentifier(streamIdentifier(batch.streamId))
+                    .setError(timeoutStatus()),
+                );
+              }, timeout);
+              timer.unref();
+              timers.add(timer);
+            }
           }
-          resp.setWrongExpectedVersion(wev);
-        } else {
-          const success = new pb.AppendResp.Success();
-          if (outcome.revision < 0n) success.setNoStream(new shared.Empty());
-          else success.setCurrentRevision(String(outcome.revision));
-          if (outcome.position === null) success.setNoPosition(new shared.Empty());
-          else success.setPosition(new pb.AppendResp.Position().setCommitPosition(String(outcome.position)).setPreparePosition(String(outcome.position)));
-          resp.setSuccess(success);
+          const batch = pending.get(key);
+          if (!batch) return; // unknown, or already refused: later chunks are ignored
+          let eventTooBig = false;
+          for (const message of req.getProposedMessagesList()) {
+            const event = toProposed(message); // a refusal here is a BadRequest (below)
+            const eventSize = sizeOnDisk(message);
+            if (eventSize > maxAppendEventSize) {
+              pending.delete(key);
+              respond(reply(streamIdentifier(batch.streamId)).setError(maxAppendEventSizeStatus(event.id, eventSize, maxAppendEventSize)));
+              eventTooBig = true;
+              break;
+            }
+            batch.size += eventSize;
+            batch.events.push(event);
+          }
+          if (!eventTooBig && batch.size > maxAppendSize) {
+            pending.delete(key);
+            respond(reply(streamIdentifier(batch.streamId)).setError(maxAppendSizeStatus(maxAppendSize)));
+          }
+          if (!req.getIsFinal() || !pending.delete(key)) return;
+          stats.batchAppends++;
+          const outcome = store.append(batch.streamId, batch.expected, batch.events);
+          const resp = reply(streamIdentifier(batch.streamId));
+          if (outcome.kind === 'ok') resp.setSuccess(batchSuccess(outcome));
+          else if (outcome.kind === 'stream_deleted') resp.setError(streamDeletedStatus(batch.streamId));
+          else resp.setError(wrongExpectedVersionStatus(outcome));
+          respond(resp);
+        } catch (err) {
+          // The batch stays pending, so its timer will answer Timeout for the same id later
+          // (a second answer the Node client cannot match: see README).
+          if (!options) {
+            // The server's catch block reads request.Options.StreamIdentifier: with no options
+            // that throws too, and the whole call fails.
+            finish();
+            call.emit('error', HANDLER_EXCEPTION);
+            return;
+          }
+          respond(reply(options.getStreamIdentifier()).setError(badRequest((err as Error).message)));
         }
-        callback(null, resp);
       });
     },
 
     delete: (call, callback) => {
+      count('Streams/Delete');
       const options = call.request.getOptions();
       const identifier = options?.getStreamIdentifier();
-      if (!options || !identifier) return callback({ code: Status.INVALID_ARGUMENT, details: 'Missing options' });
+      if (!options || !identifier) return callback(HANDLER_EXCEPTION);
+      const expected = expectedOf(options);
+      if (!expected) return callback({ code: Code.INVALID_ARGUMENT, details: 'ExpectedStreamRevisionCase not set' });
       const streamId = streamName(identifier);
-      const outcome = store.softDelete(streamId, deleteExpected(options));
-      const failure = unaryFailure(streamId, outcome);
+      const outcome = store.softDelete(streamId, expected);
+      const failure = deleteFailure(streamId, outcome);
       if (failure) return callback(failure);
       const resp = new pb.DeleteResp();
       const position = outcome.kind === 'ok' ? outcome.position : null;
@@ -121,12 +256,15 @@ export function createStreamsService(store: LogStore): GrpcModule.UntypedService
     },
 
     tombstone: (call, callback) => {
+      count('Streams/Tombstone');
       const options = call.request.getOptions();
       const identifier = options?.getStreamIdentifier();
-      if (!options || !identifier) return callback({ code: Status.INVALID_ARGUMENT, details: 'Missing options' });
+      if (!options || !identifier) return callback(HANDLER_EXCEPTION);
+      const expected = expectedOf(options);
+      if (!expected) return callback({ code: Code.INVALID_ARGUMENT, details: 'ExpectedStreamRevisionCase not set' });
       const streamId = streamName(identifier);
-      const outcome = store.tombstone(streamId, deleteExpected(options));
-      const failure = unaryFailure(streamId, outcome);
+      const outcome = store.tombstone(streamId, expected);
+      const failure = deleteFailure(streamId, outcome);
       if (failure) return callback(failure);
       const resp = new pb.TombstoneResp();
       const position = outcome.kind === 'ok' ? outcome.position : null;
@@ -136,188 +274,140 @@ export function createStreamsService(store: LogStore): GrpcModule.UntypedService
     },
 
     read: (call) => {
+      count('Streams/Read');
       const options = call.request.getOptions();
       if (!options) {
-        call.emit('error', { code: Status.INVALID_ARGUMENT, details: 'Missing options' });
+        call.emit('error', HANDLER_EXCEPTION);
         return;
       }
       const structuredIds = options.getUuidOption()?.hasStructured() ?? false;
       const toResp = (e: StoredEvent) => eventResp(e, structuredIds);
+      const backwards = options.getReadDirection() === pb.ReadReq.Options.ReadDirection.BACKWARDS;
       if (options.hasSubscription()) {
-        if (options.hasAll()) subscribeToAll(store, call, options, toResp);
+        // Streams.Read.cs: subscriptions go forwards; a filter only on `$all`.
+        if (backwards || (options.hasStream() && options.hasFilter())) {
+          call.emit('error', { code: Code.INVALID_ARGUMENT, details: 'Invalid combination of read options' });
+          return;
+        }
+        if (options.hasAll()) subscribeToAll(store, call, options, toResp, subscriptionVersion);
         else subscribeToStream(store, call, options, toResp);
         return;
       }
-      const count = BigInt(options.getCount() || '0');
-      const backwards = options.getReadDirection() === pb.ReadReq.Options.ReadDirection.BACKWARDS;
+      const maxCount = BigInt(options.getCount() || '0');
       if (options.hasAll()) {
-        void writeAll(call, readAll(store, options.getAll()!, backwards, count).map(toResp));
+        const from = options.getAll()!.getPosition();
+        if (from && !store.isRecordBoundary(BigInt(from.getCommitPosition()))) {
+          call.emit('error', { code: Code.INVALID_ARGUMENT, details: 'Trying to read from an invalid position.' });
+          return;
+        }
+        void writeAll(call, readAll(store, options, backwards, maxCount).map(toResp));
         return;
       }
       const streamOptions = options.getStream();
       const identifier = streamOptions?.getStreamIdentifier();
       if (!streamOptions || !identifier) {
-        call.emit('error', { code: Status.INVALID_ARGUMENT, details: 'Missing stream options' });
+        call.emit('error', HANDLER_EXCEPTION);
         return;
       }
       const streamId = streamName(identifier);
-      const state = store.stream(streamId);
-      if (state?.tombstoned) {
+      const view = store.streamView(streamId);
+      if (view.kind === 'deleted') {
         call.emit('error', streamDeletedError(streamId));
         return;
       }
-      const range = state ? store.visibleRange(state) : null;
-      if (!state || !range) {
-        // A finite read of a missing (or soft-deleted) stream: the message, then OK.
-        const resp = new pb.ReadResp().setStreamNotFound(new pb.ReadResp.StreamNotFound().setStreamIdentifier(identifier));
-        void writeAll(call, [resp]);
+      if (view.kind === 'no_stream') {
+        // A missing or soft-deleted stream: the message, then OK.
+        void writeAll(call, [new pb.ReadResp().setStreamNotFound(new pb.ReadResp.StreamNotFound().setStreamIdentifier(identifier))]);
         return;
       }
       const events: StoredEvent[] = [];
-      const take = (rev: bigint) => events.push(state.events[Number(rev)]);
+      const take = (rev: bigint) => {
+        const e = view.events[Number(rev)];
+        if (view.visible(e)) events.push(e);
+      };
       if (backwards) {
         let rev = streamOptions.hasRevision()
-          ? min(BigInt(streamOptions.getRevision()), range.last)
+          ? min(BigInt(streamOptions.getRevision()), view.last)
           : streamOptions.hasStart()
-            ? range.first // "start" backwards: only the first event
-            : range.last;
-        for (; rev >= range.first && BigInt(events.length) < count; rev--) take(rev);
+            ? 0n // backwards from the start: only event 0
+            : view.last;
+        for (; rev >= view.min && BigInt(events.length) < maxCount; rev--) take(rev);
       } else if (!streamOptions.hasEnd()) {
-        let rev = streamOptions.hasRevision() ? max(BigInt(streamOptions.getRevision()), range.first) : range.first;
-        for (; rev <= range.last && BigInt(events.length) < count; rev++) take(rev);
+        let rev = streamOptions.hasRevision() ? max(BigInt(streamOptions.getRevision()), view.min) : view.min;
+        for (; rev <= view.last && BigInt(events.length) < maxCount; rev++) take(rev);
       }
       void writeAll(call, events.map(toResp));
-    },
-
-    batchAppend: (call) => {
-      call.emit('error', { code: 12 /* UNIMPLEMENTED */, details: 'BatchAppend is not implemented by the test server' });
     },
   };
   return impl;
 }
 
-function readAll(store: LogStore, all: StreamsPb.ReadReq.Options.AllOptions, backwards: boolean, count: bigint): StoredEvent[] {
-  const out: StoredEvent[] = [];
-  const log = store.log;
-  if (backwards) {
-    // From a position: the events strictly before it (the transaction log is read backwards from there).
-    let i = all.hasPosition() ? store.indexAtOrAfter(BigInt(all.getPosition()!.getCommitPosition())) - 1 : all.hasStart() ? -1 : log.length - 1;
-    for (; i >= 0 && BigInt(out.length) < count; i--) out.push(log[i]);
-  } else {
-    let i = all.hasPosition() ? store.indexAtOrAfter(BigInt(all.getPosition()!.getCommitPosition())) : all.hasEnd() ? log.length : 0;
-    for (; i < log.length && BigInt(out.length) < count; i++) out.push(log[i]);
-  }
-  return out;
+interface PendingBatch {
+  readonly streamId: string;
+  readonly expected: Expected;
+  readonly events: ProposedEvent[];
+  size: number;
+}
+
+export function newStats(): Mutable<ServerStats> {
+  return { calls: {}, batchAppends: 0, batchAppendChunks: 0 };
 }
 
 /**
- * `$all` subscription: confirmation, catch-up from the in-memory log, caught_up, then live.
- * One cursor into the log serves catch-up and live alike, and the pump is registered in the same
- * tick the cursor is placed, so there is no gap and no duplicate at the seam. The pump stops at
- * `call.write()` backpressure and continues on `drain`.
+ * ServerFeatures.cs lists every endpoint of the node; this lists what the test server serves.
+ * Read's features are the server's; BatchAppend's `deadline_duration` is left out because only
+ * the Timestamp deadline (what this client sends) is understood here. The version is the patch
+ * level the server behaves as.
  */
-function subscribeToAll(store: LogStore, call: ReadCall, options: ReadOptions, toResp: (e: StoredEvent) => StreamsPb.ReadResp): void {
-  const all = options.getAll()!;
-  let cursor = all.hasPosition()
-    ? store.indexAfter(BigInt(all.getPosition()!.getCommitPosition()))
-    : all.hasEnd()
-      ? store.log.length
-      : 0;
-  const filter = options.hasFilter() ? compileFilter(options.getFilter()!) : null;
-  let considered = 0;
-  const pump = createPump(store, call, () => {
-    if (cursor >= store.log.length) return null;
-    const e = store.log[cursor++];
-    const out: StreamsPb.ReadResp[] = [];
-    if (!filter || filter.matches(e)) out.push(toResp(e));
-    if (filter && ++considered % filter.checkpointEvery === 0) {
-      out.push(new pb.ReadResp().setCheckpoint(new pb.ReadResp.Checkpoint().setCommitPosition(String(e.position)).setPreparePosition(String(e.position))));
-    }
-    return out;
-  });
-  pump.start();
-}
-
-/** Stream subscription: events with revision > the given one; `start` = from the first; `end` = only new. */
-function subscribeToStream(store: LogStore, call: ReadCall, options: ReadOptions, toResp: (e: StoredEvent) => StreamsPb.ReadResp): void {
-  const streamOptions = options.getStream();
-  const identifier = streamOptions?.getStreamIdentifier();
-  if (!streamOptions || !identifier) {
-    call.emit('error', { code: Status.INVALID_ARGUMENT, details: 'Missing stream options' });
-    return;
-  }
-  const streamId = streamName(identifier);
-  if (store.stream(streamId)?.tombstoned) {
-    call.emit('error', streamDeletedError(streamId));
-    return;
-  }
-  let next = streamOptions.hasRevision()
-    ? BigInt(streamOptions.getRevision()) + 1n
-    : streamOptions.hasEnd()
-      ? store.lastRevision(streamId) + 1n
-      : 0n;
-  const pump = createPump(store, call, () => {
-    const state = store.stream(streamId);
-    if (!state) return null;
-    if (state.tombstoned) throw streamDeletedError(streamId);
-    if (next >= BigInt(state.events.length)) return null;
-    const e = state.events[Number(next++)];
-    return e.revision >= state.truncateBefore ? [toResp(e)] : [];
-  });
-  pump.start();
-}
-
-/**
- * Drives one subscription: `next()` yields the responses for the next log entry, `null` at the
- * head, or throws a gRPC error to end the call with.
- */
-function createPump(store: LogStore, call: ReadCall, next: () => StreamsPb.ReadResp[] | null) {
-  let running = false;
-  let caughtUp = false;
-  let done = false;
-  const finish = () => {
-    done = true;
-    store.listeners.delete(run);
-  };
-  call.on('cancelled', finish);
-  call.on('close', finish);
-  call.on('error', finish);
-
-  async function run(): Promise<void> {
-    if (running || done) return;
-    running = true;
-    try {
-      while (!done) {
-        let batch: StreamsPb.ReadResp[] | null;
-        try {
-          batch = next();
-        } catch (err) {
-          finish();
-          call.emit('error', err);
-          return;
-        }
-        if (batch === null) {
-          if (caughtUp) break;
-          caughtUp = true;
-          batch = [new pb.ReadResp().setCaughtUp(new pb.ReadResp.CaughtUp())];
-        }
-        let writable = true;
-        for (const resp of batch) writable = call.write(resp) && writable;
-        if (!writable) await drained(call);
-      }
-    } finally {
-      running = false;
-    }
-  }
-
+export function createServerFeaturesService(stats: Mutable<ServerStats>, version: ServerVersion = '24.10.5'): GrpcModule.UntypedServiceImplementation {
+  const methods: Array<[service: string, method: string, features: string[]]> = [
+    ['event_store.client.streams.streams', 'read', ['position', 'events']],
+    ['event_store.client.streams.streams', 'append', []],
+    ['event_store.client.streams.streams', 'batchappend', []],
+    ['event_store.client.streams.streams', 'delete', []],
+    ['event_store.client.streams.streams', 'tombstone', []],
+    ['event_store.client.server_features.serverfeatures', 'getsupportedmethods', []],
+  ];
   return {
-    start() {
-      call.write(new pb.ReadResp().setConfirmation(new pb.ReadResp.SubscriptionConfirmation().setSubscriptionId(randomUUID())));
-      // Registered in the same tick as the cursor was placed: no append can slip between.
-      store.listeners.add(run);
-      void run();
+    getSupportedMethods: (_call: unknown, callback: GrpcModule.sendUnaryData<unknown>) => {
+      stats.calls['ServerFeatures/GetSupportedMethods'] = (stats.calls['ServerFeatures/GetSupportedMethods'] ?? 0) + 1;
+      const resp = new features.SupportedMethods().setEventStoreServerVersion(version);
+      for (const [service, method, list] of methods) {
+        resp.addMethods(new features.SupportedMethod().setServiceName(service).setMethodName(method).setFeaturesList(list));
+      }
+      callback(null, resp);
     },
   };
+}
+
+function readAll(store: LogStore, options: StreamsPb.ReadReq.Options, backwards: boolean, count: bigint): StoredEvent[] {
+  const all = options.getAll()!;
+  const filter = options.hasFilter() ? compileFilter(options.getFilter()!) : null;
+  const out: StoredEvent[] = [];
+  const log = store.log;
+  const position = all.getPosition();
+  const keep = (e: StoredEvent) => {
+    if (!filter || filter.matches(e)) out.push(e);
+  };
+  // `$all` shows every record, including events that `$maxAge`/`$maxCount`/`$tb` or a delete hide
+  // from stream reads: the server only drops them when scavenging.
+  if (backwards) {
+    // From a position: the records that end at or before it (the event at it is not included).
+    let i = position
+      ? store.countEndingAtOrBefore(BigInt(position.getCommitPosition()), BigInt(position.getPreparePosition())) - 1
+      : all.hasStart()
+        ? -1
+        : log.length - 1;
+    for (; i >= 0 && BigInt(out.length) < count; i--) keep(log[i]);
+  } else {
+    let i = position
+      ? store.indexAtOrAfter(BigInt(position.getCommitPosition()), BigInt(position.getPreparePosition()))
+      : all.hasEnd()
+        ? log.length
+        : 0;
+    for (; i < log.length && BigInt(out.length) < count; i++) keep(log[i]);
+  }
+  return out;
 }
 
 /** Finite reads: write everything honouring backpressure, then end with OK. */
@@ -332,48 +422,10 @@ async function writeAll(call: ReadCall, responses: StreamsPb.ReadResp[]): Promis
   if (!gone) call.end();
 }
 
-function drained(call: ReadCall): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      call.off('drain', done);
-      call.off('cancelled', done);
-      call.off('close', done);
-      resolve();
-    };
-    call.on('drain', done);
-    call.on('cancelled', done);
-    call.on('close', done);
-  });
-}
-
-interface CompiledFilter {
-  matches(e: StoredEvent): boolean;
-  checkpointEvery: number;
-}
-
-function compileFilter(filter: StreamsPb.ReadReq.Options.FilterOptions): CompiledFilter {
-  const onStream = filter.hasStreamIdentifier();
-  const expression = onStream ? filter.getStreamIdentifier() : filter.getEventType();
-  const prefixes = expression?.getPrefixList() ?? [];
-  const regexText = expression?.getRegex() ?? '';
-  // Prefixes win when both are given; a regex is a search (like .NET Regex.IsMatch), not anchored.
-  const regex = prefixes.length === 0 && regexText !== '' ? new RegExp(regexText) : null;
-  const window = filter.hasMax() && filter.getMax() > 0 ? filter.getMax() : DEFAULT_CHECKPOINT_WINDOW;
-  const multiplier = Math.max(1, filter.getCheckpointintervalmultiplier());
-  return {
-    checkpointEvery: window * multiplier,
-    matches(e) {
-      const subject = onStream ? e.streamId : e.type;
-      if (prefixes.length > 0) return prefixes.some((p) => subject.startsWith(p));
-      return regex ? regex.test(subject) : true;
-    },
-  };
-}
-
 function eventResp(e: StoredEvent, structuredIds: boolean): StreamsPb.ReadResp {
   const record = new pb.ReadResp.ReadEvent.RecordedEvent()
     .setId(uuidMessage(e.id, structuredIds))
-    .setStreamIdentifier(new shared.StreamIdentifier().setStreamName(Buffer.from(e.streamId, 'utf8')))
+    .setStreamIdentifier(streamIdentifier(e.streamId))
     .setStreamRevision(String(e.revision))
     .setPreparePosition(String(e.position))
     .setCommitPosition(String(e.position))
@@ -381,18 +433,52 @@ function eventResp(e: StoredEvent, structuredIds: boolean): StreamsPb.ReadResp {
     .setCustomMetadata(e.customMetadata);
   const meta = record.getMetadataMap();
   meta.set('type', e.type);
-  meta.set('content-type', e.contentType);
+  // The server keeps only "is JSON": any other content type reads back as octet-stream.
+  meta.set('content-type', e.contentType === 'application/json' ? 'application/json' : 'application/octet-stream');
   meta.set('created', e.created);
   const readEvent = new pb.ReadResp.ReadEvent().setEvent(record).setCommitPosition(String(e.position));
   return new pb.ReadResp().setEvent(readEvent);
+}
+
+/**
+ * Event.SizeOnDisk: data + custom metadata + 2 bytes per UTF-16 unit of the type. (Until 24.10.3
+ * a precedence slip made it the data length alone.)
+ */
+function sizeOnDisk(message: StreamsPb.AppendReq.ProposedMessage | StreamsPb.BatchAppendReq.ProposedMessage): number {
+  return message.getData_asU8().length + message.getCustomMetadata_asU8().length + 2 * (message.getMetadataMap().get('type') ?? '').length;
+}
+
+/** The server's Event constructor, with its refusals (BatchAppend answers them as BadRequest). */
+function toProposed(message: StreamsPb.AppendReq.ProposedMessage | StreamsPb.BatchAppendReq.ProposedMessage): ProposedEvent {
+  const meta = message.getMetadataMap();
+  const type = meta.get('type');
+  const contentType = meta.get('content-type');
+  if (type === undefined) throw new Error("The given key 'type' was not present in the dictionary.");
+  if (contentType === undefined) throw new Error("The given key 'content-type' was not present in the dictionary.");
+  const id = message.getId();
+  if (!id) throw new Error('Object reference not set to an instance of an object.');
+  const eventId = uuidToString(id);
+  if (eventId === '00000000-0000-0000-0000-000000000000') throw new Error("Empty eventId provided. (Parameter 'eventId')");
+  if (type === '') throw new Error("Empty eventType provided. (Parameter 'eventType')");
+  return {
+    id: eventId,
+    type,
+    contentType,
+    data: Buffer.from(message.getData_asU8()),
+    customMetadata: Buffer.from(message.getCustomMetadata_asU8()),
+  };
 }
 
 function streamName(identifier: SharedPb.StreamIdentifier): string {
   return Buffer.from(identifier.getStreamName_asU8()).toString('utf8');
 }
 
+function streamIdentifier(streamId: string): SharedPb.StreamIdentifier {
+  return new shared.StreamIdentifier().setStreamName(Buffer.from(streamId, 'utf8'));
+}
+
 function uuidToString(uuid: SharedPb.UUID | undefined): string {
-  if (!uuid) return randomUUID();
+  if (!uuid) throw new Error('Object reference not set to an instance of an object.');
   if (uuid.hasStructured()) {
     const s = uuid.getStructured()!;
     const bytes = Buffer.alloc(16);
@@ -401,7 +487,12 @@ function uuidToString(uuid: SharedPb.UUID | undefined): string {
     const hex = bytes.toString('hex');
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   }
-  return uuid.getString().toLowerCase();
+  const text = uuid.getString().toLowerCase();
+  if (!/^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/.test(text.replace(/[{}]/g, ''))) {
+    throw new Error('Guid should contain 32 digits with 4 dashes (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx).');
+  }
+  const hex = text.replace(/[^0-9a-f]/g, '');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 function uuidMessage(id: string, structured: boolean): SharedPb.UUID {
@@ -415,33 +506,170 @@ function uuidMessage(id: string, structured: boolean): SharedPb.UUID {
   );
 }
 
-function appendExpected(o: StreamsPb.AppendReq.Options): Expected {
+/** The expected-revision oneof of Append, Delete and Tombstone options. */
+function expectedOf(o: StreamsPb.AppendReq.Options | StreamsPb.DeleteReq.Options | StreamsPb.TombstoneReq.Options): Expected | null {
   if (o.hasRevision()) return { kind: 'revision', revision: BigInt(o.getRevision()) };
   if (o.hasNoStream()) return { kind: 'no_stream' };
   if (o.hasStreamExists()) return { kind: 'stream_exists' };
-  return { kind: 'any' };
+  if (o.hasAny()) return { kind: 'any' };
+  return null;
 }
 
-function deleteExpected(o: StreamsPb.DeleteReq.Options | StreamsPb.TombstoneReq.Options): Expected {
-  if (o.hasRevision()) return { kind: 'revision', revision: BigInt(o.getRevision()) };
+function batchExpected(o: StreamsPb.BatchAppendReq.Options): Expected | null {
+  if (o.hasStreamPosition()) return { kind: 'revision', revision: BigInt(o.getStreamPosition()) };
   if (o.hasNoStream()) return { kind: 'no_stream' };
   if (o.hasStreamExists()) return { kind: 'stream_exists' };
-  return { kind: 'any' };
+  if (o.hasAny()) return { kind: 'any' };
+  return null;
+}
+
+function appendSuccess(outcome: Extract<WriteOutcome, { kind: 'ok' }>): StreamsPb.AppendResp.Success {
+  const success = new pb.AppendResp.Success();
+  if (outcome.revision < 0n) success.setNoStream(new shared.Empty());
+  else success.setCurrentRevision(String(outcome.revision));
+  if (outcome.position === null) success.setNoPosition(new shared.Empty());
+  else success.setPosition(new pb.AppendResp.Position().setCommitPosition(String(outcome.position)).setPreparePosition(String(outcome.position)));
+  return success;
+}
+
+/** Both the current fields and the 20.6.0 ones, as the server fills them (the client reads the current ones). */
+function appendWrongExpectedVersion(
+  outcome: Extract<WriteOutcome, { kind: 'wrong_expected_version' }>,
+): StreamsPb.AppendResp.WrongExpectedVersion {
+  const wev = new pb.AppendResp.WrongExpectedVersion();
+  if (outcome.current < 0n) wev.setCurrentNoStream(new shared.Empty()).setNoStream2060(new shared.Empty());
+  else wev.setCurrentRevision(String(outcome.current)).setCurrentRevision2060(Number(outcome.current));
+  switch (outcome.expected.kind) {
+    case 'any':
+      wev.setExpectedAny(new shared.Empty()).setAny2060(new shared.Empty());
+      break;
+    case 'stream_exists':
+      wev.setExpectedStreamExists(new shared.Empty()).setStreamExists2060(new shared.Empty());
+      break;
+    case 'no_stream':
+      // The server also puts ulong.MaxValue in expected_revision_20_6_0; that field is a JS number
+      // in this generated code, which cannot carry it.
+      wev.setExpectedNoStream(new shared.Empty());
+      break;
+    case 'revision':
+      wev.setExpectedRevision(String(outcome.expected.revision)).setExpectedRevision2060(Number(outcome.expected.revision));
+      break;
+  }
+  return wev;
+}
+
+function batchSuccess(outcome: Extract<WriteOutcome, { kind: 'ok' }>): StreamsPb.BatchAppendResp.Success {
+  const success = new pb.BatchAppendResp.Success();
+  if (outcome.revision < 0n) success.setNoStream(new emptyPb.Empty());
+  else success.setCurrentRevision(String(outcome.revision));
+  if (outcome.position === null) success.setNoPosition(new emptyPb.Empty());
+  else success.setPosition(new shared.AllStreamPosition().setCommitPosition(String(outcome.position)).setPreparePosition(String(outcome.position)));
+  return success;
+}
+
+/** google.rpc.Status as Status.cs builds them: code, the detail's name as message, packed detail. */
+function rpcStatus(code: number, name: string, detail: { serializeBinary(): Uint8Array }): InstanceType<typeof status.Status> {
+  const any = new anyPb.Any();
+  any.pack(detail.serializeBinary(), `event_store.client.${name}`);
+  return new status.Status().setCode(code).setMessage(name).setDetails(any);
+}
+
+function wrongExpectedVersionStatus(outcome: Extract<WriteOutcome, { kind: 'wrong_expected_version' }>) {
+  const wev = new shared.WrongExpectedVersion();
+  if (outcome.current < 0n) wev.setCurrentNoStream(new emptyPb.Empty());
+  else wev.setCurrentStreamRevision(String(outcome.current));
+  switch (outcome.expected.kind) {
+    case 'any':
+      wev.setExpectedAny(new emptyPb.Empty());
+      break;
+    case 'no_stream':
+      wev.setExpectedNoStream(new emptyPb.Empty());
+      break;
+    case 'stream_exists':
+      wev.setExpectedStreamExists(new emptyPb.Empty());
+      break;
+    case 'revision':
+      wev.setExpectedStreamPosition(String(outcome.expected.revision));
+      break;
+  }
+  return rpcStatus(Code.ALREADY_EXISTS, 'WrongExpectedVersion', wev);
+}
+
+function streamDeletedStatus(streamId: string) {
+  return rpcStatus(Code.NOT_FOUND, 'StreamDeleted', new shared.StreamDeleted().setStreamIdentifier(streamIdentifier(streamId)));
+}
+
+function maxAppendSizeStatus(maxAppendSize: number) {
+  return rpcStatus(Code.INVALID_ARGUMENT, 'MaximumAppendSizeExceeded', new shared.MaximumAppendSizeExceeded().setMaxappendsize(maxAppendSize));
+}
+
+/** Not in @eventstore/db-client 6.2.1's protos (it reports an UnknownError): encoded by hand. */
+function maxAppendEventSizeStatus(eventId: string, proposedSize: number, maxSize: number) {
+  const writer = new jspb.BinaryWriter();
+  writer.writeString(1, eventId);
+  writer.writeUint32(2, proposedSize);
+  writer.writeUint32(3, maxSize);
+  const bytes = writer.getResultBuffer();
+  return rpcStatus(Code.INVALID_ARGUMENT, 'MaximumAppendEventSizeExceeded', { serializeBinary: () => bytes });
+}
+
+function timeoutStatus() {
+  return rpcStatus(Code.DEADLINE_EXCEEDED, 'Timeout', new shared.Timeout());
+}
+
+function badRequest(message: string) {
+  return rpcStatus(Code.INVALID_ARGUMENT, 'BadRequest', new shared.BadRequest().setMessage(message));
+}
+
+function trailers(entries: Record<string, string>): GrpcModule.Metadata {
+  const metadata = new grpc.Metadata();
+  for (const [k, v] of Object.entries(entries)) metadata.set(k, v);
+  return metadata;
+}
+
+function missingMetadata(property: string): Partial<GrpcModule.StatusObject> {
+  return {
+    code: Code.INVALID_ARGUMENT,
+    details: `Required Metadata Property '${property}' is missing`,
+    metadata: trailers({ exception: 'missing-required-metadata-property', 'required-metadata-properties': 'type,content-type' }),
+  };
+}
+
+function maxAppendEventSizeError(eventId: string, proposedSize: number, maxSize: number): Partial<GrpcModule.StatusObject> {
+  return {
+    code: Code.INVALID_ARGUMENT,
+    details: `Event with Id: ${eventId}, Size: ${proposedSize}, exceeds Maximum Append Event Size of ${maxSize}.`,
+    metadata: trailers({
+      exception: 'maximum-append-event-size-exceeded',
+      'maximum-append-event-size': String(maxSize),
+      'event-id': eventId,
+      'proposed-append-event-size': String(proposedSize),
+    }),
+  };
+}
+
+function maxAppendSizeError(maxAppendSize: number): Partial<GrpcModule.StatusObject> {
+  return {
+    code: Code.INVALID_ARGUMENT,
+    details: `Maximum Append Size of ${maxAppendSize} Exceeded.`,
+    metadata: trailers({ exception: 'maximum-append-size-exceeded', 'maximum-append-size': String(maxAppendSize) }),
+  };
 }
 
 /** Delete/Tombstone report failures as gRPC errors with `exception` trailers (not response fields). */
-function unaryFailure(streamId: string, outcome: WriteOutcome): Partial<GrpcModule.StatusObject> | null {
+function deleteFailure(streamId: string, outcome: WriteOutcome): Partial<GrpcModule.StatusObject> | null {
   if (outcome.kind === 'stream_deleted') return streamDeletedError(streamId);
   if (outcome.kind !== 'wrong_expected_version') return null;
-  const metadata = new grpc.Metadata();
-  metadata.set('exception', 'wrong-expected-version');
-  metadata.set('stream-name', streamId);
-  metadata.set('expected-version', expectedVersionNumber(outcome.expected));
-  metadata.set('actual-version', String(outcome.current));
+  const expected = expectedVersionNumber(outcome.expected);
   return {
-    code: Status.FAILED_PRECONDITION,
-    details: `Append failed due to WrongExpectedVersion. Stream: ${streamId}, Expected version: ${expectedVersionNumber(outcome.expected)}, Actual version: ${outcome.current}`,
-    metadata,
+    code: Code.FAILED_PRECONDITION,
+    details: `Delete failed due to WrongExpectedVersion. Stream: ${streamId}, Expected version: ${expected}, Actual version: ${outcome.current}`,
+    metadata: trailers({
+      exception: 'wrong-expected-version',
+      'stream-name': streamId,
+      'expected-version': expected,
+      'actual-version': String(outcome.current),
+    }),
   };
 }
 
@@ -458,13 +686,6 @@ function expectedVersionNumber(e: Expected): string {
   }
 }
 
-function streamDeletedError(streamId: string): Partial<GrpcModule.StatusObject> {
-  const metadata = new grpc.Metadata();
-  metadata.set('exception', 'stream-deleted');
-  metadata.set('stream-name', streamId);
-  return { code: Status.FAILED_PRECONDITION, details: `Event stream '${streamId}' is deleted.`, metadata };
-}
-
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
 
@@ -473,9 +694,22 @@ const max = (a: bigint, b: bigint) => (a > b ? a : b);
 
 export const LISTENING_MARKER = 'ESDB_TEST_SERVER_LISTENING';
 
+/** Control messages over the harness's IPC channel. */
+export type ControlOp =
+  | { readonly op: 'drop-connections' }
+  | { readonly op: 'stats' }
+  | { readonly op: 'advance-clock'; readonly ms: number };
+export type ControlRequest = ControlOp & { readonly id: number };
+export type ControlReply = { readonly id: number; readonly result?: unknown; readonly error?: string };
+
 interface Args {
   dataDir: string;
   port: number;
+  serverFeatures: boolean;
+  version: ServerVersion;
+  maxAppendSize: number;
+  maxAppendEventSize: number;
+  clockOffsetMs: number;
   /** Exit when stdin closes: the harness's way of saying "your parent is gone". */
   exitWithStdin: boolean;
 }
@@ -489,14 +723,41 @@ function parseArgs(argv: string[]): Args {
   if (!dataDir) throw new Error('--data-dir (or ESDB_TEST_SERVER_DATA_DIR) is required');
   const port = Number(get('--port') ?? process.env.ESDB_TEST_SERVER_PORT ?? 0);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port must be 0..65535');
-  return { dataDir, port, exitWithStdin: argv.includes('--exit-with-stdin') };
+  const maxAppendSize = Number(get('--max-append-size') ?? DEFAULT_MAX_APPEND_SIZE);
+  if (!Number.isInteger(maxAppendSize) || maxAppendSize <= 0) throw new Error('--max-append-size must be a positive integer');
+  const version = (get('--version') ?? SERVER_VERSIONS[0]) as ServerVersion;
+  if (!SERVER_VERSIONS.includes(version)) throw new Error(`--version must be one of ${SERVER_VERSIONS.join(', ')}`);
+  const maxAppendEventSize = Number(get('--max-append-event-size') ?? DEFAULT_MAX_APPEND_EVENT_SIZE);
+  if (!Number.isInteger(maxAppendEventSize) || maxAppendEventSize <= 0) throw new Error('--max-append-event-size must be a positive integer');
+  const clockOffsetMs = Number(get('--clock-offset-ms') ?? 0);
+  if (!Number.isFinite(clockOffsetMs)) throw new Error('--clock-offset-ms must be a number');
+  return {
+    dataDir,
+    port,
+    serverFeatures: !argv.includes('--no-server-features'),
+    version,
+    maxAppendSize,
+    maxAppendEventSize,
+    clockOffsetMs,
+    exitWithStdin: argv.includes('--exit-with-stdin'),
+  };
 }
 
 function main(): void {
   const args = parseArgs(process.argv.slice(2));
-  const store = new LogStore(args.dataDir);
+  let clockOffsetMs = args.clockOffsetMs;
+  const now = () => Date.now() + clockOffsetMs;
+  const store = new LogStore(args.dataDir, { now });
+  const stats = newStats();
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 17 * 1024 * 1024 });
-  server.addService(StreamsService as unknown as GrpcModule.ServiceDefinition, createStreamsService(store));
+  server.addService(
+    StreamsService as unknown as GrpcModule.ServiceDefinition,
+    createStreamsService(store, { version: args.version, maxAppendSize: args.maxAppendSize, maxAppendEventSize: args.maxAppendEventSize }, stats),
+  );
+  // Without it the client sees UNIMPLEMENTED, as from a pre-21.10 server, and appends with Append.
+  if (args.serverFeatures) {
+    server.addService(ServerFeaturesService as unknown as GrpcModule.ServiceDefinition, createServerFeaturesService(stats, args.version));
+  }
 
   let stopping = false;
   const shutdown = (code: number) => {
@@ -515,11 +776,33 @@ function main(): void {
     process.stdin.on('error', () => shutdown(0));
     process.stdin.resume();
   }
+  process.on('disconnect', () => shutdown(0));
   // Belt and braces: an orphan is re-parented, so a changed ppid means the parent died.
   const parent = process.ppid;
   setInterval(() => {
     if (process.ppid !== parent) shutdown(0);
   }, 500);
+
+  let boundPort = 0;
+  process.on('message', (message: ControlRequest) => {
+    const reply = (r: Omit<ControlReply, 'id'>) => process.send?.({ id: message.id, ...r });
+    switch (message.op) {
+      case 'drop-connections':
+        // Every HTTP/2 session goes (GOAWAY, then destroyed at once); the listener and the log stay.
+        server.drain(`127.0.0.1:${boundPort}`, 0);
+        setTimeout(() => reply({}), 20);
+        return;
+      case 'stats':
+        reply({ result: stats });
+        return;
+      case 'advance-clock':
+        clockOffsetMs += message.ms;
+        reply({ result: clockOffsetMs });
+        return;
+      default:
+        reply({ error: `unknown op ${(message as { op: string }).op}` });
+    }
+  });
 
   let attempts = 0;
   const bind = () => {
@@ -534,6 +817,7 @@ function main(): void {
         shutdown(1);
         return;
       }
+      boundPort = port;
       process.stdout.write(`${LISTENING_MARKER} ${port}\n`);
     });
   };
@@ -541,3 +825,4 @@ function main(): void {
 }
 
 if (require.main === module) main();
+

@@ -89,14 +89,19 @@ describe('checkpoints', () => {
     const p = typePrefix();
     const s = stream();
     const start = await store.appendToStream(s, [ev('t.Start')]);
-    // 40 events that the filter skips: one checkpoint (window 32) and no event.
-    await store.appendToStream(s, Array.from({ length: 40 }, () => ev('t.Skipped')));
+    // 70 events that the filter skips, and no event. A 24.10 server catches up in pages of 32
+    // from `start` itself: the first page's checkpoint is `start` (not news to the adapter); the
+    // second page delivered nothing and reports where it began (its first event's commit
+    // position, prepare 0); reaching the end, the last page reports its start the same way.
+    await store.appendToStream(s, Array.from({ length: 70 }, () => ev('t.Skipped')));
     const sub = store.subscribeToAll({ from: start.position, filter: { eventTypePrefixes: [p] } });
     const reader = collect(sub);
     await reader.until((m) => m.some((x) => x.kind === 'checkpoint') && m.some((x) => x.kind === 'caught-up'));
-    const skipped = await store.readAll({ from: start.position, maxCount: 41 });
-    const checkpoint = reader.messages.find((m) => m.kind === 'checkpoint');
-    expect(checkpoint).toEqual({ kind: 'checkpoint', position: skipped[32].position });
+    const skipped = await store.readAll({ from: start.position, maxCount: 71 });
+    expect(reader.messages.filter((m) => m.kind === 'checkpoint')).toEqual([
+      { kind: 'checkpoint', position: { commit: skipped[32].position.commit, prepare: 0n } },
+      { kind: 'checkpoint', position: { commit: skipped[64].position.commit, prepare: 0n } },
+    ]);
 
     await server.restart('SIGKILL');
     await retry(() => store.appendToStream(s, [ev(`${p}After`)]));
