@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import type pino from 'pino';
 import { type AppConfig, createLogger, PinoNestLogger, parseJsonBody } from '@filing/platform';
 import { AppModule } from './app.module';
+import { dataDirLockModule, lockDataDir } from './data-dir-lock';
 import { instrumentHttp } from './metrics/http-metrics';
 import { setupOpenApi } from './openapi';
 
@@ -20,6 +21,8 @@ export interface CreateAppOptions {
 
 /** Builds the whole service (not listening yet): used by main.ts and by the end-to-end tests. */
 export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
+  // One service per DATA_DIR: locked before any module opens a database there.
+  const lock = lockDataDir(config.dataDir);
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     // `/o/token/` (CONTRACT.md) and `/o/token` are the same route: Nest strips the trailing slash.
@@ -28,7 +31,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
       ? { https: { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } }
       : {}),
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, options.imports), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, [...(options.imports ?? []), dataDirLockModule(lock)]), adapter, {
     logger: new PinoNestLogger(createLogger(config.logLevel, options.logDestination)),
   });
   instrumentHttp(app);
