@@ -7,7 +7,9 @@ WORKDIR /app
 # The repo's .npmrc points node-gyp at Debian's headers (/usr); in this image Node lives in /usr/local.
 ENV npm_config_nodedir=/usr/local
 COPY package.json package-lock.json .npmrc ./
-RUN npm ci --no-audit --no-fund
+# No scripts here but better-sqlite3's compile: the prepare script would build the apps, whose
+# sources are copied only below (so that a code change keeps this layer); the build runs there.
+RUN npm ci --no-audit --no-fund --ignore-scripts && npm rebuild better-sqlite3
 COPY tsconfig.json nest-cli.json ./
 COPY apps apps
 COPY libs libs

@@ -3,17 +3,14 @@
  * DATA_DIR: what the CLI creates works over HTTP at once (the service catches up with the
  * store when it does not know a client yet), rotation and revocation take effect.
  */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { randomUUID } from 'node:crypto';
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { ReadYourWrites } from '@filing/platform';
 import { bearer, provisionOperator, requestToken } from '../support/auth';
+import { runCli, runCliOnTerminal } from '../support/cli';
 import { ProbeModule } from '../support/probe.module';
 import { startService, type TestService } from '../support/service';
-
-const run = promisify(execFile);
-const MAIN = join(__dirname, '../../apps/cli/src/main.ts');
+import { HttpSession } from '../support/settings-screen';
 
 describe('auth CLI commands', () => {
   let service: TestService;
@@ -23,18 +20,17 @@ describe('auth CLI commands', () => {
   afterAll(async () => service?.destroy());
 
   async function cli(...args: string[]): Promise<{ code: number; json: Record<string, string>; stderr: string }> {
-    try {
-      const { stdout, stderr } = await run(process.execPath, ['-r', '@swc-node/register', MAIN, ...args], {
-        env: { ...process.env, DATA_DIR: service.dataDir, EVENT_STORE: 'sqlite', LOG_LEVEL: 'warn' },
-        timeout: 30_000,
-      });
-      const lines = stdout.trim().split('\n');
-      expect(lines).toHaveLength(1);
-      return { code: 0, json: JSON.parse(lines[0]) as Record<string, string>, stderr };
-    } catch (err) {
-      const e = err as { code: number; stderr: string };
-      return { code: e.code, json: {}, stderr: e.stderr };
-    }
+    return parsed(await runCli(service.dataDir, args, 30_000));
+  }
+  function parsed({ code, stdout, stderr }: { code: number; stdout: string; stderr: string }) {
+    if (code !== 0) return { code, json: {}, stderr };
+    const lines = stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    return { code, json: JSON.parse(lines[0]) as Record<string, string>, stderr };
+  }
+  /** Waits until the service has read what the CLI (another process) appended. */
+  async function caughtUp(): Promise<void> {
+    await service.app.get(ReadYourWrites).await(await service.app.get<EventStore>(EVENT_STORE).headPosition());
   }
 
   it('makes the first operator client, whose token works on the internal API', async () => {
@@ -59,7 +55,7 @@ describe('auth CLI commands', () => {
     expect(client.json.client_secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(user.json).toMatchObject({ account_id: account.json.id, email: 'ops@gamma.example' });
     // What a create prints is what the operator API answers for the same resource (the secret aside).
-    await service.app.get(ReadYourWrites).await(await service.app.get<EventStore>(EVENT_STORE).headPosition());
+    await caughtUp();
     const opToken = (await provisionOperator(service)).token;
     const viaApi = async (path: string) => (await fetch(`${service.url}/internal-api/v1/${path}`, { headers: bearer(opToken) })).json();
     const { client_secret: _, ...clientShown } = client.json;
@@ -82,19 +78,63 @@ describe('auth CLI commands', () => {
     const revoked = await cli('clients:revoke', client.json.client_id);
     expect(revoked.json).toEqual({ client_id: client.json.client_id, status: 'revoked' });
     // Another process's append reaches the service's read models within its poll interval.
-    await service.app.get(ReadYourWrites).await(await service.app.get<EventStore>(EVENT_STORE).headPosition());
+    await caughtUp();
     await expect(requestToken(service.url, client.json.client_id, rotated.json.client_secret)).rejects.toThrow(/401/);
     expect((await fetch(`${service.url}/external-api/v1/_probe`, { headers: bearer(fresh) })).status).toBe(401);
   }, 60_000);
 
   it('audit finds the auth read models equal to a rebuild from the stream', async () => {
-    const { stdout } = await run(process.execPath, ['-r', '@swc-node/register', MAIN, 'audit'], {
-      env: { ...process.env, DATA_DIR: service.dataDir, EVENT_STORE: 'sqlite', LOG_LEVEL: 'warn' },
-      timeout: 30_000,
-    });
-    // execFile rejects on a non-zero exit, i.e. on any difference.
-    expect(stdout).toMatch(/audited \d+ tables/);
+    const audit = await runCli(service.dataDir, ['audit'], 30_000);
+    expect(audit.code).toBe(0);
+    expect(audit.stdout).toMatch(/audited \d+ tables/);
   }, 30_000);
+
+  describe('users:create --password-stdin', () => {
+    const signsIn = async (email: string, password: string) => {
+      await caughtUp();
+      return (await new HttpSession(service.url).signIn(email, password)).status;
+    };
+
+    it('reads a piped password (without its trailing newline); the user signs in with it', async () => {
+      const account = await cli('accounts:create', '--name', 'Piped Co');
+      const password = `piped ${randomUUID()}`;
+      const args = ['users:create', '--account', account.json.id, '--email', 'piped@example.com', '--password-stdin'];
+      const user = parsed(await runCli(service.dataDir, args, 30_000, `${password}\n`));
+      expect(user.json).toMatchObject({ account_id: account.json.id, email: 'piped@example.com' });
+      expect(await signsIn('piped@example.com', password)).toBe(303);
+      expect(await signsIn('piped@example.com', `${password}\n`)).toBe(401);
+    }, 30_000);
+
+    it('asks twice on a terminal, showing nothing of what is typed; the user signs in with it', async () => {
+      const account = await cli('accounts:create', '--name', 'Terminal Co');
+      const password = `typed-${randomUUID()}`;
+      const args = ['users:create', '--account', account.json.id, '--email', 'typed@example.com', '--password-stdin'];
+      const { code, output } = await runCliOnTerminal(service.dataDir, args, [
+        { prompt: 'Password: ', type: password },
+        { prompt: 'Password again: ', type: password },
+      ]);
+      expect(code).toBe(0);
+      expect(output).not.toContain(password);
+      expect(JSON.parse(output.slice(output.indexOf('{')))).toMatchObject({ email: 'typed@example.com' });
+      expect(await signsIn('typed@example.com', password)).toBe(303);
+    }, 30_000);
+
+    it('refuses two different passwords typed on a terminal, a second line on stdin, and --password beside it', async () => {
+      const account = await cli('accounts:create', '--name', 'Refused Co');
+      const base = ['users:create', '--account', account.json.id, '--email', 'refused@example.com'];
+      const typo = await runCliOnTerminal(service.dataDir, [...base, '--password-stdin'], [
+        { prompt: 'Password: ', type: 'correct horse battery' },
+        { prompt: 'Password again: ', type: 'correct horse batery' },
+      ]);
+      expect(typo.code).toBe(2);
+      expect(typo.output).toContain('The two passwords differ');
+      const twoLines = await runCli(service.dataDir, [...base, '--password-stdin'], 30_000, 'first line\nsecond line\n');
+      expect([twoLines.code, twoLines.stderr]).toEqual([2, expect.stringContaining('--password-stdin takes one line')]);
+      const both = await runCli(service.dataDir, [...base, '--password-stdin', '--password', 'x'], 30_000);
+      expect([both.code, both.stderr]).toEqual([2, expect.stringContaining('not both')]);
+      expect(await signsIn('refused@example.com', 'correct horse battery')).toBe(401);
+    }, 30_000);
+  });
 
   it('reports bad input without a stack trace and exits non-zero', async () => {
     const [noAccount, dupUser, usage] = await Promise.all([

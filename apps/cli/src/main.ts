@@ -14,7 +14,7 @@ const COMMANDS: readonly CliCommand[] = [...authCommands, ordersCompleteCommand,
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.usage.length));
   return [
-    'Usage: npm run cli -- <command> [options]',
+    'Usage: npx filing <command> [options]   (or: npm run cli -- <command> [options])',
     '',
     ...COMMANDS.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`),
   ].join('\n');
@@ -53,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
       return err.exitCode;
     }
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`${(err as Error).message}\nUsage: npm run cli -- ${command.usage}\n`);
+      process.stderr.write(`${(err as Error).message}\nUsage: npx filing ${command.usage}\n`);
       return 2;
     }
     throw err;

@@ -15,6 +15,7 @@ import {
   refuseOversizedHeaders,
 } from '@filing/platform';
 import { AppModule } from './app.module';
+import { dataDirLockModule, lockDataDir } from './data-dir-lock';
 import { instrumentHttp } from './metrics/http-metrics';
 import { setupOpenApi } from './openapi';
 
@@ -30,6 +31,8 @@ export interface CreateAppOptions {
 
 /** Builds the whole service (not listening yet): used by main.ts and by the end-to-end tests. */
 export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
+  // One service per DATA_DIR: locked before any module opens a database there.
+  const lock = lockDataDir(config.dataDir);
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     // `/o/token/` (CONTRACT.md) and `/o/token` are the same route: Nest strips the trailing slash.
@@ -43,7 +46,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   });
   // First of the onRequest hooks: oversized headers are refused before anything else reads them.
   refuseOversizedHeaders(adapter.getInstance());
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, options.imports), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, [...(options.imports ?? []), dataDirLockModule(lock)]), adapter, {
     logger: new PinoNestLogger(createLogger(config.logLevel, options.logDestination)),
   });
   instrumentHttp(app);

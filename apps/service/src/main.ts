@@ -1,18 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { ConfigError, loadConfig } from '@filing/platform';
 import { createApp } from './bootstrap';
+import { DataDirLockedError } from './data-dir-lock';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(1);
-    }
-    throw err;
-  }
+  const config = loadConfig(process.env);
   const app = await createApp(config);
   await app.listen({ port: config.port, host: '0.0.0.0' });
   new Logger('Bootstrap').log(
@@ -21,6 +13,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err);
+  // What an operator must fix gets its message alone; anything else its stack.
+  console.error(err instanceof ConfigError || err instanceof DataDirLockedError ? err.message : err);
   process.exit(1);
 });

@@ -10,6 +10,7 @@ import {
   RotateClientSecretCommand,
 } from '@filing/auth';
 import { type CliCommand, executeCommand as execute, operatorContext, printJson as print, UsageError } from '../cli-command';
+import { readPassword } from '../read-password';
 
 /**
  * The operator's auth commands (CONTRACT.md §6): how the first operator client is made. They
@@ -83,20 +84,28 @@ export const clientsRevokeCommand: CliCommand = {
 
 export const usersCreateCommand: CliCommand = {
   name: 'users:create',
-  usage: 'users:create --account ID --email EMAIL --password PASSWORD',
-  summary: 'Create a settings-screen user of an account; prints {"id",...}',
+  usage: 'users:create --account ID --email EMAIL (--password-stdin | --password PASSWORD)',
+  summary: 'Create a settings-screen user of an account; prints {"id",...} (--password-stdin: asked for, or piped)',
   async run(app, args, out) {
     const { values } = parseArgs({
       args,
-      options: { account: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' } },
+      options: {
+        account: { type: 'string' },
+        email: { type: 'string' },
+        password: { type: 'string' },
+        'password-stdin': { type: 'boolean' },
+      },
       strict: true,
     });
-    const missing = (['account', 'email', 'password'] as const).filter((k) => !values[k]);
-    if (missing.length > 0) throw new UsageError(`Missing ${missing.map((m) => `--${m}`).join(', ')}`);
-    const result = await execute(
-      app,
-      new CreateUserCommand({ accountId: values.account!, email: values.email!, password: values.password! }, operatorContext()),
-    );
+    if (values.password !== undefined && values['password-stdin']) throw new UsageError('Give --password-stdin or --password, not both');
+    const missing = [
+      values.account ? '' : '--account',
+      values.email ? '' : '--email',
+      values.password !== undefined || values['password-stdin'] ? '' : '--password-stdin (or --password)',
+    ].filter(Boolean);
+    if (missing.length > 0) throw new UsageError(`Missing ${missing.join(', ')}`);
+    const password = values['password-stdin'] ? await readPassword() : values.password!;
+    const result = await execute(app, new CreateUserCommand({ accountId: values.account!, email: values.email!, password }, operatorContext()));
     print(out, createdUserView(result));
   },
 };

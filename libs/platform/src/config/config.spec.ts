@@ -1,3 +1,4 @@
+import { transformFileSync } from '@swc/core';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -162,12 +163,16 @@ describe('loadConfig: files and directories', () => {
     it('refuses a directory it cannot write in', () => {
       mkdirSync(p('read-only'));
       chmodSync(p('read-only'), 0o555);
-      // Root may write anywhere: then the check runs in a child process as `nobody`.
+      // Root may write anywhere: then the check runs in a child process as `nobody`, on a compiled
+      // copy of directory-check.ts in this world-readable directory. That user may not be able to
+      // read the checkout (a clone under a 0700 `mktemp -d` or /root) nor its node_modules.
       const problems = (dirs: string[]): Array<string | null> => {
         if (process.getuid?.() !== 0) return dirs.map(directoryProblem);
         chmodSync(dir, 0o755);
-        const code = `const { directoryProblem } = require(${JSON.stringify(join(__dirname, 'config.ts'))}); process.stdout.write(JSON.stringify(${JSON.stringify(dirs)}.map(directoryProblem)))`;
-        return JSON.parse(execFileSync(process.execPath, ['-r', '@swc-node/register', '-e', code], { uid: 65534, gid: 65534, cwd: process.cwd() }).toString());
+        const { code } = transformFileSync(join(__dirname, 'directory-check.ts'), { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } });
+        writeFileSync(p('directory-check.js'), code);
+        const script = `const { directoryProblem } = require(${JSON.stringify(p('directory-check.js'))}); process.stdout.write(JSON.stringify(${JSON.stringify(dirs)}.map(directoryProblem)))`;
+        return JSON.parse(execFileSync(process.execPath, ['-e', script], { uid: 65534, gid: 65534, cwd: dir }).toString());
       };
       const [own, below] = problems([p('read-only'), p('read-only/data')]);
       expect(own).toBe(`names a directory this process cannot write in: ${p('read-only')} (no write access: EACCES)`);
