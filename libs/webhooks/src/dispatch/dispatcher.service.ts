@@ -5,6 +5,7 @@ import { Counter, Histogram } from 'prom-client';
 import { classifyAttempt, errorMessage } from '../delivery/outcome';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
 import type { EndpointRow } from '../endpoints/endpoint-views';
+import { serializeNotification } from '../notifications/notification-mapper';
 import { DeliverySignal } from '../read-model/delivery-signal';
 import { cachedStatement as stmt } from '@filing/platform';
 import { SecretStore } from '../secrets/secret-store';
@@ -196,7 +197,7 @@ export class DispatcherService {
     }
     const usable = secrets.filter((s): s is string => s !== null);
 
-    const body = JSON.stringify(state.payload);
+    const body = serializeNotification(state.payload);
     const timestamp = Math.floor(now.getTime() / 1000);
     let outcome;
     if (usable.length === 0) {
