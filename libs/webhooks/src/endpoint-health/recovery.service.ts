@@ -35,7 +35,10 @@ export class RecoveryService {
     let next = 1;
     await Promise.all(
       Array.from({ length: Math.min(CONCURRENCY, ids.length - 1) }, async () => {
-        while (next < ids.length) sent += await this.redeliver(ctx, ids[next++]);
+        while (next < ids.length) {
+          const one = await this.redeliver(ctx, ids[next++]);
+          sent += one;
+        }
       }),
     );
     return { deliveries: sent };
