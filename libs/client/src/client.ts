@@ -18,8 +18,6 @@ import type {
   Entity,
   EntityEventType,
   EntityFilters,
-  EventFilters,
-  EventListItem,
   HistoryEvent,
   Jurisdiction,
   JurisdictionEventType,
@@ -49,6 +47,7 @@ import type {
   WebhookEventTypeInfo,
   WebhookSettings,
 } from './types';
+import type { EventFilters, EventListItem } from './webhooks/events';
 
 /** The API client's credentials (client credentials grant). */
 export interface ClientCredentials {

@@ -4,8 +4,6 @@
  * `YYYY-MM-DD` strings.
  */
 
-import type { WebhookEvent } from './webhooks/events';
-
 /** Fields every resource carries. `version` is its stream revision, also sent as `ETag: "<version>"`. */
 export interface Resource {
   readonly id: string;
@@ -294,17 +292,4 @@ export interface WebhookEndpointStats {
   readonly last_success_at: string | null;
   /** The first failed attempt after the last success; null when the last attempt succeeded or none failed. */
   readonly failing_since: string | null;
-}
-
-// ── events (CONTRACT.md §3 "Events") ────────────────────────────────────────────────────────
-/** One notification as `GET /events` lists it: exactly the webhook payload, plus `occurred_at`. */
-export type EventListItem = WebhookEvent & {
-  /** When the domain event happened (the instant of `timestamp`). */
-  readonly occurred_at: string;
-};
-export interface EventFilters extends PageParams {
-  /** Only these types (several are sent comma-separated). */
-  readonly event_type?: WebhookEventTypeName | readonly WebhookEventTypeName[];
-  /** Start right after this event: the `event_id` of the last notification you processed. */
-  readonly after_event_id?: string;
 }
