@@ -118,15 +118,17 @@ describe('endpoint health read model', () => {
     expect(h.queries.stats('EP', NOW)).toMatchObject({ failed: 2, pending: 1 });
   });
 
-  it('shows each endpoint\'s newest delivery: its status and when it last changed', () => {
+  it('shows each endpoint\'s newest delivery: its status and its last attempt, or when it was scheduled', () => {
     const h = healthOf();
     expect(h.queries.health(['EP'], NOW).get('EP')?.lastDelivery).toBeNull();
+    h.schedule('first', hoursAgo(4));
+    expect(h.queries.health(['EP'], NOW).get('EP')?.lastDelivery).toEqual({ status: 'pending', at: hoursAgo(4) });
     h.schedule('a', hoursAgo(3));
     h.attempt('a', hoursAgo(3), 200, 7, 'delivered');
     h.schedule('b', hoursAgo(2));
     h.attempt('b', hoursAgo(1), 503, 5, 'retry');
     const health = h.queries.health(['EP'], NOW).get('EP')!;
     expect(health.lastDelivery).toEqual({ status: 'pending', at: hoursAgo(1) });
-    expect(health.stats).toMatchObject({ delivered: 1, pending: 1 });
+    expect(health.stats).toMatchObject({ delivered: 1, pending: 2 });
   });
 });

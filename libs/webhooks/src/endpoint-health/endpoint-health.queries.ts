@@ -2,7 +2,7 @@ import { cachedStatement as stmt, ProjectionRunner } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import { type EndpointStats, percentile, STATS_WINDOW_MS } from './endpoint-health';
 
-/** The newest delivery of an endpoint: its status, and when it last changed (an attempt or an outcome). */
+/** The newest delivery of an endpoint: its status, and its last attempt (when it was scheduled, before any). */
 export interface LastDelivery {
   readonly status: string;
   readonly at: string;
@@ -85,6 +85,6 @@ export class EndpointHealthQueries {
       'SELECT status, status_at, last_attempt_at FROM webhook_health_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT 1',
     ).get(endpointId) as { status: string; status_at: string; last_attempt_at: string | null } | undefined;
     if (!row) return null;
-    return { status: row.status, at: row.last_attempt_at !== null && row.last_attempt_at > row.status_at ? row.last_attempt_at : row.status_at };
+    return { status: row.status, at: row.last_attempt_at ?? row.status_at };
   }
 }

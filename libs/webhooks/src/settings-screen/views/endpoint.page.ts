@@ -1,6 +1,7 @@
 import type { DeliveryView } from '../../deliveries/deliveries.queries';
 import type { EndpointView } from '../../endpoints/endpoint-views';
 import { endpointFields, type EndpointFormValues, errorSummary, eventTypeLabel, type FieldErrors } from './endpoint-form';
+import { recoverSection, when } from './endpoint-health.view';
 import { type Html, html } from './html';
 import { csrfField, layout, PROFILE_URL } from './layout';
 import { endpointUrl, eventTypesSummary, statusBadge, toggleForm } from './profile.page';
@@ -13,14 +14,11 @@ export interface EndpointPageModel {
   readonly secret?: { readonly value: string; readonly rotated: boolean };
   readonly deliveries: readonly DeliveryView[];
   readonly editForm: { readonly values: EndpointFormValues; readonly errors: FieldErrors };
+  /** The recovery form's starting value (`datetime-local`, UTC). */
+  readonly recoverSince: string;
 }
 
 export const RECENT_DELIVERIES = 20;
-
-function when(iso: string | null): Html | string {
-  if (!iso) return '—';
-  return html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC')}</time>`;
-}
 
 const REDELIVERABLE = new Set(['failed', 'cancelled']);
 
@@ -113,7 +111,8 @@ export function endpointPage(model: EndpointPageModel): string {
   </table></div>`
   }
   <p><a href="${endpointUrl(e.id)}#deliveries">Refresh deliveries</a></p>
-</section>`,
+</section>
+${recoverSection(endpointUrl(e.id, 'recover'), user.csrfToken, model.recoverSince)}`,
   });
 }
 

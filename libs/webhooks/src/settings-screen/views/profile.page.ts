@@ -1,5 +1,7 @@
+import type { EndpointHealth } from '../../endpoint-health/endpoint-health.queries';
 import type { EndpointView } from '../../endpoints/endpoint-views';
 import { endpointFields, type EndpointFormValues, errorSummary, eventTypeLabel, type FieldErrors } from './endpoint-form';
+import { healthFacts } from './endpoint-health.view';
 import { type Html, html } from './html';
 import { csrfField, layout, PROFILE_URL } from './layout';
 
@@ -10,6 +12,8 @@ export interface ProfilePageModel {
   readonly flash?: string | null;
   readonly notificationsEnabled: boolean;
   readonly endpoints: readonly EndpointView[];
+  /** Each listed endpoint's deliveries: the newest, the 24 h success rate, failing since. */
+  readonly health: ReadonlyMap<string, EndpointHealth>;
   /** Cursor of the next page of endpoints, when there are more. */
   readonly nextCursor: string | null;
   readonly createForm: { readonly values: EndpointFormValues; readonly errors: FieldErrors };
@@ -38,7 +42,7 @@ export function toggleForm(endpoint: EndpointView, csrfToken: string, backTo: st
 </form>`;
 }
 
-function endpointItem(e: EndpointView, csrfToken: string): Html {
+function endpointItem(e: EndpointView, csrfToken: string, health: EndpointHealth | undefined): Html {
   const headingId = `endpoint-${e.id}-url`;
   return html`<li id="endpoint-${e.id}" aria-labelledby="${headingId}">
   <div class="endpoint-head">
@@ -48,6 +52,7 @@ function endpointItem(e: EndpointView, csrfToken: string): Html {
   <dl class="facts">
     <dt>Description</dt><dd>${e.description || html`<span class="hint">None</span>`}</dd>
     <dt>Event types</dt><dd>${eventTypesSummary(e.event_types)}</dd>
+    ${healthFacts(health)}
   </dl>
   <div class="actions">
     ${toggleForm(e, csrfToken, 'profile')}
@@ -101,7 +106,7 @@ export function profilePage(model: ProfilePageModel): string {
   ${
     endpoints.length === 0
       ? html`<p>No endpoints yet. Create one below.</p>`
-      : html`<ul class="endpoints" aria-labelledby="endpoints-heading">${endpoints.map((e) => endpointItem(e, user.csrfToken))}</ul>`
+      : html`<ul class="endpoints" aria-labelledby="endpoints-heading">${endpoints.map((e) => endpointItem(e, user.csrfToken, model.health.get(e.id)))}</ul>`
   }
   ${model.nextCursor ? html`<p><a href="${PROFILE_URL}?cursor=${encodeURIComponent(model.nextCursor)}#endpoints-heading">More endpoints</a></p>` : null}
 
