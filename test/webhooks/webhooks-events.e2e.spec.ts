@@ -5,6 +5,7 @@
  * writers append. Expected answers come from the event store itself (`$all`).
  */
 import { rmSync } from 'node:fs';
+import { MISSING_ID } from '../support/api';
 import { provisionAccount, provisionClient, provisionOperator } from '../support/auth';
 import { notificationRound, NOTIFICATIONS_PER_ROUND, storedNotifications, type StoredNotification } from '../support/notifications';
 import { startService, type TestService } from '../support/service';
@@ -13,7 +14,6 @@ import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver
 import { apiClient, type Api } from '../support/webhooks';
 
 const V1 = '/external-api/v1';
-const MISSING_EVENT = '0193a5b2-0000-7000-8000-000000000000';
 
 interface EventItem {
   readonly event_id: string;
@@ -137,7 +137,7 @@ describe.each(['sqlite', 'esdb'] as const)('the Events API on the %s store', (ev
     const theirs = (await storedNotifications(service, b.id))[0].event_id;
     const cases: Array<[string, string[]]> = [
       [`after_event_id=${theirs}`, ['after_event_id']],
-      [`after_event_id=${MISSING_EVENT}`, ['after_event_id']],
+      [`after_event_id=${MISSING_ID}`, ['after_event_id']],
       ['after_event_id=not-an-id', ['after_event_id']],
       ['event_type=entity.created,no.such', ['event_type']],
       ['event_type=entity.created&event_type=', ['event_type']],
