@@ -42,8 +42,8 @@ export class EventDto {
   @ApiProperty({ format: 'date-time', description: 'When the domain event happened (as in the webhook body)' })
   timestamp!: string;
 
-  @ApiPropertyOptional({ ...ID, description: 'entity.*, and every other type but entity ones: the entity it belongs to' })
-  entity_id?: string | null;
+  @ApiProperty({ ...ID, description: 'Every type: the entity itself (entity.*), or the one the resource belongs to' })
+  entity_id!: string;
 
   @ApiPropertyOptional({ ...ID, description: 'document.*' })
   document_id?: string;
