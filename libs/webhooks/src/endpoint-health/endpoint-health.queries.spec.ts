@@ -129,6 +129,6 @@ describe('endpoint health read model', () => {
     h.attempt('b', hoursAgo(1), 503, 5, 'retry');
     const health = h.queries.health(['EP'], NOW).get('EP')!;
     expect(health.lastDelivery).toEqual({ status: 'pending', at: hoursAgo(1) });
-    expect(health.stats).toMatchObject({ delivered: 1, pending: 2 });
+    expect(health).toMatchObject({ delivered: 1, failed: 0, failingSince: hoursAgo(1) });
   });
 });

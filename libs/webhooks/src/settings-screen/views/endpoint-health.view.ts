@@ -17,16 +17,16 @@ export function dateTimeLocal(at: Date): string {
 /** An endpoint's health in its list entry: the newest delivery, the 24 h success rate, failing since. */
 export function healthFacts(health: EndpointHealth | undefined): Html {
   const last = health?.lastDelivery ?? null;
-  const rate = health ? successRate(health.stats) : null;
-  const finished = health ? health.stats.delivered + health.stats.failed : 0;
-  const failing = health?.stats.failing_since ?? null;
+  const rate = health ? successRate(health) : null;
+  const finished = health ? health.delivered + health.failed : 0;
+  const failing = health?.failingSince ?? null;
   return html`<dt>Last delivery</dt><dd>${
     last ? html`<span class="badge ${last.status}">${last.status}</span> ${when(last.at)}` : html`<span class="hint">None yet</span>`
   }</dd>
     <dt>Success rate (24 h)</dt><dd>${
       rate === null
         ? html`<span class="hint">No finished deliveries</span>`
-        : html`${Math.round(rate * 100)}% <span class="hint">(${health!.stats.delivered} of ${finished} delivered)</span>`
+        : html`${Math.round(rate * 100)}% <span class="hint">(${health!.delivered} of ${finished} delivered)</span>`
     }</dd>
     <dt>Failing since</dt><dd>${failing ? html`<strong>${when(failing)}</strong>` : html`<span class="hint">Not failing</span>`}</dd>`;
 }
