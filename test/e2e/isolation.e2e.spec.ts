@@ -141,6 +141,7 @@ describe.each(['sqlite', 'esdb'] as const)('tenant isolation over every publishe
     [`PATCH ${V1}/tasks/{id}`]: { status: 'completed' },
     [`POST ${V1}/orders/{id}/cancel`]: { reason: 'B says so' },
     [`PATCH ${V1}/webhook-endpoints/{id}`]: { description: 'Taken by B' },
+    [`POST ${V1}/webhook-endpoints/{id}/recover`]: { since: '2000-01-01T00:00:00.000Z' },
   });
 
   /** Routes without an id: what B sends and what it must get (its own state, or a 400 on A's references). */

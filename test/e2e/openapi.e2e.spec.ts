@@ -60,6 +60,7 @@ const COLLECTIONS: Record<string, string[]> = {
   [`GET ${V1}/orders/{id}/history`]: PAGE,
   [`GET ${V1}/webhook-endpoints`]: PAGE,
   [`GET ${V1}/webhook-endpoints/{id}/deliveries`]: [...PAGE, 'status'],
+  [`GET ${V1}/events`]: [...PAGE, 'event_type', 'after_event_id'],
 };
 
 /** Request bodies, field by field (CONTRACT.md §3 create bodies and writable PATCH fields, §4). */
@@ -77,11 +78,16 @@ const BODIES: Record<string, string[]> = {
   [`POST ${V1}/webhook-endpoints`]: ['url', 'description', 'event_types'],
   [`PATCH ${V1}/webhook-endpoints/{id}`]: ['url', 'description', 'event_types'],
   [`PUT ${V1}/webhook-settings`]: ['notifications_enabled'],
+  [`POST ${V1}/webhook-endpoints/{id}/recover`]: ['since'],
 };
 
 const RESOURCE = ['id', 'created_at', 'updated_at', 'version'];
 const ENDPOINT = [...RESOURCE, 'url', 'description', 'event_types', 'enabled', 'disabled_reason'];
 const DELIVERY = ['id', 'event_id', 'event_type', 'endpoint_id', 'status', 'attempt_count', 'last_attempt_at', 'next_attempt_at', 'created_at'];
+
+const STATS = ['delivered', 'failed', 'pending', 'p50_ms', 'p99_ms', 'last_success_at', 'failing_since'];
+/** An Events API item: the webhook payload (every type's fields, CONTRACT.md §4 table) plus occurred_at. */
+const EVENT = ['event_id', 'event_type', 'timestamp', 'entity_id', 'document_id', 'jurisdiction_id', 'task_id', 'order_id', 'status', 'occurred_at'];
 
 /** Success answers with fields CONTRACT.md lists exactly (§3 history, §4 webhooks). */
 const ANSWERS: Record<string, string[]> = {
@@ -97,6 +103,8 @@ const ANSWERS: Record<string, string[]> = {
   [`GET ${V1}/webhook-settings`]: ['notifications_enabled'],
   [`PUT ${V1}/webhook-settings`]: ['notifications_enabled'],
   [`GET ${V1}/webhook-event-types`]: ['data'],
+  [`POST ${V1}/webhook-endpoints/{id}/recover`]: ['deliveries'],
+  [`GET ${V1}/webhook-endpoints/{id}/stats`]: STATS,
 };
 
 /** Page items with exactly these fields. */
@@ -104,6 +112,7 @@ const ITEMS: Record<string, string[]> = {
   [`GET ${V1}/webhook-endpoints`]: ENDPOINT,
   [`GET ${V1}/webhook-endpoints/{id}/deliveries`]: DELIVERY,
   [`GET ${V1}/entities/{id}/history`]: ['type', 'occurred_at', 'actor', 'data'],
+  [`GET ${V1}/events`]: EVENT,
 };
 
 const sorted = (list: readonly string[]) => [...list].sort();
@@ -378,6 +387,16 @@ describe('OpenAPI document and /docs', () => {
       expectDeclared(`GET ${V1}/webhook-endpoints/{id}`, (await api.call(client, 'GET', `/webhook-endpoints/${endpoint.body.id}`)).body);
       expectDeclared(`GET ${V1}/webhook-endpoints/{id}/secret`, (await api.call(client, 'GET', `/webhook-endpoints/${endpoint.body.id}/secret`)).body);
       expectDeclared(`GET ${V1}/webhook-settings`, (await api.call(client, 'GET', '/webhook-settings')).body);
+      expectDeclared(`GET ${V1}/webhook-endpoints/{id}/stats`, (await api.call(client, 'GET', `/webhook-endpoints/${endpoint.body.id}/stats`)).body);
+      const recovered = await api.call(client, 'POST', `/webhook-endpoints/${endpoint.body.id}/recover`, { since: '2000-01-01T00:00:00Z' });
+      expect(recovered.status).toBe(202);
+      expectDeclared(`POST ${V1}/webhook-endpoints/{id}/recover`, recovered.body);
+      // The account's notifications so far: each item's fields are among those declared (each type has its own).
+      const events = await api.call(client, 'GET', '/events');
+      expectDeclared(`GET ${V1}/events`, events.body);
+      const declaredEvent = fieldsOf(answerSchema(`GET ${V1}/events`)!.properties!.data.items);
+      expect(events.body.data.length).toBeGreaterThan(0);
+      for (const item of events.body.data) expect(Object.keys(item).filter((f) => !declaredEvent.includes(f))).toEqual([]);
       const catalog = await api.call(client, 'GET', '/webhook-event-types');
       expectDeclared(`GET ${V1}/webhook-event-types`, catalog.body.data[0], resolve(answerSchema(`GET ${V1}/webhook-event-types`)!).properties!.data.items);
     });
@@ -400,6 +419,7 @@ describe('OpenAPI document and /docs', () => {
       [`PATCH ${V1}/tasks/{id}`]: { title: 'Renamed' },
       [`POST ${V1}/orders/{id}/cancel`]: { reason: 'Changed our mind' },
       [`PATCH ${V1}/webhook-endpoints/{id}`]: { description: 'Renamed' },
+      [`POST ${V1}/webhook-endpoints/{id}/recover`]: { since: '2000-01-01T00:00:00.000Z' },
     };
     const withId = (path: string, id: string) => path.slice(V1.length).replace('{id}', id);
     const own = (path: string) => withId(path, ids[path.slice(V1.length + 1).split('/')[0]]);

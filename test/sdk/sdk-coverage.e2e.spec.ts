@@ -13,11 +13,13 @@ import {
   type CreateTask,
   type DocumentFilters,
   type EntityFilters,
+  type EventFilters,
   FilingClient,
   type JurisdictionFilters,
   type OrderFilters,
   type PageParams,
   type CancelOrder,
+  type RecoverDeliveries,
   type TaskFilters,
   type UpdateDocument,
   type UpdateEntity,
@@ -50,6 +52,8 @@ const taskFilters: Required<TaskFilters> = { ...page, entity_id: ID, status: 'op
 const orderFilters: Required<OrderFilters> = { ...page, entity_id: ID, status: 'submitted' };
 const documentFilters: Required<DocumentFilters> = { ...page, entity_id: ID, order_id: ID };
 const deliveryFilters: Required<WebhookDeliveryFilters> = { ...page, status: 'failed' };
+const eventFilters: Required<EventFilters> = { ...page, event_type: ['entity.created', 'order.completed'], after_event_id: ID };
+const recover: Required<RecoverDeliveries> = { since: '2026-11-22T10:00:00.000Z' };
 const createEntity: Required<CreateEntity> = { name: 'n', entity_type: 'llc', formation_jurisdiction: 'US-DE', formation_date: '2020-01-01' };
 const updateEntity: Required<UpdateEntity> = { name: 'n', status: 'active', formation_jurisdiction: null, formation_date: null };
 const createJurisdiction: Required<CreateJurisdiction> = { entity_id: ID, code: 'US-DE', registration_type: 'domestic' };
@@ -103,6 +107,9 @@ async function callEverything(c: FilingClient): Promise<void> {
   await c.webhookEndpoints.rotateSecret(ID);
   await c.webhookEndpoints.secret(ID);
   await c.webhookEndpoints.deliveries(ID, deliveryFilters);
+  await c.webhookEndpoints.recover(ID, recover);
+  await c.webhookEndpoints.stats(ID);
+  await c.events.list(eventFilters);
   await c.webhookDeliveries.get(ID);
   await c.webhookDeliveries.redeliver(ID);
   await c.webhookSettings.get();
@@ -112,6 +119,7 @@ async function callEverything(c: FilingClient): Promise<void> {
   await collect(c.orders.historyAll(ID));
   await collect(c.webhookEndpoints.deliveriesAll(ID));
   await collect(c.webhookEndpoints.listAll());
+  await collect(c.events.listAll({ event_type: 'task.created' }));
 }
 
 function recordingClient(): { client: FilingClient; sent: Sent[] } {
@@ -161,7 +169,7 @@ describe('SDK coverage of the published API', () => {
     await callEverything(client);
     const sdkOps = [...new Set(sent.map((s) => s.op))].sort();
     expect(sdkOps).toEqual(published().map((p) => p.op).sort());
-    expect(sdkOps).toHaveLength(42);
+    expect(sdkOps).toHaveLength(45);
   });
 
   it('sends exactly the query parameters and body fields the service declares', async () => {
@@ -184,7 +192,7 @@ describe('SDK coverage of the published API', () => {
       }
     }
     // 5 collections, 5 histories, endpoint list and deliveries (query); 5 creates, 4 PATCHes, cancel,
-    // endpoint create and PATCH, settings PUT (body).
-    expect(compared).toBeGreaterThanOrEqual(25);
+    // endpoint create and PATCH, settings PUT, recover (body); events (query).
+    expect(compared).toBeGreaterThanOrEqual(27);
   });
 });

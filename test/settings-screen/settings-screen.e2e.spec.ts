@@ -279,6 +279,7 @@ describe('settings screen over HTTP', () => {
         [`${ENDPOINTS}/${id}/delete`, {}],
         [`${ENDPOINTS}/${id}/secret`, {}],
         [`${ENDPOINTS}/${id}/rotate-secret`, {}],
+        [`${ENDPOINTS}/${id}/recover`, { since: '2000-01-01T00:00' }],
         ['/settings/sign-out', {}],
       ];
       for (const [path, fields] of forms) {
@@ -496,6 +497,64 @@ describe('settings screen over HTTP', () => {
       expect((await t.session.get(`${ENDPOINTS}/${id}`)).body).toContain('<span class="badge disabled">Disabled</span>');
     });
 
+    it("shows each endpoint's last delivery, 24 h success rate and failing since, and recovers its failed deliveries", async () => {
+      const t = await tenant();
+      const id = await createEndpoint(t, receiver.url.replace('/hook', '/health'));
+      await t.session.post(`${ENDPOINTS}/${id}/enable`, { _csrf: t.csrf });
+      await t.session.post('/settings/profile/webhook-notifications', { _csrf: t.csrf, notifications_enabled: 'true' });
+      const item = (body: string) => body.slice(body.indexOf(`<li id="endpoint-${id}"`), body.indexOf('</li>\n', body.indexOf(`<li id="endpoint-${id}"`)));
+      expect(item((await t.session.get(PROFILE)).body)).toMatch(
+        /<dt>Last delivery<\/dt><dd><span class="hint">None yet<\/span><\/dd>\s*<dt>Success rate \(24 h\)<\/dt><dd><span class="hint">No finished deliveries<\/span><\/dd>\s*<dt>Failing since<\/dt><dd><span class="hint">Not failing<\/span><\/dd>/,
+      );
+
+      // One delivered, then two refused at once (400: failed).
+      const deliveries = async () => (await t.api('GET', `${V1}/webhook-endpoints/${id}/deliveries`)).body.data as Array<{ id: string; status: string }>;
+      const settled = (n: number) => eventually(async () => {
+        const list = await deliveries();
+        return list.length === n && list.every((d) => d.status !== 'pending') ? list : undefined;
+      });
+      receiver.script({ status: 200 });
+      await t.api('POST', `${V1}/entities`, { name: 'Health 1 LLC', entity_type: 'llc' });
+      await settled(1);
+      receiver.script({ status: 400 }, { status: 400 });
+      await t.api('POST', `${V1}/entities`, { name: 'Health 2 LLC', entity_type: 'llc' });
+      await settled(2);
+      await t.api('POST', `${V1}/entities`, { name: 'Health 3 LLC', entity_type: 'llc' });
+      const list = await settled(3);
+      const detail = async (deliveryId: string) => (await t.api('GET', `${V1}/webhook-deliveries/${deliveryId}`)).body;
+      const [, firstFailed, lastFailed] = await Promise.all(list.map((d) => detail(d.id)));
+      expect([firstFailed.status, lastFailed.status]).toEqual(['failed', 'failed']);
+
+      const before = item((await t.session.get(PROFILE)).body);
+      expect(before).toContain(`<dt>Last delivery</dt><dd><span class="badge failed">failed</span> <time datetime="${lastFailed.attempts[0].attempted_at}">`);
+      expect(before).toContain('<dt>Success rate (24 h)</dt><dd>33% <span class="hint">(1 of 3 delivered)</span></dd>');
+      expect(before).toContain(`<dt>Failing since</dt><dd><strong><time datetime="${firstFailed.attempts[0].attempted_at}">`);
+
+      // The endpoint page's Recover form: a bad time is refused and changes nothing; a good one resends both.
+      const page = await t.session.get(`${ENDPOINTS}/${id}`);
+      expect(page.body).toContain('<h2 id="recover-heading">Recover failed deliveries</h2>');
+      expect(page.body).toMatch(new RegExp(`<form method="post" action="${ENDPOINTS}/${id}/recover">`));
+      expect(page.body).toMatch(/<input type="datetime-local" id="recover-since" name="since" value="\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}" step="1" required/);
+      const bad = await t.session.post(`${ENDPOINTS}/${id}/recover`, { _csrf: t.csrf, since: 'last tuesday' });
+      expect(bad.status).toBe(400);
+      expect(bad.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(bad.body).toContain('Enter the date and time (UTC) to recover failed deliveries from.');
+      expect((await detail(lastFailed.id)).attempt_count).toBe(1);
+
+      const recovered = await t.session.post(`${ENDPOINTS}/${id}/recover`, { _csrf: t.csrf, since: '2000-01-01T00:00' });
+      expect(recovered.status).toBe(303);
+      expect(recovered.location).toBe(`${ENDPOINTS}/${id}#deliveries`);
+      await eventually(async () => ((await deliveries()).every((d) => d.status === 'delivered') ? true : undefined));
+      expect((await t.session.get(`${ENDPOINTS}/${id}`)).body).toContain('2 failed deliveries will be sent again.');
+      const after = item((await t.session.get(PROFILE)).body);
+      expect(after).toContain('<dt>Success rate (24 h)</dt><dd>100% <span class="hint">(3 of 3 delivered)</span></dd>');
+      expect(after).toContain('<dt>Failing since</dt><dd><span class="hint">Not failing</span></dd>');
+      expect(after).toContain('<dt>Last delivery</dt><dd><span class="badge delivered">delivered</span>');
+      // Nothing failed is left: a second recovery says so.
+      await t.session.post(`${ENDPOINTS}/${id}/recover`, { _csrf: t.csrf, since: '2000-01-01T00:00:00' });
+      expect((await t.session.get(`${ENDPOINTS}/${id}`)).body).toContain('No failed deliveries to recover since then.');
+    });
+
     it('escapes what users typed', async () => {
       const t = await tenant();
       await createEndpoint(t, 'https://127.0.0.1:9/x?a=<script>', { description: '<img src=x onerror=alert(1)>' });
@@ -535,6 +594,7 @@ describe('settings screen over HTTP', () => {
         ['POST', `${ENDPOINTS}/${bEndpoint}/secret`],
         ['POST', `${ENDPOINTS}/${bEndpoint}/rotate-secret`],
         ['POST', `/settings/profile/webhook-deliveries/${bDelivery.id}/redeliver`],
+        ['POST', `${ENDPOINTS}/${bEndpoint}/recover`, { since: '2000-01-01T00:00' }],
         ['GET', `${ENDPOINTS}/not-a-uuid`],
         ['GET', `${ENDPOINTS}/${bEndpoint.toUpperCase()}`],
       ];

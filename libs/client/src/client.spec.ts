@@ -75,6 +75,26 @@ describe('FilingClient requests', () => {
     await expect(client.documents.delete('d1')).resolves.toBeUndefined();
   });
 
+  it('lists events with several types comma-separated and after_event_id; recovers from a Date; reads stats', async () => {
+    const { client, api } = clientWith((req) =>
+      req.url.pathname.endsWith('/recover') ? json(202, { deliveries: 3 }) : json(200, { data: [], next_cursor: null }),
+    );
+    await client.events.list({ event_type: ['entity.created', 'order.completed'], after_event_id: 'ev1', limit: 20 });
+    await client.events.list({ event_type: 'task.created' });
+    await collect(client.events.listAll({ after_event_id: 'ev2' }));
+    expect(await client.webhookEndpoints.recover('w1', { since: new Date('2026-11-22T10:00:00.000Z') }, { idempotencyKey: 'k' })).toEqual({ deliveries: 3 });
+    await client.webhookEndpoints.stats('w1');
+    expect(api().map((r) => `${r.method} ${r.url.pathname}${decodeURIComponent(r.url.search)}`)).toEqual([
+      'GET /external-api/v1/events?after_event_id=ev1&limit=20&event_type=entity.created,order.completed',
+      'GET /external-api/v1/events?event_type=task.created',
+      'GET /external-api/v1/events?after_event_id=ev2',
+      'POST /external-api/v1/webhook-endpoints/w1/recover',
+      'GET /external-api/v1/webhook-endpoints/w1/stats',
+    ]);
+    expect(JSON.parse(api()[3].body!)).toEqual({ since: '2026-11-22T10:00:00.000Z' });
+    expect(api()[3].headers.get('idempotency-key')).toBe('k');
+  });
+
   it('unwraps the event-type catalog', async () => {
     const { client } = clientWith(() => json(200, { data: [{ name: 'entity.created', label: 'New Entity', category: 'Entities' }] }));
     await expect(client.webhookEventTypes.list()).resolves.toEqual([{ name: 'entity.created', label: 'New Entity', category: 'Entities' }]);

@@ -27,6 +27,8 @@ import type {
   OrderFilters,
   Page,
   PageParams,
+  RecoverDeliveries,
+  RecoveredDeliveries,
   Task,
   TaskEventType,
   TaskFilters,
@@ -40,10 +42,12 @@ import type {
   WebhookDeliveryFilters,
   WebhookEndpoint,
   WebhookEndpointSecret,
+  WebhookEndpointStats,
   WebhookEndpointWithSecret,
   WebhookEventTypeInfo,
   WebhookSettings,
 } from './types';
+import type { EventFilters, EventListItem } from './webhooks/events';
 
 /** The API client's credentials (client credentials grant). */
 export interface ClientCredentials {
@@ -210,6 +214,37 @@ export class WebhookEndpointsApi {
   deliveriesAll(id: string, filters?: Omit<WebhookDeliveryFilters, 'cursor'>, options?: RequestOptions): AsyncGenerator<WebhookDelivery, void, undefined> {
     return paginate((cursor) => this.deliveries(id, { ...filters, cursor }, options));
   }
+
+  /** `POST /webhook-endpoints/{id}/recover` (202): sends again every `failed` delivery whose event happened at or after `since`. */
+  recover(id: string, body: RecoverDeliveries, options?: ActionOptions): Promise<RecoveredDeliveries> {
+    return this.http.json({ method: 'POST', path: `/webhook-endpoints/${seg(id)}/recover`, body, options });
+  }
+
+  /** `GET /webhook-endpoints/{id}/stats`: the last 24 h of deliveries, response times, last success, failing since. */
+  stats(id: string, options?: RequestOptions): Promise<WebhookEndpointStats> {
+    return this.http.json({ method: 'GET', path: `/webhook-endpoints/${seg(id)}/stats`, options });
+  }
+}
+
+/**
+ * `GET /events`: every notification of the account, oldest first in stream order, each the
+ * webhook payload plus `occurred_at`, kept for ever. Catch up after downtime by iterating from
+ * the last event you processed: `for await (const e of filing.events.listAll({ after_event_id }))`.
+ */
+export class EventsApi {
+  constructor(private readonly http: ApiTransport) {}
+
+  /** One page; `event_type` may name several types. */
+  list(filters?: EventFilters, options?: RequestOptions): Promise<Page<EventListItem>> {
+    const { event_type, ...rest } = filters ?? {};
+    const types = typeof event_type === 'string' ? event_type : event_type?.join(',');
+    return this.http.json({ method: 'GET', path: '/events', query: { ...rest, event_type: types } as Query, options });
+  }
+
+  /** Every event matching the filters, fetching pages of `limit` (default 50) as you iterate. */
+  listAll(filters?: Omit<EventFilters, 'cursor'>, options?: RequestOptions): AsyncGenerator<EventListItem, void, undefined> {
+    return paginate((cursor) => this.list({ ...filters, cursor }, options));
+  }
 }
 
 export class WebhookDeliveriesApi {
@@ -272,6 +307,7 @@ export class FilingClient {
   readonly webhookDeliveries: WebhookDeliveriesApi;
   readonly webhookSettings: WebhookSettingsApi;
   readonly webhookEventTypes: WebhookEventTypesApi;
+  readonly events: EventsApi;
   /** Low-level access for routes the SDK does not wrap yet: `filing.http.json({method, path})`. */
   readonly http: ApiTransport;
 
@@ -303,6 +339,7 @@ export class FilingClient {
     this.webhookDeliveries = new WebhookDeliveriesApi(this.http);
     this.webhookSettings = new WebhookSettingsApi(this.http);
     this.webhookEventTypes = new WebhookEventTypesApi(this.http);
+    this.events = new EventsApi(this.http);
   }
 }
 

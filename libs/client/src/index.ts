@@ -14,6 +14,7 @@ export {
   WebhookDeliveriesApi,
   WebhookSettingsApi,
   WebhookEventTypesApi,
+  EventsApi,
 } from './client';
 export { TokenManager, formEncode, DEFAULT_REFRESH_MARGIN_SECONDS, type TokenManagerOptions, type AccessToken } from './token-manager';
 export { ApiTransport, entityTag, type RequestOptions, type CreateOptions, type WriteOptions, type ActionOptions, type ApiRequest, type RawResponse, type Query } from './http';

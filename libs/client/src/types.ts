@@ -274,3 +274,29 @@ export interface WebhookDeliveryDetail extends WebhookDelivery {
 export interface WebhookDeliveryFilters extends PageParams {
   readonly status?: WebhookDeliveryStatus;
 }
+
+/** `POST /webhook-endpoints/{id}/recover`. */
+export interface RecoverDeliveries {
+  /** Every `failed` delivery whose event happened at or after this instant is sent again (an ISO 8601 time with its offset, or a Date). */
+  since: string | Date;
+}
+export interface RecoveredDeliveries {
+  /** How many failed deliveries are pending again (new attempts, the same `webhook-id`). */
+  readonly deliveries: number;
+}
+/** `GET /webhook-endpoints/{id}/stats`: the last 24 h. */
+export interface WebhookEndpointStats {
+  /** Deliveries that succeeded in the last 24 h. */
+  readonly delivered: number;
+  /** Deliveries that ended `failed` in the last 24 h. */
+  readonly failed: number;
+  /** Deliveries waiting now for their first attempt or a retry. */
+  readonly pending: number;
+  /** Response time of the last 24 h's attempts that got an HTTP answer; null without any. */
+  readonly p50_ms: number | null;
+  readonly p99_ms: number | null;
+  /** The latest attempt the receiver answered 2xx; null if none ever did. */
+  readonly last_success_at: string | null;
+  /** The first failed attempt after the last success; null when the last attempt succeeded or none failed. */
+  readonly failing_since: string | null;
+}

@@ -15,6 +15,13 @@ import { DISPATCHER_LIMITS, DispatcherService } from './dispatch/dispatcher.serv
 import { WEBHOOK_SENDER, WebhookSender } from './dispatch/webhook-sender';
 import { EndpointsService, WEBHOOK_RESOLVER } from './endpoints/endpoints.service';
 import { FanOutService } from './fanout/fanout.service';
+import { EndpointHealthProjection } from './endpoint-health/endpoint-health.projection';
+import { EndpointHealthQueries } from './endpoint-health/endpoint-health.queries';
+import { RecoveryService } from './endpoint-health/recovery.service';
+import { EventsQueries } from './events/events.queries';
+import { NotificationsProjection } from './events/notifications.projection';
+import { EndpointHealthController } from './http/endpoint-health.controller';
+import { EventsController } from './http/events.controller';
 import { OperatorWebhooksController } from './http/operator-webhooks.controller';
 import { WebhooksController } from './http/webhooks.controller';
 import { DeliveryMetrics } from './metrics/delivery-metrics';
@@ -30,9 +37,9 @@ import { SettingsService } from './settings/settings.service';
 import { SETTINGS_SCREEN_CONTROLLERS, SETTINGS_SCREEN_PROVIDERS } from './settings-screen';
 import type { Resolver } from './address/address-guard';
 
-/** The read models alone (endpoints, settings, deliveries): what the CLI's replay and audit need. */
+/** The read models alone (endpoints, settings, deliveries, notifications, endpoint health): what the CLI's replay and audit need. */
 @Module({
-  providers: [DeliverySignal, EndpointsProjection, DeliveriesProjection],
+  providers: [DeliverySignal, EndpointsProjection, DeliveriesProjection, NotificationsProjection, EndpointHealthProjection],
   exports: [DeliverySignal],
 })
 export class WebhooksCoreModule {}
@@ -70,7 +77,7 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
  */
 @Module({
   imports: [WebhooksCoreModule],
-  controllers: [WebhooksController, OperatorWebhooksController, ...SETTINGS_SCREEN_CONTROLLERS],
+  controllers: [WebhooksController, EventsController, EndpointHealthController, OperatorWebhooksController, ...SETTINGS_SCREEN_CONTROLLERS],
   providers: [
     { provide: WEBHOOK_RESOLVER, useValue: systemResolver },
     {
@@ -101,6 +108,10 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
     SettingsService,
     DeliveryCommands,
     RedeliveryService,
+    // The Events API; endpoint stats and recovery
+    EventsQueries,
+    EndpointHealthQueries,
+    RecoveryService,
     // Workers
     FanOutService,
     DispatchPipeline,

@@ -1,4 +1,4 @@
-import type { EntityStatus, JurisdictionStatus, TaskStatus, WebhookEventTypeName } from '../types';
+import type { EntityStatus, JurisdictionStatus, PageParams, TaskStatus, WebhookEventTypeName } from '../types';
 
 /** Fields of every notification (CONTRACT.md §4). */
 export interface WebhookEventBase<Type extends WebhookEventTypeName> {
@@ -106,4 +106,17 @@ export function isWebhookEventType(name: unknown): name is WebhookEventTypeName 
 /** Type guard for one notification type: `if (isEvent(event, 'order.completed')) event.order_id`. */
 export function isEvent<T extends WebhookEventTypeName>(event: WebhookEvent, type: T): event is WebhookEventMap[T] {
   return event.event_type === type;
+}
+
+// ── the Events API (CONTRACT.md §3 "Events"): the same payloads, listed ───────────────────────
+/** One notification as `GET /events` lists it: exactly the webhook payload, plus `occurred_at`. */
+export type EventListItem = WebhookEvent & {
+  /** When the domain event happened (the instant of `timestamp`). */
+  readonly occurred_at: string;
+};
+export interface EventFilters extends PageParams {
+  /** Only these types (several are sent comma-separated). */
+  readonly event_type?: WebhookEventTypeName | readonly WebhookEventTypeName[];
+  /** Start right after this event: the `event_id` of the last notification you processed. */
+  readonly after_event_id?: string;
 }

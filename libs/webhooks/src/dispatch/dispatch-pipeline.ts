@@ -1,4 +1,5 @@
 import type { Position, StreamRevision } from '@filing/event-store';
+import { serializeNotification } from '../notifications/notification-mapper';
 import { APP_CONFIG, type AppConfig, Metrics } from '@filing/platform';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Counter, Histogram } from 'prom-client';
@@ -109,7 +110,8 @@ export class DispatchPipeline {
     const { endpointId, signingKeys, url } = decision.target;
     const secrets = signingKeys.map((key) => this.secrets.get(endpointId, key)).filter((s): s is string => s !== null);
     if (secrets.length === 0) return { ...attempt, kind: 'unsigned' };
-    const body = JSON.stringify(state.payload);
+    // The same bytes as the Events API's item: one serialization for both.
+    const body = serializeNotification(state.payload);
     const timestamp = Math.floor(now.getTime() / 1000);
     const headers = {
       'content-type': 'application/json',

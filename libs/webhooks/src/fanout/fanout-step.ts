@@ -1,6 +1,6 @@
 import type { JsonObject, RecordedEvent } from '@filing/event-store';
 import { positionToString } from '@filing/event-store';
-import { mapNotification, type ResourceFacts } from '../notifications/notification-mapper';
+import { notificationOf, type ResourceFacts } from '../notifications/notification-mapper';
 import type { DeliveryScheduled } from '../deliveries/delivery.events';
 import { deliveryId } from './delivery-id';
 import { type MemoryFanOutView, recipients } from './fanout-view';
@@ -70,10 +70,9 @@ export function fanOutStep(
     }
   }
 
-  const occurredAt = str((event.metadata as JsonObject).occurred_at) || event.created.toISOString();
-  const mapped = mapNotification({ id: event.id, type: event.type, streamId: event.streamId, data: d, occurredAt }, factsOf(event.streamId));
+  const mapped = notificationOf(event, factsOf(event.streamId));
+  const { accountId, occurredAt } = mapped;
   const facts = mapped.facts ? ([event.streamId, mapped.facts] as const) : null;
-  const accountId = accountOf(event);
   if (!mapped.notification || !accountId) return { ...NONE, facts };
   const notification = mapped.notification;
   const scheduled = recipients(view, accountId, notification.event_type).map(

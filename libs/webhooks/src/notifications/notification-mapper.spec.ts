@@ -1,4 +1,4 @@
-import { mapNotification, type MappableEvent, type ResourceFacts } from './notification-mapper';
+import { mapNotification, type MappableEvent, notificationOf, type ResourceFacts, serializeNotification } from './notification-mapper';
 
 const at = '2026-11-22T10:00:00.000Z';
 let n = 0;
@@ -79,5 +79,18 @@ describe('notification mapper', () => {
   it('ignores events of other contexts', () => {
     expect(mapNotification(ev('auth.ClientCreated', 'client-C1', {}), undefined)).toEqual({ notification: null, facts: null });
     expect(mapNotification(ev('webhooks.EndpointCreated', 'webhookendpoint-1', {}), undefined).notification).toBeNull();
+  });
+
+  it('reads a stored event: its account and time from the metadata, the store\'s time when the metadata has none', () => {
+    const data = { entity_id: 'E1', status: 'active' };
+    const stored = { id: 'ev-1', type: 'entities.EntityCreated', streamId: 'entity-E1', data, created: new Date('2026-11-22T11:00:00.000Z') };
+    const withMeta = notificationOf({ ...stored, metadata: { account_id: 'A1', occurred_at: at } }, undefined);
+    expect(withMeta).toMatchObject({ accountId: 'A1', occurredAt: at, notification: { event_id: 'ev-1', timestamp: at } });
+    const bare = notificationOf({ ...stored, metadata: {} }, undefined);
+    expect(bare).toMatchObject({ accountId: null, occurredAt: '2026-11-22T11:00:00.000Z' });
+    // The wire form keeps the mapper's field order: what receivers and the Events API both get.
+    expect(serializeNotification(withMeta.notification!)).toBe(
+      `{"event_id":"ev-1","timestamp":"${at}","event_type":"entity.created","entity_id":"E1","status":"active"}`,
+    );
   });
 });

@@ -26,6 +26,14 @@ export interface MappableEvent {
   readonly occurredAt: string;
 }
 
+/**
+ * The body of a notification as it goes over the wire, and as the Events API shows it: one
+ * serialization for both, so a webhook body and the Events API's item are byte-equal.
+ */
+export function serializeNotification(notification: JsonObject): string {
+  return JSON.stringify(notification);
+}
+
 export interface MapResult {
   /** null: the event is not one of the eleven notifications (e.g. TaskUpdated). */
   readonly notification: Notification | null;
@@ -122,4 +130,33 @@ export function mapNotification(event: MappableEvent, known: ResourceFacts | und
     default:
       return { notification: null, facts: null };
   }
+}
+
+/** A stored event, as the fan-out (a RecordedEvent) and a projection (a RecordedEnvelope) see it. */
+export interface SourceEvent {
+  readonly id: string;
+  readonly type: string;
+  readonly streamId: string;
+  readonly data: JsonObject;
+  readonly metadata: { readonly account_id?: Json | null; readonly occurred_at?: Json };
+  /** When the store recorded it: the time of an event whose metadata has none. */
+  readonly created?: Date;
+}
+
+export interface SourceNotification extends MapResult {
+  /** The account the notification belongs to; null for an event of no account (never notified). */
+  readonly accountId: string | null;
+  /** When the domain event happened: the notification's `timestamp`. */
+  readonly occurredAt: string;
+}
+
+/**
+ * A stored event → its notification, account and time, and the resource's facts after it: what
+ * the fan-out schedules and what the Events API lists, from one function, so both carry the
+ * same payload.
+ */
+export function notificationOf(event: SourceEvent, known: ResourceFacts | undefined): SourceNotification {
+  const occurredAt = str(event.metadata.occurred_at) ?? event.created?.toISOString() ?? '';
+  const mapped = mapNotification({ id: event.id, type: event.type, streamId: event.streamId, data: event.data, occurredAt }, known);
+  return { ...mapped, accountId: str(event.metadata.account_id ?? undefined), occurredAt };
 }

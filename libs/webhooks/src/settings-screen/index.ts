@@ -6,6 +6,7 @@ import { SettingsSessionGuard } from './session/session.guard';
 import { SettingsSessionStore } from './session/session-store';
 import { SIGN_IN_CSRF_KEY_PURPOSE, SignInCsrf } from './session/sign-in-csrf';
 import { SIGN_IN_LIMITS, SIGN_IN_THROTTLE, SignInController } from './sign-in.controller';
+import { EndpointRecoveryController } from './endpoint-recovery.controller';
 import { WebhookSettingsController } from './webhook-settings.controller';
 
 export { SettingsSessionStore } from './session/session-store';
@@ -20,7 +21,7 @@ class SessionStoreCloser implements OnApplicationShutdown {
 }
 
 /** The settings screen's parts, added to WebhooksModule (its pages use the module's own services). */
-export const SETTINGS_SCREEN_CONTROLLERS = [SignInController, WebhookSettingsController];
+export const SETTINGS_SCREEN_CONTROLLERS = [SignInController, WebhookSettingsController, EndpointRecoveryController];
 
 export const SETTINGS_SCREEN_PROVIDERS: Provider[] = [
   {

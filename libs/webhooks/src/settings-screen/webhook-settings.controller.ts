@@ -9,6 +9,8 @@ import {
 import { Body, Controller, Get, Param, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DeliveriesQueries } from '../read-model/deliveries.queries';
+import { STATS_WINDOW_MS } from '../endpoint-health/endpoint-health';
+import { EndpointHealthQueries } from '../endpoint-health/endpoint-health.queries';
 import { RedeliveryService } from '../deliveries/redelivery.service';
 import type { EndpointDetails, EndpointView } from '../endpoints/endpoint-views';
 import { EndpointsService } from '../endpoints/endpoints.service';
@@ -20,6 +22,7 @@ import { SettingsErrorFilter } from './settings-errors.filter';
 import { redirect, sendPage } from './settings-http';
 import { EMPTY_ENDPOINT_FORM, type EndpointFormValues, type FieldErrors } from './views/endpoint-form';
 import { deleteConfirmPage, endpointPage, RECENT_DELIVERIES } from './views/endpoint.page';
+import { dateTimeLocal } from './views/endpoint-health.view';
 import { PROFILE_URL } from './views/layout';
 import { endpointUrl, profilePage } from './views/profile.page';
 
@@ -45,6 +48,7 @@ export class WebhookSettingsController {
     private readonly deliveries: DeliveriesQueries,
     private readonly redelivery: RedeliveryService,
     private readonly sessions: SettingsSessionStore,
+    private readonly health: EndpointHealthQueries,
   ) {}
 
   @Get()
@@ -164,6 +168,7 @@ export class WebhookSettingsController {
       flash: this.sessions.takeFlash(current.token),
       notificationsEnabled: this.settings.get(current.session.accountId).notifications_enabled,
       endpoints: page.data,
+      health: this.health.health(page.data.map((e) => e.id)),
       nextCursor: page.next_cursor,
       createForm,
     };
@@ -186,6 +191,7 @@ export class WebhookSettingsController {
       secret,
       deliveries: this.deliveries.recent(ctx, endpoint.id, RECENT_DELIVERIES),
       editForm,
+      recoverSince: dateTimeLocal(new Date(Date.now() - STATS_WINDOW_MS)),
     };
     sendPage(reply, endpointPage(model), status);
   }
@@ -196,7 +202,7 @@ function userOf(current: CurrentSession): { email: string; csrfToken: string } {
 }
 
 /** A malformed id names no endpoint of this account: the same 404 as a foreign one. */
-function checkId(id: string): string {
+export function checkId(id: string): string {
   if (!isUuid(id)) throw new NotFoundError();
   return id.toLowerCase();
 }

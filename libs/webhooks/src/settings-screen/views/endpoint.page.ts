@@ -1,9 +1,10 @@
 import type { DeliveryView } from '../../read-model/deliveries.queries';
 import type { EndpointDetails, EndpointView } from '../../endpoints/endpoint-views';
 import { endpointFields, type EndpointFormValues, errorSummary, eventTypeLabel, type FieldErrors } from './endpoint-form';
+import { recoverSection, when } from './endpoint-health.view';
 import { type Html, html } from './html';
 import { csrfField, layout, PROFILE_URL } from './layout';
-import { disabledNote, endpointUrl, eventTypesSummary, statusBadge, toggleForm, when } from './profile.page';
+import { disabledNote, endpointUrl, eventTypesSummary, statusBadge, toggleForm } from './profile.page';
 
 export interface EndpointPageModel {
   readonly user: { readonly email: string; readonly csrfToken: string };
@@ -13,6 +14,8 @@ export interface EndpointPageModel {
   readonly secret?: { readonly value: string; readonly rotated: boolean };
   readonly deliveries: readonly DeliveryView[];
   readonly editForm: { readonly values: EndpointFormValues; readonly errors: FieldErrors };
+  /** The recovery form's starting value (`datetime-local`, UTC). */
+  readonly recoverSince: string;
 }
 
 export const RECENT_DELIVERIES = 20;
@@ -109,7 +112,8 @@ export function endpointPage(model: EndpointPageModel): string {
   </table></div>`
   }
   <p><a href="${endpointUrl(e.id)}#deliveries">Refresh deliveries</a></p>
-</section>`,
+</section>
+${recoverSection(endpointUrl(e.id, 'recover'), user.csrfToken, model.recoverSince)}`,
   });
 }
 

@@ -1,6 +1,8 @@
+import type { EndpointHealth } from '../../endpoint-health/endpoint-health.queries';
 import type { EndpointDetails, EndpointView } from '../../endpoints/endpoint-views';
 import type { DisabledReason } from '../../endpoints/endpoint.events';
 import { endpointFields, type EndpointFormValues, errorSummary, eventTypeLabel, type FieldErrors } from './endpoint-form';
+import { healthFacts, when } from './endpoint-health.view';
 import { type Html, html } from './html';
 import { csrfField, layout, PROFILE_URL } from './layout';
 
@@ -11,6 +13,8 @@ export interface ProfilePageModel {
   readonly flash?: string | null;
   readonly notificationsEnabled: boolean;
   readonly endpoints: readonly EndpointDetails[];
+  /** Each listed endpoint's deliveries: the newest, the 24 h success rate, failing since. */
+  readonly health: ReadonlyMap<string, EndpointHealth>;
   /** Cursor of the next page of endpoints, when there are more. */
   readonly nextCursor: string | null;
   readonly createForm: { readonly values: EndpointFormValues; readonly errors: FieldErrors };
@@ -27,11 +31,6 @@ export function eventTypesSummary(eventTypes: readonly string[]): Html {
 
 export function statusBadge(enabled: boolean): Html {
   return enabled ? html`<span class="badge enabled">Enabled</span>` : html`<span class="badge disabled">Disabled</span>`;
-}
-
-export function when(iso: string | null): Html | string {
-  if (!iso) return '—';
-  return html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC')}</time>`;
 }
 
 const DISABLED_BECAUSE: Record<DisabledReason, string> = {
@@ -58,7 +57,7 @@ export function toggleForm(endpoint: EndpointView, csrfToken: string, backTo: st
 </form>`;
 }
 
-function endpointItem(e: EndpointDetails, csrfToken: string): Html {
+function endpointItem(e: EndpointDetails, csrfToken: string, health: EndpointHealth | undefined): Html {
   const headingId = `endpoint-${e.id}-url`;
   return html`<li id="endpoint-${e.id}" aria-labelledby="${headingId}">
   <div class="endpoint-head">
@@ -69,6 +68,7 @@ function endpointItem(e: EndpointDetails, csrfToken: string): Html {
   <dl class="facts">
     <dt>Description</dt><dd>${e.description || html`<span class="hint">None</span>`}</dd>
     <dt>Event types</dt><dd>${eventTypesSummary(e.event_types)}</dd>
+    ${healthFacts(health)}
   </dl>
   <div class="actions">
     ${toggleForm(e, csrfToken, 'profile')}
@@ -122,7 +122,7 @@ export function profilePage(model: ProfilePageModel): string {
   ${
     endpoints.length === 0
       ? html`<p>No endpoints yet. Create one below.</p>`
-      : html`<ul class="endpoints" aria-labelledby="endpoints-heading">${endpoints.map((e) => endpointItem(e, user.csrfToken))}</ul>`
+      : html`<ul class="endpoints" aria-labelledby="endpoints-heading">${endpoints.map((e) => endpointItem(e, user.csrfToken, model.health.get(e.id)))}</ul>`
   }
   ${model.nextCursor ? html`<p><a href="${PROFILE_URL}?cursor=${encodeURIComponent(model.nextCursor)}#endpoints-heading">More endpoints</a></p>` : null}
 

@@ -44,7 +44,7 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 
 .field { margin-bottom: 1rem; }
 label, legend { font-weight: 600; }
-input[type="url"], input[type="email"], input[type="password"], input[type="text"], textarea { display: block; width: 100%; max-width: 36rem; padding: 0.5rem; margin-top: 0.25rem; font: inherit; border: 1px solid #7b8794; border-radius: 4px; }
+input[type="url"], input[type="email"], input[type="password"], input[type="text"], input[type="datetime-local"], textarea { display: block; width: 100%; max-width: 36rem; padding: 0.5rem; margin-top: 0.25rem; font: inherit; border: 1px solid #7b8794; border-radius: 4px; }
 input[aria-invalid="true"], textarea[aria-invalid="true"] { border: 2px solid #b3261e; }
 fieldset { border: 1px solid #d5dce4; border-radius: 6px; margin: 0 0 1rem; padding: 0.5rem 1rem 0.75rem; }
 fieldset fieldset { border: 0; padding: 0.25rem 0; margin: 0; }

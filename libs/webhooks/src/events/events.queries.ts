@@ -1,0 +1,83 @@
+import { EVENT_STORE, type EventStore } from '@filing/event-store';
+import {
+  cachedStatement as stmt,
+  type CommandContext,
+  CursorCodec,
+  type Page,
+  pageRequest,
+  ProjectionRunner,
+  toPage,
+  ValidationError,
+} from '@filing/platform';
+import { Inject, Injectable } from '@nestjs/common';
+import { parseEventTypeFilter } from './event-filters';
+
+/** One item of `GET /events`: the webhook payload, plus `occurred_at`. */
+export type EventItem = Record<string, unknown> & { readonly event_id: string; readonly event_type: string; readonly occurred_at: string };
+
+export interface EventsQuery {
+  readonly limit?: string;
+  readonly cursor?: string;
+  readonly event_type?: string | string[];
+  readonly after_event_id?: string;
+}
+
+interface NotificationRow {
+  seq: number;
+  occurred_at: string;
+  payload: string;
+}
+
+const COLLECTION = 'events';
+/** How long an `after_event_id` not (yet) in the read model waits for it to catch up with the store. */
+const CATCH_UP_WAIT_MS = 2000;
+
+/** The Events API (CONTRACT.md §3 "Events"): the account's notifications, oldest first. */
+@Injectable()
+export class EventsQueries {
+  constructor(
+    private readonly runner: ProjectionRunner,
+    private readonly cursors: CursorCodec,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+  ) {}
+
+  async list(ctx: CommandContext, query: EventsQuery): Promise<Page<EventItem>> {
+    const accountId = ctx.account_id ?? '';
+    const filter = query.event_type === undefined ? null : parseEventTypeFilter(query.event_type);
+    if (filter && 'problem' in filter) throw ValidationError.field('event_type', filter.problem);
+    const request = pageRequest<number>(query, COLLECTION, 'number', this.cursors);
+    let after = request.after ?? 0;
+    if (query.after_event_id !== undefined) after = Math.max(after, await this.seqOf(accountId, query.after_event_id));
+
+    const types = filter?.types ?? [];
+    const rows = stmt(
+      this.runner.db,
+      `SELECT seq, occurred_at, payload FROM webhook_notifications
+       WHERE account_id = ? AND seq > ?${types.length > 0 ? ` AND event_type IN (${types.map(() => '?').join(', ')})` : ''}
+       ORDER BY seq LIMIT ?`,
+    ).all(accountId, after, ...types, request.limit + 1) as NotificationRow[];
+    const page = toPage(rows, request, COLLECTION, (r) => r.seq);
+    return { data: page.data.map((r) => ({ ...(JSON.parse(r.payload) as EventItem), occurred_at: r.occurred_at })), next_cursor: page.next_cursor };
+  }
+
+  /**
+   * Where the account's event `eventId` stands. An id the read model does not hold yet (a
+   * webhook can arrive before this instance's projection has the event) is looked up again once
+   * the read model has caught up with the store; another account's is as unknown as a made-up one.
+   */
+  private async seqOf(accountId: string, eventId: string): Promise<number> {
+    const find = () =>
+      stmt(this.runner.db, 'SELECT seq, account_id FROM webhook_notifications WHERE event_id = ?').get(eventId.toLowerCase()) as
+        | { seq: number; account_id: string }
+        | undefined;
+    let row = find();
+    if (!row) {
+      await this.runner.waitFor(await this.store.headPosition(), CATCH_UP_WAIT_MS);
+      row = find();
+    }
+    if (!row || row.account_id !== accountId) {
+      throw ValidationError.field('after_event_id', 'after_event_id names no event of this account (use the event_id of a notification you received)');
+    }
+    return row.seq;
+  }
+}

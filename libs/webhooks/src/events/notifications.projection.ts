@@ -1,0 +1,57 @@
+import { positionToString } from '@filing/event-store';
+import { cachedStatement as stmt, RegisterProjection, type Projection, type RecordedEnvelope } from '@filing/platform';
+import { Injectable } from '@nestjs/common';
+import type Database from 'better-sqlite3';
+import {
+  NOTIFIABLE_EVENT_PREFIXES,
+  notificationOf,
+  type ResourceFacts,
+  serializeNotification,
+} from '../notifications/notification-mapper';
+
+/**
+ * `webhook_notifications`: every notification of every account, one row per domain event, in
+ * stream order (the Events API, CONTRACT.md §3). `seq` is the row's rowid: rows are only ever
+ * appended, in the order the runner applies events (their `$all` order), so it grows with the
+ * position and a rebuild numbers them the same. A page keyed on it can never skip a row that a
+ * later page could show before it: a row with a smaller seq is committed with or before it.
+ *
+ * `payload` is the webhook body itself (the mapper and the serialization the dispatcher uses);
+ * `webhook_notification_facts` holds what the mapper needs from a resource's earlier events.
+ */
+@Injectable()
+@RegisterProjection()
+export class NotificationsProjection implements Projection {
+  readonly name = 'webhooks.notifications';
+  readonly version = 1;
+  readonly tables = ['webhook_notifications', 'webhook_notification_facts'];
+  readonly handles = NOTIFIABLE_EVENT_PREFIXES;
+
+  setup(db: Database.Database): void {
+    db.exec(`CREATE TABLE IF NOT EXISTS webhook_notifications (
+      seq INTEGER PRIMARY KEY, account_id TEXT NOT NULL, event_id TEXT NOT NULL, event_type TEXT NOT NULL,
+      occurred_at TEXT NOT NULL, position TEXT NOT NULL, payload TEXT NOT NULL);
+    CREATE UNIQUE INDEX IF NOT EXISTS webhook_notifications_event ON webhook_notifications (event_id);
+    CREATE INDEX IF NOT EXISTS webhook_notifications_account ON webhook_notifications (account_id, seq);
+    CREATE INDEX IF NOT EXISTS webhook_notifications_account_type ON webhook_notifications (account_id, event_type, seq);
+    CREATE TABLE IF NOT EXISTS webhook_notification_facts (stream_id TEXT PRIMARY KEY, facts TEXT NOT NULL)`);
+  }
+
+  apply(db: Database.Database, event: RecordedEnvelope): void {
+    const row = stmt(db, 'SELECT facts FROM webhook_notification_facts WHERE stream_id = ?').get(event.streamId) as { facts: string } | undefined;
+    const known = row ? (JSON.parse(row.facts) as ResourceFacts) : undefined;
+    const { notification, facts, accountId, occurredAt } = notificationOf(event, known);
+    if (facts) {
+      stmt(
+        db,
+        'INSERT INTO webhook_notification_facts (stream_id, facts) VALUES (?, ?) ON CONFLICT (stream_id) DO UPDATE SET facts = excluded.facts',
+      ).run(event.streamId, JSON.stringify(facts));
+    }
+    if (!notification || !accountId) return;
+    stmt(
+      db,
+      `INSERT INTO webhook_notifications (account_id, event_id, event_type, occurred_at, position, payload)
+       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`,
+    ).run(accountId, event.id, notification.event_type, occurredAt, positionToString(event.position), serializeNotification(notification));
+  }
+}
