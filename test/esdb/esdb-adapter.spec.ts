@@ -213,3 +213,31 @@ describe('subscription life cycle', () => {
     for (let i = 1; i < got.length; i++) expect(comparePositions(got[i - 1].position, got[i].position)).toBeLessThan(0);
   }, 60_000);
 });
+
+describe('server quirks the adapter works around', () => {
+  it('a 24.10.0–.4 server checkpointing an empty filtered catch-up at End (KDB-710) loses no later event', async () => {
+    const old = await startEsdbTestServer({ version: '24.10.4' });
+    const adapter = new EsdbEventStore({ connectionString: old.connectionString, resubscribeDelayMs: { min: 50, max: 500 } });
+    try {
+      const prefix = typePrefix();
+      const sub = adapter.subscribeToAll({ from: 'start', filter: { eventTypePrefixes: [prefix] } });
+      const reader = collect(sub);
+      await reader.until((m) => m.some((x) => x.kind === 'caught-up'));
+      await adapter.appendToStream(stream(), [ev(`${prefix}Live`)]);
+      const got = await reader.untilEvents(1);
+      await sub.stop();
+      expect(got.map((e) => e.type)).toEqual([`${prefix}Live`]);
+      // It never hands the End marker out as a checkpoint either.
+      expect(reader.messages.filter((m) => m.kind === 'checkpoint' && m.position.commit === 0xffffffffffffffffn)).toEqual([]);
+    } finally {
+      await adapter.close();
+      await old.stop();
+    }
+  });
+
+  it('refuses the nil UUID as an event id before sending anything (the server would answer BadRequest)', async () => {
+    await expect(
+      store.appendToStream(stream(), [{ id: '00000000-0000-0000-0000-000000000000', type: 't.Nil', data: {} }]),
+    ).rejects.toThrow(/events\[0\]\.id must be a UUID other than the nil UUID/);
+  });
+});

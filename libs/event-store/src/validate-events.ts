@@ -2,6 +2,8 @@ import type { EventData } from './event-store.port';
 import { InvalidEventError } from './errors';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** EventStoreDB refuses it as a bad request (and its client then crashes on the late timeout). */
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 /**
  * Both adapters refuse the same bad input before anything is sent or written, so a bad append
@@ -13,8 +15,8 @@ export function validateAppend(streamId: string, events: readonly EventData[]): 
   }
   if (events.length === 0) throw new InvalidEventError('An append needs at least one event');
   events.forEach((event, i) => {
-    if (typeof event.id !== 'string' || !UUID.test(event.id)) {
-      throw new InvalidEventError(`events[${i}].id must be a UUID`);
+    if (typeof event.id !== 'string' || !UUID.test(event.id) || event.id === NIL_UUID) {
+      throw new InvalidEventError(`events[${i}].id must be a UUID other than the nil UUID`);
     }
     if (typeof event.type !== 'string' || event.type.length === 0 || event.type.startsWith('$')) {
       throw new InvalidEventError(`events[${i}].type must be a non-empty name not starting with $`);

@@ -52,6 +52,8 @@ export interface EsdbEventStoreOptions {
   readonly pingTimeoutMs?: number;
 }
 
+const END_OF_LOG = 0xffffffffffffffffn;
+
 /** `$all` is read in pages because system events are skipped client-side (6.2.1 readAll has no filter). */
 const READ_ALL_PAGE = 512;
 
@@ -395,6 +397,9 @@ class ResilientSubscription implements EventSubscription {
                 yield item.message;
               } else if (item.message.kind === 'checkpoint') {
                 const position = item.message.position;
+                // EventStoreDB 24.10.0–.4 (KDB-710) checkpoints a filtered catch-up that found
+                // nothing at End = 2^64-1: resuming from there would pass over every later event.
+                if (position.commit >= END_OF_LOG || position.prepare >= END_OF_LOG) continue;
                 if (typeof resume === 'object' && comparePositions(position, resume) <= 0) continue;
                 resume = position;
                 yield item.message;

@@ -537,7 +537,11 @@ export function describeEventStoreConformance(adapterName: string, options: Conf
       const writers = Array.from({ length: WRITERS }, async (_, w) => {
         const s = stream();
         for (let i = 0; i < PER_WRITER; i++) {
-          await retry(() => store.appendToStream(s, [ev(`${prefix}W`, { w, i })]), 100, 100);
+          // The same event at an exact revision: a retry after an append whose answer was lost to
+          // the dropped connection is recognised, not written twice.
+          const event = ev(`${prefix}W`, { w, i });
+          const expectedRevision = i === 0 ? NO_STREAM : BigInt(i - 1);
+          await retry(() => store.appendToStream(s, [event], { expectedRevision }), 100, 100);
           // Noise between our events: a filter must skip it, an unfiltered consumer must pass it.
           if (w % 2 === 0) await retry(() => store.appendToStream(stream(), [ev('noise.N', { w, i })]), 100, 100);
         }
