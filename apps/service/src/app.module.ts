@@ -35,6 +35,7 @@ export class AppModule {
         ProjectionsModule.forRoot({ dataDir: config.dataDir }),
         ResourceApiModule.forRoot({
           idempotencyFile: join(config.dataDir, 'idempotency.db'),
+          secretsKey: config.secretsKey,
           cursorKeyFile: join(config.dataDir, 'cursor.key'),
         }),
         MetricsModule,

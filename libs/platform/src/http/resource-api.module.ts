@@ -1,5 +1,6 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
+import { SecretBox } from '../crypto/secret-box';
 import { ServiceKeys } from '../crypto/service-keys';
 import { IDEMPOTENCY_OPTIONS, IdempotencyHooks, IdempotencyInterceptor, type IdempotencyOptions } from './idempotency.interceptor';
 import { IdempotencyStore } from './idempotency.store';
@@ -17,10 +18,11 @@ export interface ResourceApiModuleOptions {
    */
   readonly idempotencyPathPrefixes?: readonly string[];
   readonly idempotencyTtlMs?: number;
+  /** The root of the ServiceKeys from `SECRETS_KEY` (config `secretsKey`); when null or absent, `cursorKeyFile`. */
+  readonly secretsKey?: ServiceKeys | null;
   /**
-   * `DATA_DIR/cursor.key`: the key that signs pagination cursors, made on first start. Kept in
-   * DATA_DIR so cursors survive a restart and every process on the same data agrees. It is also
-   * the root of the ServiceKeys (e.g. the settings screen's sign-in CSRF key).
+   * `DATA_DIR/cursor.key`: the root of the ServiceKeys when there is no SECRETS_KEY (sqlite only),
+   * made on first start; it then also signs pagination cursors itself, as it always has.
    */
   readonly cursorKeyFile: string;
 }
@@ -28,7 +30,7 @@ export interface ResourceApiModuleOptions {
 /**
  * The HTTP mechanisms every resource family shares and that need wiring: the global JSON-only
  * and Idempotency-Key interceptors (with the key store), the CursorCodec that signs and checks
- * pagination cursors (pass it to `pageRequest`), the ServiceKeys, plus the cross-family reference checker
+ * pagination cursors (pass it to `pageRequest`), the ServiceKeys and the SecretBox they make, plus the cross-family reference checker
  * (ReferencesModule). Needs the event store and the projections module (both global).
  */
 @Global()
@@ -53,10 +55,11 @@ export class ResourceApiModule {
         IdempotencyInterceptor,
         { provide: APP_INTERCEPTOR, useExisting: IdempotencyInterceptor },
         IdempotencyHooks,
-        { provide: CursorCodec, useFactory: () => CursorCodec.fromKeyFile(options.cursorKeyFile) },
-        { provide: ServiceKeys, useFactory: () => ServiceKeys.fromKeyFile(options.cursorKeyFile) },
+        { provide: ServiceKeys, useFactory: () => options.secretsKey ?? ServiceKeys.fromKeyFile(options.cursorKeyFile) },
+        { provide: CursorCodec, useFactory: (keys: ServiceKeys) => CursorCodec.fromServiceKeys(keys), inject: [ServiceKeys] },
+        { provide: SecretBox, useFactory: (keys: ServiceKeys) => keys.secretBox(), inject: [ServiceKeys] },
       ],
-      exports: [ReferencesModule, IdempotencyStore, CursorCodec, ServiceKeys],
+      exports: [ReferencesModule, IdempotencyStore, CursorCodec, ServiceKeys, SecretBox],
     };
   }
 }
