@@ -23,12 +23,12 @@ import { DeliverySignal } from './read-model/delivery-signal';
 import { EndpointsProjection } from './read-model/endpoints.projection';
 import { SecretStore } from './secrets/secret-store';
 import { SettingsService } from './settings/settings.service';
-import { SETTINGS_SCREEN_CONTROLLERS, SETTINGS_SCREEN_PROVIDERS } from './settings-screen';
+import { SETTINGS_SCREEN_CONTROLLERS, SETTINGS_SCREEN_PROJECTIONS, SETTINGS_SCREEN_PROVIDERS } from './settings-screen';
 import type { Resolver } from './address/address-guard';
 
-/** The read models alone (endpoints, settings, deliveries): what the CLI's replay and audit need. */
+/** The read models alone (endpoints, settings, deliveries, settings-screen sessions): what the CLI's replay and audit need. */
 @Module({
-  providers: [DeliverySignal, EndpointsProjection, DeliveriesProjection],
+  providers: [DeliverySignal, EndpointsProjection, DeliveriesProjection, ...SETTINGS_SCREEN_PROJECTIONS],
   exports: [DeliverySignal],
 })
 export class WebhooksCoreModule {}
