@@ -25,6 +25,13 @@ export const SETTINGS_SCREEN_PROVIDERS: Provider[] = [
     inject: [EVENT_STORE, ProjectionRunner, ReadYourWrites],
   },
   { provide: SIGN_IN_THROTTLE, useFactory: () => new FailedAuthThrottle(SIGN_IN_LIMITS) },
-  { provide: SignInCsrf, useFactory: (keys: ServiceKeys) => new SignInCsrf(keys.derive(SIGN_IN_CSRF_KEY_PURPOSE)), inject: [ServiceKeys] },
+  {
+    provide: SignInCsrf,
+    useFactory: (keys: ServiceKeys) => {
+      const [current, ...accepted] = keys.deriveAccepted(SIGN_IN_CSRF_KEY_PURPOSE);
+      return new SignInCsrf(current, accepted);
+    },
+    inject: [ServiceKeys],
+  },
   SettingsSessionGuard,
 ];
