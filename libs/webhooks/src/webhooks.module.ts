@@ -34,12 +34,12 @@ import { EndpointsProjection } from './read-model/endpoints.projection';
 import { EndpointsQueries } from './read-model/endpoints.queries';
 import { SecretStore } from './secrets/secret-store';
 import { SettingsService } from './settings/settings.service';
-import { SETTINGS_SCREEN_CONTROLLERS, SETTINGS_SCREEN_PROVIDERS } from './settings-screen';
+import { SETTINGS_SCREEN_CONTROLLERS, SETTINGS_SCREEN_PROJECTIONS, SETTINGS_SCREEN_PROVIDERS } from './settings-screen';
 import type { Resolver } from './address/address-guard';
 
-/** The read models alone (endpoints, settings, deliveries, notifications, endpoint health): what the CLI's replay and audit need. */
+/** The read models alone (endpoints, settings, deliveries, notifications, endpoint health, settings-screen sessions): what the CLI's replay and audit need. */
 @Module({
-  providers: [DeliverySignal, EndpointsProjection, DeliveriesProjection, NotificationsProjection, EndpointHealthProjection],
+  providers: [DeliverySignal, EndpointsProjection, DeliveriesProjection, NotificationsProjection, EndpointHealthProjection, ...SETTINGS_SCREEN_PROJECTIONS],
   exports: [DeliverySignal],
 })
 export class WebhooksCoreModule {}

@@ -5,7 +5,7 @@ import { parseInstant } from '../endpoint-health/endpoint-health';
 import { RecoveryService } from '../endpoint-health/recovery.service';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { type CurrentSession, Session, SettingsSessionGuard } from './session/session.guard';
-import { SettingsSessionStore } from './session/session-store';
+import { setFlash } from './session/flash';
 import { SettingsErrorFilter } from './settings-errors.filter';
 import { redirect } from './settings-http';
 import { endpointUrl } from './views/profile.page';
@@ -19,7 +19,6 @@ export class EndpointRecoveryController {
   constructor(
     private readonly endpoints: EndpointsService,
     private readonly recovery: RecoveryService,
-    private readonly sessions: SettingsSessionStore,
   ) {}
 
   @Post('webhook-endpoints/:id/recover')
@@ -34,7 +33,8 @@ export class EndpointRecoveryController {
     const since = formInstant(body.since);
     if (!since) throw ValidationError.field('since', 'Enter the date and time (UTC) to recover failed deliveries from.');
     const { deliveries } = await this.recovery.recover(ctx, endpoint.id, since);
-    this.sessions.setFlash(
+    setFlash(
+      reply,
       current.token,
       deliveries === 0
         ? 'No failed deliveries to recover since then.'
