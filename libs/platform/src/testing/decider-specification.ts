@@ -1,0 +1,91 @@
+import { ValidationError } from '../errors/domain-errors';
+import type { DomainEvent, RecordedEnvelope } from '../events/envelope';
+import { recorded } from './domain';
+
+/** What a family's domain is to its unit specs: `decide` and `evolve` over recorded events. */
+export interface Decider<S, E extends DomainEvent, C> {
+  readonly initialState: S;
+  readonly evolve: (state: S, event: RecordedEnvelope<E>) => S;
+  readonly decide: (state: S, command: C) => readonly E[];
+}
+
+export interface DeciderSpecificationOptions {
+  /** The stream the given events are recorded in (default `test-1`). */
+  readonly streamId?: string;
+  /** Their account (default `acc-1`). */
+  readonly accountId?: string;
+  /** Their time, and the decided events' time for `thenState` (default 2026-01-01T00:00:00.000Z). */
+  readonly occurredAt?: string;
+}
+
+/** A given event: a domain event, recorded at the next revision with the defaults, or one already recorded (its own time, account). */
+export type GivenEvent<E extends DomainEvent> = E | RecordedEnvelope<E>;
+
+export interface DeciderThen<S, E extends DomainEvent> {
+  /** decide() returns exactly these events (or `expected` is an assertion run on them). */
+  then(expected: E | readonly E[] | ((events: readonly E[]) => void)): void;
+  /** decide() returns no event: the write records nothing. */
+  thenNothingHappened(): void;
+  /** decide() throws an instance of `type`, which `check` may look into further. */
+  thenThrows<T extends Error>(type: abstract new (...args: never[]) => T, check?: (error: T) => void): void;
+  /** decide() throws one ValidationError naming exactly these fields, in this order. */
+  thenInvalid(fields: readonly string[]): void;
+  /** The state after evolving what decide() returns, recorded at `occurredAt` (or the default time). */
+  thenState(expected: S | ((state: S) => void), occurredAt?: string): void;
+}
+
+/**
+ * Given / when / then for a family's pure domain, as Emmett's `DeciderSpecification.for(decider)`:
+ *
+ * ```ts
+ * const given = DeciderSpecification.for({ decide, evolve, initialState }, { streamId: 'task-1' });
+ * given([taskCreated]).when(update({ status: 'completed' })).then([taskUpdated]);
+ * given([]).when(create({ title: ' ' })).thenInvalid(['title']);
+ * ```
+ */
+export const DeciderSpecification = {
+  for<S, E extends DomainEvent, C>(decider: Decider<S, E, C>, options: DeciderSpecificationOptions = {}) {
+    const streamId = options.streamId ?? 'test-1';
+    const defaults = { streamId, accountId: options.accountId, occurredAt: options.occurredAt };
+    const record = (event: GivenEvent<E>, revision: number): RecordedEnvelope<E> =>
+      'revision' in event ? event : recorded(event, { ...defaults, revision });
+
+    return (given: GivenEvent<E> | readonly GivenEvent<E>[] = []) => ({
+      when(command: C): DeciderThen<S, E> {
+        const events = (Array.isArray(given) ? given : [given]) as readonly GivenEvent<E>[];
+        const state = events.map(record).reduce(decider.evolve, decider.initialState);
+        const decide = () => decider.decide(state, command);
+        return {
+          then(expected) {
+            const decided = decide();
+            if (typeof expected === 'function') expected(decided);
+            else expect(decided).toEqual(Array.isArray(expected) ? expected : [expected]);
+          },
+          thenNothingHappened() {
+            expect(decide()).toEqual([]);
+          },
+          thenThrows(type, check) {
+            let thrown: unknown = undefined;
+            try {
+              decide();
+            } catch (err) {
+              thrown = err;
+            }
+            expect(thrown).toBeInstanceOf(type);
+            check?.(thrown as never);
+          },
+          thenInvalid(fields) {
+            this.thenThrows(ValidationError, (error) => expect(error.errors.map((e) => e.field)).toEqual(fields));
+          },
+          thenState(expected, occurredAt = options.occurredAt) {
+            const next = decide()
+              .map((e, i) => recorded(e, { ...defaults, occurredAt, revision: events.length + i }))
+              .reduce(decider.evolve, state);
+            if (typeof expected === 'function') (expected as (state: S) => void)(next);
+            else expect(next).toEqual(expected);
+          },
+        };
+      },
+    });
+  },
+};
