@@ -25,6 +25,9 @@ export type EntityFields = {
   readonly formation_date: string | null;
 };
 
+/** The fields every entity event carries, as they are after the event. */
+export const ENTITY_FIELDS = ['name', 'entity_type', 'status', 'formation_jurisdiction', 'formation_date'] as const satisfies readonly (keyof EntityFields)[];
+
 export type EntityCreatedData = EntityFields & { readonly entity_id: string };
 
 /**

@@ -1,4 +1,4 @@
-import { IsCalendarDate, IsJurisdictionCode, IsOptionalNonNull, JURISDICTION_CODE, PageQueryDto, SatisfiesRule } from '@filing/platform';
+import { ApiResourceFields, IsCalendarDate, IsJurisdictionCode, IsOptionalNonNull, JURISDICTION_CODE, PageQueryDto, SatisfiesRule } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ENTITY_STATUSES, ENTITY_TYPES } from '../entity.events';
@@ -67,6 +67,7 @@ export class UpdateEntityDto {
 }
 
 /** The resource (CONTRACT.md §3), for the OpenAPI document; the controller answers `EntityView`s. */
+@ApiResourceFields()
 export class EntityDto {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -85,15 +86,6 @@ export class EntityDto {
 
   @ApiProperty(DATE)
   formation_date!: string | null;
-
-  @ApiProperty({ format: 'date-time' })
-  created_at!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  updated_at!: string;
-
-  @ApiProperty({ description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 })
-  version!: number;
 }
 
 export class ListEntitiesQueryDto extends PageQueryDto {

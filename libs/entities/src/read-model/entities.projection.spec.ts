@@ -1,4 +1,5 @@
-import { CursorCodec, type RecordedEnvelope, type ProjectionRunner } from '@filing/platform';
+import { CursorCodec, type ProjectionRunner } from '@filing/platform';
+import { recorded } from '@filing/platform/testing';
 import Database from 'better-sqlite3';
 import { ENTITY_CREATED, ENTITY_UPDATED, type EntityEvent } from '../entity.events';
 import { EntitiesProjection } from './entities.projection';
@@ -6,18 +7,18 @@ import { EntitiesQueries } from './entities.queries';
 
 const cursors = CursorCodec.random();
 
-let revision = 0;
-function recorded(event: EntityEvent, account: string, at: string): RecordedEnvelope {
-  const r = revision++;
-  return {
-    ...event,
-    id: `ev-${r}`,
-    streamId: `entity-${event.data.entity_id}`,
-    revision: event.type === ENTITY_CREATED ? 0n : 1n,
-    position: { commit: BigInt(r), prepare: BigInt(r) },
-    metadata: { account_id: account, actor: 'client:c', correlation_id: 'x', causation_id: null, occurred_at: at, schema_version: 1 },
-  } as RecordedEnvelope;
-}
+let position = 0;
+const apply = (db: Database.Database, event: EntityEvent, accountId: string, occurredAt: string) =>
+  new EntitiesProjection().apply(
+    db,
+    recorded(event, {
+      streamId: `entity-${event.data.entity_id}`,
+      revision: event.type === ENTITY_CREATED ? 0 : 1,
+      position: position++,
+      accountId,
+      occurredAt,
+    }),
+  );
 
 const fields = (name: string, entity_type: 'llc' | 'corporation' = 'llc') =>
   ({ name, entity_type, status: 'active', formation_jurisdiction: null, formation_date: null }) as const;
@@ -25,23 +26,20 @@ const fields = (name: string, entity_type: 'llc' | 'corporation' = 'llc') =>
 describe('entities read model', () => {
   let db: Database.Database;
   let queries: EntitiesQueries;
-  const projection = new EntitiesProjection();
 
   beforeEach(() => {
     db = new Database(':memory:');
-    projection.setup(db);
+    new EntitiesProjection().setup(db);
     queries = new EntitiesQueries({ db } as unknown as ProjectionRunner);
     const at = '2026-01-01T00:00:00.000Z';
-    projection.apply(db, recorded({ type: ENTITY_CREATED, data: { entity_id: 'e1', ...fields('Straße GmbH') } }, 'a', at));
-    projection.apply(db, recorded({ type: ENTITY_CREATED, data: { entity_id: 'e2', ...fields('Other', 'corporation') } }, 'a', at));
-    projection.apply(db, recorded({ type: ENTITY_CREATED, data: { entity_id: 'e3', ...fields('Foreign') } }, 'b', at));
-    projection.apply(
+    apply(db, { type: ENTITY_CREATED, data: { entity_id: 'e1', ...fields('Straße GmbH') } }, 'a', at);
+    apply(db, { type: ENTITY_CREATED, data: { entity_id: 'e2', ...fields('Other', 'corporation') } }, 'a', at);
+    apply(db, { type: ENTITY_CREATED, data: { entity_id: 'e3', ...fields('Foreign') } }, 'b', at);
+    apply(
       db,
-      recorded(
-        { type: ENTITY_UPDATED, data: { entity_id: 'e2', ...fields('Other Inc', 'corporation'), status: 'inactive', changed: ['name', 'status'] } },
-        'a',
-        '2026-01-02T00:00:00.000Z',
-      ),
+      { type: ENTITY_UPDATED, data: { entity_id: 'e2', ...fields('Other Inc', 'corporation'), status: 'inactive', changed: ['name', 'status'] } },
+      'a',
+      '2026-01-02T00:00:00.000Z',
     );
   });
   afterEach(() => db.close());
