@@ -23,6 +23,9 @@ export type TaskFields = {
   readonly status: TaskStatus;
 };
 
+/** The fields every task event carries, as they are after the event. */
+export const TASK_FIELDS = ['entity_id', 'title', 'description', 'due_date', 'status'] as const satisfies readonly (keyof TaskFields)[];
+
 export type TaskCreatedData = TaskFields & { readonly task_id: string };
 
 /** The task after the update, and the names of the fields this update changed. */

@@ -1,4 +1,4 @@
-import { IsCalendarDate, IsOptionalNonNull, IsResourceId, PageQueryDto, SatisfiesRule } from '@filing/platform';
+import { ApiResourceFields, IsCalendarDate, IsOptionalNonNull, IsResourceId, PageQueryDto, SatisfiesRule } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { DESCRIPTION_MAX_LENGTH, descriptionProblem, TITLE_MAX_LENGTH, titleProblem } from '../task';
@@ -63,6 +63,7 @@ export class UpdateTaskDto {
 }
 
 /** The resource (CONTRACT.md §3), for the OpenAPI document; the controller answers `TaskView`s. */
+@ApiResourceFields()
 export class TaskDto {
   @ApiProperty(ID)
   id!: string;
@@ -81,15 +82,6 @@ export class TaskDto {
 
   @ApiProperty({ enum: TASK_STATUSES, description: 'open when created' })
   status!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  created_at!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  updated_at!: string;
-
-  @ApiProperty({ description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 })
-  version!: number;
 }
 
 export class ListTasksQueryDto extends PageQueryDto {

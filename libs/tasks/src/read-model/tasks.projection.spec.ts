@@ -1,6 +1,6 @@
 import { CursorCodec, type ProjectionRunner } from '@filing/platform';
 import Database from 'better-sqlite3';
-import { recorded } from '../../../platform/src/testing/domain';
+import { recorded } from '@filing/platform/testing';
 import { TASK_CREATED, TASK_UPDATED, type TaskEvent, type TaskFields } from '../task.events';
 import { TasksProjection } from './tasks.projection';
 import { TasksQueries } from './tasks.queries';
