@@ -25,6 +25,9 @@ export type JurisdictionFields = {
   readonly status: JurisdictionStatus;
 };
 
+/** The fields every jurisdiction event carries, as they are after the event. */
+export const JURISDICTION_FIELDS = ['entity_id', 'code', 'registration_type', 'status'] as const satisfies readonly (keyof JurisdictionFields)[];
+
 export type JurisdictionAddedData = JurisdictionFields & { readonly jurisdiction_id: string };
 
 /** The registration after the update, and the names of the fields this update changed. */

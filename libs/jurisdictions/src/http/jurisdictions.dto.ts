@@ -1,4 +1,4 @@
-import { IsJurisdictionCode, IsOptionalNonNull, IsResourceId, JURISDICTION_CODE, PageQueryDto } from '@filing/platform';
+import { ApiResourceFields, IsJurisdictionCode, IsOptionalNonNull, IsResourceId, JURISDICTION_CODE, PageQueryDto } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { JURISDICTION_STATUSES, REGISTRATION_TYPES } from '../jurisdiction.events';
@@ -41,6 +41,7 @@ export class UpdateJurisdictionDto {
 }
 
 /** The resource (CONTRACT.md §3), for the OpenAPI document; the controller answers `JurisdictionView`s. */
+@ApiResourceFields()
 export class JurisdictionDto {
   @ApiProperty(ID)
   id!: string;
@@ -56,15 +57,6 @@ export class JurisdictionDto {
 
   @ApiProperty({ enum: JURISDICTION_STATUSES, description: 'pending when added' })
   status!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  created_at!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  updated_at!: string;
-
-  @ApiProperty({ description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 })
-  version!: number;
 }
 
 export class ListJurisdictionsQueryDto extends PageQueryDto {

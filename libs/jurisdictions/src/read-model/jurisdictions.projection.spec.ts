@@ -1,6 +1,6 @@
 import { CursorCodec, type ProjectionRunner } from '@filing/platform';
 import Database from 'better-sqlite3';
-import { recorded } from '../../../platform/src/testing/domain';
+import { recorded } from '@filing/platform/testing';
 import { JURISDICTION_ADDED, JURISDICTION_UPDATED, type JurisdictionEvent } from '../jurisdiction.events';
 import { JurisdictionsProjection } from './jurisdictions.projection';
 import { JurisdictionsQueries } from './jurisdictions.queries';
