@@ -31,8 +31,8 @@ export interface FamilyReads<V> {
   view(source: object): V;
 }
 
-/** The family's aggregate (`defineAggregate`), as the routes use it. */
-export interface FamilyAggregate {
+/** A family's aggregate (`defineAggregate`) whose commands include the PATCH (`PatchCommand`). */
+export interface UpdatableAggregate {
   readonly streamPrefix: string;
   command(context: CommandContext, command: { kind: 'update'; id: string; changes: object; expected_version?: number }): WriteCommand<{ id: string }>;
 }
@@ -40,8 +40,8 @@ export interface FamilyAggregate {
 export interface FamilyRoutes<V> {
   /** The collection under /external-api/v1 (`tasks`); also names its cursors. */
   readonly path: string;
-  /** Its stream prefix names the resource in a 404 and its history's stream. */
-  readonly aggregate: FamilyAggregate;
+  /** The family's aggregate: its stream prefix names the resource in a 404 and its history's stream. */
+  readonly aggregate: { readonly streamPrefix: string };
   /** The resource's DTO (the OpenAPI document). */
   readonly dto: Type<unknown>;
   /** `PageQueryDto` plus the family's filters. */
@@ -132,7 +132,9 @@ export function FamilyController<V extends ResourceAnswer>(family: FamilyRoutes<
 }
 
 /** `FamilyController` plus `PATCH /:id` with `update` as its body: the aggregate's `update` command. */
-export function UpdatableFamilyController<V extends ResourceAnswer>(family: FamilyRoutes<V> & { readonly update: Type<object> }) {
+export function UpdatableFamilyController<V extends ResourceAnswer>(
+  family: FamilyRoutes<V> & { readonly aggregate: UpdatableAggregate; readonly update: Type<object> },
+) {
   abstract class UpdatableFamilyControllerBase extends FamilyController(family) {
     @Patch(':id')
     @ApiResourceResponse(family.dto)
