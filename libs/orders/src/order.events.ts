@@ -40,6 +40,16 @@ export type OrderFields = {
   readonly cancellation_reason: string | null;
 };
 
+/** The fields every order event carries, as they are after the event. */
+export const ORDER_FIELDS = [
+  'entity_id',
+  'order_type',
+  'jurisdiction_code',
+  'details',
+  'status',
+  'cancellation_reason',
+] as const satisfies readonly (keyof OrderFields)[];
+
 /** Every order event carries the order as it is after the event, so no consumer needs an earlier one. */
 export type OrderEventData = OrderFields & { readonly order_id: string };
 

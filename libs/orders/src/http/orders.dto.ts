@@ -1,4 +1,4 @@
-import { IsJurisdictionCode, IsOptionalNonNull, IsResourceId, JURISDICTION_CODE, PageQueryDto, SatisfiesRule } from '@filing/platform';
+import { ApiResourceFields, IsJurisdictionCode, IsOptionalNonNull, IsResourceId, JURISDICTION_CODE, PageQueryDto, SatisfiesRule } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { DETAILS_MAX_BYTES, detailsProblem, REASON_MAX_LENGTH, reasonProblem } from '../order';
@@ -54,6 +54,7 @@ export class CancelOrderDto {
 }
 
 /** The resource (CONTRACT.md §3), for the OpenAPI document; the controllers answer `OrderView`s. */
+@ApiResourceFields()
 export class OrderDto {
   @ApiProperty(ID)
   id!: string;
@@ -75,15 +76,6 @@ export class OrderDto {
 
   @ApiProperty({ ...REASON, description: 'The reason given when the order was cancelled' })
   cancellation_reason!: string | null;
-
-  @ApiProperty({ format: 'date-time' })
-  created_at!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  updated_at!: string;
-
-  @ApiProperty({ description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 })
-  version!: number;
 }
 
 export class ListOrdersQueryDto extends PageQueryDto {

@@ -1,5 +1,5 @@
 import { CursorCodec, type ProjectionRunner, type RecordedEnvelope } from '@filing/platform';
-import { recorded } from '../../../platform/src/testing/domain';
+import { recorded } from '@filing/platform/testing';
 import Database from 'better-sqlite3';
 import { ORDER_CANCELLED, ORDER_COMPLETED, ORDER_SUBMITTED, type OrderEvent, type OrderEventData } from '../order.events';
 import { OrdersProjection } from './orders.projection';
