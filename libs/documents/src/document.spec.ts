@@ -1,16 +1,7 @@
 import { ConflictError, NotFoundError, PreconditionFailedError } from '@filing/platform';
-import { decideThenEvolve, validationFields } from '../../platform/src/testing/domain';
-import {
-  base64Problem,
-  contentTypeProblem,
-  decide,
-  decodedLength,
-  type DocumentCommand,
-  evolve,
-  initialDocumentState,
-  MAX_CONTENT_BYTES,
-} from './document';
-import { DOCUMENT_ADDED, DOCUMENT_DELETED, DOCUMENT_UPDATED } from './document.events';
+import { DeciderSpecification } from '@filing/platform/testing';
+import { base64Problem, contentTypeProblem, decide, decodedLength, type DocumentCommand, evolve, initialDocumentState, MAX_CONTENT_BYTES } from './document';
+import { DOCUMENT_ADDED, DOCUMENT_DELETED, DOCUMENT_UPDATED, type DocumentAdded, type DocumentDeleted, type DocumentFields } from './document.events';
 
 const ID = '0193a5b2-0000-7000-8000-000000000001';
 const ENTITY = '0193a5b2-0000-7000-8000-0000000000e1';
@@ -18,107 +9,111 @@ const ORDER = '0193a5b2-0000-7000-8000-0000000000f1';
 const ACCOUNT = 'acc-1';
 const SHA = 'a'.repeat(64);
 
-const run = decideThenEvolve({ decide, evolve }, `document-${ID}`, ACCOUNT);
+const given = DeciderSpecification.for({ decide, evolve, initialState: initialDocumentState }, { streamId: `document-${ID}`, accountId: ACCOUNT });
 
 const valid = { entity_id: ENTITY, title: 'Certificate', document_type: 'certificate', content_type: 'application/pdf', size_bytes: 3, sha256: SHA };
 const add = (input: Record<string, unknown> = {}): DocumentCommand =>
-  ({ kind: 'add', document_id: ID, account_id: ACCOUNT, input: { ...valid, ...input } }) as unknown as DocumentCommand;
+  ({ kind: 'add', id: ID, account_id: ACCOUNT, input: { ...valid, ...input } }) as unknown as DocumentCommand;
 const update = (changes: Record<string, unknown>, account = ACCOUNT, expected_version?: number): DocumentCommand =>
-  ({ kind: 'update', document_id: ID, account_id: account, changes, expected_version }) as unknown as DocumentCommand;
-const remove = (account = ACCOUNT, expected_version?: number): DocumentCommand => ({ kind: 'delete', document_id: ID, account_id: account, expected_version });
+  ({ kind: 'update', id: ID, account_id: account, changes, expected_version }) as unknown as DocumentCommand;
+const remove = (account = ACCOUNT, expected_version?: number): DocumentCommand => ({ kind: 'delete', id: ID, account_id: account, expected_version });
 
-const added = () => run(initialDocumentState, add());
-const fields = { entity_id: ENTITY, order_id: null, title: 'Certificate', document_type: 'certificate', content_type: 'application/pdf', size_bytes: 3, sha256: SHA };
+const fields: DocumentFields = { ...valid, order_id: null };
+const added: DocumentAdded = { type: DOCUMENT_ADDED, data: { document_id: ID, ...fields } };
+const deleted: DocumentDeleted = { type: DOCUMENT_DELETED, data: { document_id: ID, ...fields } };
 
 describe('document: add', () => {
   it('records the metadata with the content hash and size, and an order_id of null when none is given', () => {
-    expect(decide(null, add())).toEqual([{ type: DOCUMENT_ADDED, data: { document_id: ID, ...fields } }]);
-    expect(added()).toEqual({
-      id: ID,
-      account_id: ACCOUNT,
-      ...fields,
-      deleted: false,
-      created_at: '2026-01-01T00:00:00.000Z',
-      updated_at: '2026-01-01T00:00:00.000Z',
-      version: 0,
-    });
-    expect(run(null, add({ order_id: ORDER }))).toMatchObject({ order_id: ORDER });
+    given([]).when(add()).then(added);
+    given([])
+      .when(add())
+      .thenState({
+        id: ID,
+        account_id: ACCOUNT,
+        ...fields,
+        deleted: false,
+        created_at: '2026-01-01T00:00:00.000Z',
+        updated_at: '2026-01-01T00:00:00.000Z',
+        version: 0,
+      });
+    given([])
+      .when(add({ order_id: ORDER }))
+      .thenState((state) => expect(state).toMatchObject({ order_id: ORDER }));
   });
 
-  it('lists every broken rule at once, naming content_base64 for the content\'s size', () => {
-    expect(
-      validationFields(() =>
-        decide(null, add({ entity_id: 'x', order_id: 'y', title: ' ', document_type: 5, content_type: 'pdf', size_bytes: MAX_CONTENT_BYTES + 1 })),
-      ),
-    ).toEqual(['entity_id', 'order_id', 'title', 'document_type', 'content_type', 'content_base64']);
-    expect(validationFields(() => decide(null, add({ size_bytes: 0 })))).toEqual(['content_base64']);
-    expect(validationFields(() => decide(null, add({ title: 'x'.repeat(201), document_type: 'x'.repeat(101) })))).toEqual(['title', 'document_type']);
-    expect(validationFields(() => decide(null, add({ sha256: 'nope', content_base64: 'AAAA' })))).toEqual(['sha256', 'content_base64']);
+  it("lists every broken rule at once, naming content_base64 for the content's size", () => {
+    given([])
+      .when(add({ entity_id: 'x', order_id: 'y', title: ' ', document_type: 5, content_type: 'pdf', size_bytes: MAX_CONTENT_BYTES + 1 }))
+      .thenInvalid(['entity_id', 'order_id', 'title', 'document_type', 'content_type', 'content_base64']);
+    given([]).when(add({ size_bytes: 0 })).thenInvalid(['content_base64']);
+    given([]).when(add({ title: 'x'.repeat(201), document_type: 'x'.repeat(101) })).thenInvalid(['title', 'document_type']);
+    given([]).when(add({ sha256: 'nope', content_base64: 'AAAA' })).thenInvalid(['sha256', 'content_base64']);
   });
 
   it('accepts the limits exactly', () => {
-    expect(decide(null, add({ size_bytes: MAX_CONTENT_BYTES, title: 'x'.repeat(200), document_type: 'x'.repeat(100) }))).toHaveLength(1);
+    given([])
+      .when(add({ size_bytes: MAX_CONTENT_BYTES, title: 'x'.repeat(200), document_type: 'x'.repeat(100) }))
+      .then((events) => expect(events).toHaveLength(1));
   });
 
   it('refuses to add a document that exists', () => {
-    expect(() => decide(added(), add())).toThrow(ConflictError);
+    given(added).when(add()).thenThrows(ConflictError);
   });
 });
 
 describe('document: update', () => {
   it('records the document after the update and the fields that changed', () => {
-    expect(decide(added(), update({ title: 'Renamed', document_type: 'certificate' }))).toEqual([
-      { type: DOCUMENT_UPDATED, data: { document_id: ID, ...fields, title: 'Renamed', changed: ['title'] } },
-    ]);
-    expect(run(added(), update({ document_type: 'other' }), '2026-01-02T00:00:00.000Z')).toMatchObject({
-      document_type: 'other',
-      updated_at: '2026-01-02T00:00:00.000Z',
-      version: 1,
-    });
+    given(added)
+      .when(update({ title: 'Renamed', document_type: 'certificate' }))
+      .then({ type: DOCUMENT_UPDATED, data: { document_id: ID, ...fields, title: 'Renamed', changed: ['title'] } });
+    given(added)
+      .when(update({ document_type: 'other' }))
+      .thenState(
+        (state) => expect(state).toMatchObject({ document_type: 'other', updated_at: '2026-01-02T00:00:00.000Z', version: 1 }),
+        '2026-01-02T00:00:00.000Z',
+      );
   });
 
   it('decides nothing when nothing changes', () => {
-    expect(decide(added(), update({}))).toEqual([]);
-    expect(decide(added(), update({ title: 'Certificate', document_type: undefined }))).toEqual([]);
+    given(added).when(update({})).thenNothingHappened();
+    given(added).when(update({ title: 'Certificate', document_type: undefined })).thenNothingHappened();
   });
 
   it('refuses bad values, null, and fields that cannot change, listing each', () => {
-    expect(validationFields(() => decide(added(), update({ title: null, document_type: '', content_type: 'text/plain', sha256: SHA })))).toEqual([
-      'title',
-      'document_type',
-      'content_type',
-      'sha256',
-    ]);
+    given(added)
+      .when(update({ title: null, document_type: '', content_type: 'text/plain', sha256: SHA }))
+      .thenInvalid(['title', 'document_type', 'content_type', 'sha256']);
   });
 });
 
 describe('document: delete', () => {
   it('records the document as it was, and leaves it deleted', () => {
-    expect(decide(added(), remove())).toEqual([{ type: DOCUMENT_DELETED, data: { document_id: ID, ...fields } }]);
-    expect(run(added(), remove())).toMatchObject({ deleted: true, version: 1 });
+    given(added).when(remove()).then(deleted);
+    given(added)
+      .when(remove())
+      .thenState((state) => expect(state).toMatchObject({ deleted: true, version: 1 }));
   });
 
   it('answers a deleted document as missing to every later command', () => {
-    const deleted = run(added(), remove());
-    expect(() => decide(deleted, remove())).toThrow(NotFoundError);
-    expect(() => decide(deleted, update({ title: 'Back' }))).toThrow(NotFoundError);
-    expect(() => decide(deleted, remove(ACCOUNT, 1))).toThrow(NotFoundError);
-    expect(() => decide(deleted, add())).toThrow(ConflictError);
+    given([added, deleted]).when(remove()).thenThrows(NotFoundError);
+    given([added, deleted]).when(update({ title: 'Back' })).thenThrows(NotFoundError);
+    given([added, deleted]).when(remove(ACCOUNT, 1)).thenThrows(NotFoundError);
+    given([added, deleted]).when(add()).thenThrows(ConflictError);
   });
 });
 
 describe('document: ownership and If-Match', () => {
-  it('answers a missing document, or another account\'s, as not found, whatever version it asks for', () => {
-    expect(() => decide(null, update({ title: 'B' }))).toThrow(NotFoundError);
-    expect(() => decide(null, remove())).toThrow(NotFoundError);
-    expect(() => decide(added(), update({ title: 'B' }, 'acc-2', 0))).toThrow(NotFoundError);
-    expect(() => decide(added(), remove('acc-2', 5))).toThrow(NotFoundError);
+  it("answers a missing document, or another account's, as not found, whatever version it asks for", () => {
+    given([]).when(update({ title: 'B' })).thenThrows(NotFoundError);
+    given([]).when(remove()).thenThrows(NotFoundError);
+    given(added).when(update({ title: 'B' }, 'acc-2', 0)).thenThrows(NotFoundError);
+    given(added).when(remove('acc-2', 5)).thenThrows(NotFoundError);
   });
 
   it('refuses another version, even for a no-op', () => {
-    expect(() => decide(added(), update({}, ACCOUNT, 1))).toThrow(PreconditionFailedError);
-    expect(() => decide(added(), remove(ACCOUNT, 1))).toThrow(PreconditionFailedError);
-    expect(decide(added(), remove(ACCOUNT, 0))).toHaveLength(1);
+    given(added).when(update({}, ACCOUNT, 1)).thenThrows(PreconditionFailedError);
+    given(added).when(remove(ACCOUNT, 1)).thenThrows(PreconditionFailedError);
+    given(added).when(remove(ACCOUNT, 0)).then(deleted);
   });
 });
 

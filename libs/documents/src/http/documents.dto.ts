@@ -1,4 +1,4 @@
-import { IsOptionalNonNull, IsResourceId, PageQueryDto, SatisfiesRule } from '@filing/platform';
+import { ApiResourceFields, IsOptionalNonNull, IsResourceId, PageQueryDto, SatisfiesRule } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
 import {
@@ -7,8 +7,9 @@ import {
   contentTypeProblem,
   DOCUMENT_TYPE_MAX_LENGTH,
   MAX_CONTENT_BYTES,
-  textProblem,
+  documentTypeProblem,
   TITLE_MAX_LENGTH,
+  titleProblem,
 } from '../document';
 
 /*
@@ -24,8 +25,8 @@ const TITLE = { type: String, maxLength: TITLE_MAX_LENGTH, example: 'Certificate
 const DOCUMENT_TYPE = { type: String, maxLength: DOCUMENT_TYPE_MAX_LENGTH, example: 'certificate_of_formation', description: 'Free text' };
 const CONTENT_TYPE = { type: String, maxLength: CONTENT_TYPE_MAX_LENGTH, example: 'application/pdf', description: 'The media type the content is served with' };
 
-const IsTitle = () => SatisfiesRule('isTitle', (v) => textProblem('title', v, TITLE_MAX_LENGTH));
-const IsDocumentType = () => SatisfiesRule('isDocumentType', (v) => textProblem('document_type', v, DOCUMENT_TYPE_MAX_LENGTH));
+const IsTitle = () => SatisfiesRule('isTitle', titleProblem);
+const IsDocumentType = () => SatisfiesRule('isDocumentType', documentTypeProblem);
 
 export class CreateDocumentDto {
   @ApiProperty({ ...ID, description: 'An entity of the same account' })
@@ -68,6 +69,7 @@ export class UpdateDocumentDto {
 }
 
 /** The resource (CONTRACT.md §3), for the OpenAPI document; the controller answers `DocumentView`s. */
+@ApiResourceFields()
 export class DocumentDto {
   @ApiProperty(ID)
   id!: string;
@@ -92,15 +94,6 @@ export class DocumentDto {
 
   @ApiProperty({ description: 'SHA-256 of the content, lower-case hex', pattern: '^[0-9a-f]{64}$' })
   sha256!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  created_at!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  updated_at!: string;
-
-  @ApiProperty({ description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 })
-  version!: number;
 }
 
 export class ListDocumentsQueryDto extends PageQueryDto {
