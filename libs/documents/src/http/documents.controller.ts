@@ -1,5 +1,5 @@
 import type { StreamRevision } from '@filing/event-store';
-import { ApiResourceResponse, type CommandContext, Ctx, IfMatch, ResourceIdPipe, UpdatableFamilyController, AccountId, withETag } from '@filing/platform';
+import { ApiResourceResponse, type CommandContext, Ctx, IfMatch, ResourceIdPipe, FamilyController, AccountId, withETag } from '@filing/platform';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -16,7 +16,7 @@ import { CreateDocumentDto, DocumentDto, ListDocumentsQueryDto, UpdateDocumentDt
  * history too), and the documents' own: POST with the content, its bytes, DELETE.
  */
 @Controller('external-api/v1/documents')
-export class DocumentsController extends UpdatableFamilyController({
+export class DocumentsController extends FamilyController({
   path: 'documents', aggregate: DocumentAggregate, dto: DocumentDto, listQuery: ListDocumentsQueryDto, queries: DocumentsQueries, update: UpdateDocumentDto, deletedBy: DOCUMENT_DELETED,
 }) {
   constructor(private readonly contents: DocumentContentStore) {

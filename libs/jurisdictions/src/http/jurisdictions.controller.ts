@@ -1,4 +1,4 @@
-import { ApiResourceResponse, type CommandContext, Ctx, UpdatableFamilyController } from '@filing/platform';
+import { ApiResourceResponse, type CommandContext, Ctx, FamilyController } from '@filing/platform';
 import { Body, Controller, Post, Res } from '@nestjs/common';
 import { ApiConflictResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -9,7 +9,7 @@ import { AddJurisdictionDto, JurisdictionDto, ListJurisdictionsQueryDto, UpdateJ
 
 /** `/external-api/v1/jurisdictions`: an entity's registrations. The family routes, and adding one (a duplicate is a 409). */
 @Controller('external-api/v1/jurisdictions')
-export class JurisdictionsController extends UpdatableFamilyController({
+export class JurisdictionsController extends FamilyController({
   path: 'jurisdictions', aggregate: JurisdictionAggregate, dto: JurisdictionDto, listQuery: ListJurisdictionsQueryDto, queries: JurisdictionsQueries, update: UpdateJurisdictionDto,
 }) {
   @Post()

@@ -1,8 +1,8 @@
 import { EVENT_STORE, type EventStore, type StreamRevision } from '@filing/event-store';
-import { Body, Get, Inject, Param, Patch, Query, Res, type Type, UsePipes } from '@nestjs/common';
+import { Body, Get, Inject, Param, Patch, Post, Query, Res, type Type, UsePipes } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyReply } from 'fastify';
-import { expectedVersion, requireAccount, type WriteCommand } from '../commands/define-aggregate';
+import { expectedVersion, newResourceId, requireAccount, type WriteCommand } from '../commands/define-aggregate';
 import { NotFoundError } from '../errors/domain-errors';
 import { type CommandContext, streamName } from '../events/envelope';
 import { AccountId } from './account-id';
@@ -17,8 +17,8 @@ import { createValidationPipe } from './validation.pipe';
 
 /*
  * The routes every resource family shares (CONTRACT.md §3), declared once: a family's controller
- * extends `FamilyController({...})` (or `UpdatableFamilyController`, with PATCH) and adds only
- * the routes that are its own, as the SDK's `Family<T>` / `UpdatableFamily<T>` do for clients.
+ * extends `FamilyController({...})` and adds only the routes that are its own, as the SDK's
+ * `Family<T>` / `UpdatableFamily<T>` do for clients.
  */
 
 export const EXTERNAL_API_PATH = '/external-api/v1';
@@ -31,23 +31,32 @@ export interface FamilyReads<V> {
   view(source: object): V;
 }
 
-/** A family's aggregate (`defineAggregate`) whose commands include the PATCH (`PatchCommand`). */
-export interface UpdatableAggregate {
+/** A family's aggregate (`defineAggregate`). */
+export interface FamilyAggregate {
   readonly streamPrefix: string;
-  command(context: CommandContext, command: { kind: 'update'; id: string; changes: object; expected_version?: number }): WriteCommand<{ id: string }>;
+  /**
+   * Its CQRS command. The routes send `{ kind: 'create', id, input }` (with `create`) and
+   * `{ kind: 'update', id, changes, expected_version }` (with `update`): the family's decide()
+   * handles those kinds when it declares those routes.
+   */
+  command(context: CommandContext, command: never): WriteCommand<{ id: string }>;
 }
 
 export interface FamilyRoutes<V> {
   /** The collection under /external-api/v1 (`tasks`); also names its cursors. */
   readonly path: string;
-  /** The family's aggregate: its stream prefix names the resource in a 404 and its history's stream. */
-  readonly aggregate: { readonly streamPrefix: string };
+  /** Its stream prefix names the resource in a 404 and its history's stream. */
+  readonly aggregate: FamilyAggregate;
   /** The resource's DTO (the OpenAPI document). */
   readonly dto: Type<unknown>;
   /** `PageQueryDto` plus the family's filters. */
   readonly listQuery: Type<PageQueryDto>;
   /** The family's queries provider, injected by the controller. */
   readonly queries: Type<FamilyReads<V>>;
+  /** `POST /` with this body, as the aggregate's `create` command. A create that does more is a route of the family's own, answered by `created`. */
+  readonly create?: Type<object>;
+  /** `PATCH /:id` with this body, as the aggregate's `update` command (a `PatchCommand`). */
+  readonly update?: Type<object>;
   /** The event after which the resource is gone: its history is a 404 too (a deleted document). */
   readonly deletedBy?: string;
 }
@@ -56,12 +65,19 @@ export interface FamilyRoutes<V> {
 type ResourceAnswer = Versioned & { readonly id: string };
 
 /**
- * The base of a family's controller: `GET /`, `GET /:id`, `GET /:id/history`, and the write
- * helpers its own routes answer with (`created`, `written`). Thin: validate (DTOs, pipes), send
- * a command or a query, answer; every query is scoped by the token's account, and another
- * account's resource is a 404 like a missing one. The subclass carries `@Controller(path)`.
+ * The base of a family's controller: `GET /`, `GET /:id`, `GET /:id/history`, `POST /` and
+ * `PATCH /:id` when declared, and the write helpers its own routes answer with (`created`,
+ * `written`). Thin: validate (DTOs, pipes), send a command or a query, answer; every query is
+ * scoped by the token's account, and another account's resource is a 404 like a missing one.
+ * The subclass carries `@Controller(path)`.
  */
 export function FamilyController<V extends ResourceAnswer>(family: FamilyRoutes<V>) {
+  const Reads = readRoutes(family);
+  const Updatable = family.update ? withPatch(Reads, family, family.update) : Reads;
+  return family.create ? withPost(Updatable, family, family.create) : Updatable;
+}
+
+function readRoutes<V extends ResourceAnswer>(family: FamilyRoutes<V>) {
   const resource = family.aggregate.streamPrefix;
   const historyCollection = `${family.path}/history`;
 
@@ -131,11 +147,11 @@ export function FamilyController<V extends ResourceAnswer>(family: FamilyRoutes<
   return FamilyControllerBase;
 }
 
-/** `FamilyController` plus `PATCH /:id` with `update` as its body: the aggregate's `update` command. */
-export function UpdatableFamilyController<V extends ResourceAnswer>(
-  family: FamilyRoutes<V> & { readonly aggregate: UpdatableAggregate; readonly update: Type<object> },
-) {
-  abstract class UpdatableFamilyControllerBase extends FamilyController(family) {
+type FamilyBase<V extends ResourceAnswer> = ReturnType<typeof readRoutes<V>>;
+
+/** `PATCH /:id`: the aggregate's `update` command, answered as a GET would. */
+function withPatch<V extends ResourceAnswer>(Base: FamilyBase<V>, family: FamilyRoutes<V>, body: Type<object>): FamilyBase<V> {
+  abstract class PatchRoute extends Base {
     @Patch(':id')
     @ApiResourceResponse(family.dto)
     update(
@@ -145,11 +161,25 @@ export function UpdatableFamilyController<V extends ResourceAnswer>(
       @Ctx() ctx: CommandContext,
       @Res({ passthrough: true }) reply: FastifyReply,
     ): Promise<V> {
-      return this.written(reply, family.aggregate.command(ctx, { kind: 'update', id, changes, expected_version: expectedVersion(ifMatch) }));
+      const command = { kind: 'update', id, changes, expected_version: expectedVersion(ifMatch) };
+      return this.written(reply, family.aggregate.command(ctx, command as never));
     }
   }
-  setParamType(UpdatableFamilyControllerBase, 'update', 1, family.update);
-  return UpdatableFamilyControllerBase;
+  setParamType(PatchRoute, 'update', 1, body);
+  return PatchRoute;
+}
+
+/** `POST /`: the aggregate's `create` command for a new id; 201 with Location. */
+function withPost<V extends ResourceAnswer>(Base: FamilyBase<V>, family: FamilyRoutes<V>, body: Type<object>): FamilyBase<V> {
+  abstract class PostRoute extends Base {
+    @Post()
+    @ApiResourceResponse(family.dto, { created: true })
+    create(@Body() input: object, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) reply: FastifyReply): Promise<V> {
+      return this.created(reply, family.aggregate.command(ctx, { kind: 'create', id: newResourceId(), input } as never));
+    }
+  }
+  setParamType(PostRoute, 'create', 0, body);
+  return PostRoute;
 }
 
 /** Replaces the emitted `design:paramtypes` of one parameter (what the pipes and the OpenAPI explorer read). */
