@@ -1,7 +1,12 @@
 import { ConflictError, NotFoundError, PreconditionFailedError } from '@filing/platform';
 import { DeciderSpecification } from '@filing/platform/testing';
-import { base64Problem, contentTypeProblem, decide, decodedLength, type DocumentCommand, evolve, initialDocumentState, MAX_CONTENT_BYTES } from './document';
-import { DOCUMENT_ADDED, DOCUMENT_DELETED, DOCUMENT_UPDATED, type DocumentAdded, type DocumentDeleted, type DocumentFields } from './document.events';
+import {
+  base64Problem, contentTypeProblem, decide, decodedLength, type DocumentCommand, evolve, initialDocumentState,
+  MAX_CONTENT_BYTES,
+} from './document';
+import {
+  DOCUMENT_ADDED, DOCUMENT_DELETED, DOCUMENT_UPDATED, type DocumentAdded, type DocumentDeleted, type DocumentFields,
+} from './document.events';
 
 const ID = '0193a5b2-0000-7000-8000-000000000001';
 const ENTITY = '0193a5b2-0000-7000-8000-0000000000e1';

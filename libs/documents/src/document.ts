@@ -1,27 +1,10 @@
 import {
-  assertCreatable,
-  assertOwnedAtVersion,
-  decidePatch,
-  type ExistingResourceCommand,
-  type FieldError,
-  fieldProblems,
-  orNull,
-  type PatchCommand,
-  pickFields,
-  type RecordedEnvelope,
-  type Resource,
-  resourceEvolver,
-  resourceIdRule,
-  textRule,
-  unknownFields,
+  assertCreatable, type CreateCommand, assertOwnedAtVersion, decidePatch, type ExistingResourceCommand,
+  type FieldError, fieldProblems, orNull, type PatchCommand, pickFields, type RecordedEnvelope, type Resource,
+  resourceEvolver, resourceIdRule, textRule, unknownFields,
 } from '@filing/platform';
 import {
-  DOCUMENT_ADDED,
-  DOCUMENT_DELETED,
-  DOCUMENT_FIELDS,
-  DOCUMENT_UPDATED,
-  type DocumentEvent,
-  type DocumentFields,
+  DOCUMENT_ADDED, DOCUMENT_DELETED, DOCUMENT_FIELDS, DOCUMENT_UPDATED, type DocumentEvent, type DocumentFields,
 } from './document.events';
 
 /** Field rules (CONTRACT.md §3), shared by decide() and the HTTP DTOs. */
@@ -51,21 +34,9 @@ export type DocumentState = Document | null;
 export const initialDocumentState: DocumentState = null;
 
 /** What decide() needs of a new document: its metadata, the content already reduced to hash and size. */
-export interface AddDocumentInput {
-  readonly entity_id: string;
-  readonly order_id?: string | null;
-  readonly title: string;
-  readonly document_type: string;
-  readonly content_type: string;
-  readonly size_bytes: number;
-  readonly sha256: string;
-}
+export type AddDocumentInput = Omit<DocumentFields, 'order_id'> & { readonly order_id?: string | null };
 export type DocumentChanges = { readonly [K in WritableField]?: string };
-
-export type DocumentCommand =
-  | { readonly kind: 'add'; readonly id: string; readonly account_id: string; readonly input: AddDocumentInput }
-  | PatchCommand<DocumentChanges>
-  | ({ readonly kind: 'delete' } & ExistingResourceCommand);
+export type DocumentCommand = CreateCommand<'add', AddDocumentInput> | PatchCommand<DocumentChanges> | ({ readonly kind: 'delete' } & ExistingResourceCommand);
 
 const evolveFields = resourceEvolver<DocumentFields, DocumentEvent>(DOCUMENT_ADDED, 'document_id', DOCUMENT_FIELDS);
 

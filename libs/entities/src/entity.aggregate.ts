@@ -1,6 +1,6 @@
 import { defineAggregate } from '@filing/platform';
 import { decide, evolve, initialEntityState } from './entity';
-import { ENTITY_EVENT_SCHEMA_VERSIONS, ENTITY_STREAM_CONTEXT } from './entity.events';
+import { ENTITY_STREAM_CONTEXT } from './entity.events';
 
 /** The entities' write side: create and update run through the platform's command runner. */
-export const EntityAggregate = defineAggregate({ streamPrefix: ENTITY_STREAM_CONTEXT, initialState: initialEntityState, evolve, decide, schemaVersions: ENTITY_EVENT_SCHEMA_VERSIONS });
+export const EntityAggregate = defineAggregate({ streamPrefix: ENTITY_STREAM_CONTEXT, initialState: initialEntityState, evolve, decide });

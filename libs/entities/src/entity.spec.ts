@@ -1,7 +1,9 @@
 import { ConflictError, NotFoundError, PreconditionFailedError } from '@filing/platform';
 import { DeciderSpecification, recorded } from '@filing/platform/testing';
 import { decide, type EntityCommand, evolve, fieldErrors, initialEntityState } from './entity';
-import { ENTITY_CREATED, ENTITY_UPDATED, type EntityCreated, type EntityFields, type EntityUpdated } from './entity.events';
+import {
+  ENTITY_CREATED, ENTITY_UPDATED, type EntityCreated, type EntityFields, type EntityUpdated,
+} from './entity.events';
 
 const ID = '0193a5b2-0000-7000-8000-000000000001';
 const ACCOUNT = 'acc-1';

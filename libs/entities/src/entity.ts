@@ -1,26 +1,9 @@
 import {
-  assertCreatable,
-  calendarDateRule,
-  decidePatch,
-  type FieldError,
-  fieldProblems,
-  jurisdictionCodeRule,
-  oneOfRule,
-  orNull,
-  type PatchCommand,
-  type Resource,
-  resourceEvolver,
-  textRule,
-  unknownFields,
+  assertCreatable, calendarDateRule, type CreateCommand, decidePatch, type FieldError, fieldProblems,
+  jurisdictionCodeRule, oneOfRule, orNull, type PatchCommand, type Resource, resourceEvolver, textRule, unknownFields,
 } from '@filing/platform';
 import {
-  ENTITY_CREATED,
-  ENTITY_FIELDS,
-  ENTITY_STATUSES,
-  ENTITY_TYPES,
-  ENTITY_UPDATED,
-  type EntityEvent,
-  type EntityFields,
+  ENTITY_CREATED, ENTITY_FIELDS, ENTITY_STATUSES, ENTITY_TYPES, ENTITY_UPDATED, type EntityEvent, type EntityFields,
 } from './entity.events';
 
 /** Field rules (CONTRACT.md §3), shared by decide() and the HTTP DTOs. */
@@ -36,17 +19,9 @@ export type Entity = Resource<EntityFields>;
 export type EntityState = Entity | null;
 export const initialEntityState: EntityState = null;
 
-export interface CreateEntityInput {
-  readonly name: string;
-  readonly entity_type: string;
-  readonly formation_jurisdiction?: string | null;
-  readonly formation_date?: string | null;
-}
+export type CreateEntityInput = Readonly<{ name: string; entity_type: string; formation_jurisdiction?: string | null; formation_date?: string | null }>;
 export type EntityChanges = { readonly [K in WritableField]?: K extends 'name' | 'status' ? string : string | null };
-
-export type EntityCommand =
-  | { readonly kind: 'create'; readonly id: string; readonly account_id: string; readonly input: CreateEntityInput }
-  | PatchCommand<EntityChanges>;
+export type EntityCommand = CreateCommand<'create', CreateEntityInput> | PatchCommand<EntityChanges>;
 
 export const evolve = resourceEvolver<EntityFields, EntityEvent>(ENTITY_CREATED, 'entity_id', ENTITY_FIELDS);
 

@@ -1,7 +1,9 @@
 import { ConflictError, NotFoundError, PreconditionFailedError } from '@filing/platform';
 import { DeciderSpecification, recorded } from '@filing/platform/testing';
 import { decide, evolve, initialJurisdictionState, type JurisdictionCommand } from './jurisdiction';
-import { JURISDICTION_ADDED, JURISDICTION_UPDATED, type JurisdictionAdded, type JurisdictionFields, type JurisdictionUpdated } from './jurisdiction.events';
+import {
+  JURISDICTION_ADDED, JURISDICTION_UPDATED, type JurisdictionAdded, type JurisdictionFields, type JurisdictionUpdated,
+} from './jurisdiction.events';
 
 const ID = '0193a5b2-0000-7000-8000-0000000000a1';
 const ENTITY = '0193a5b2-0000-7000-8000-0000000000e1';

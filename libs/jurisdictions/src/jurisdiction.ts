@@ -1,25 +1,10 @@
 import {
-  assertCreatable,
-  decidePatch,
-  type FieldError,
-  fieldProblems,
-  jurisdictionCodeRule,
-  missingFields,
-  oneOfRule,
-  type PatchCommand,
-  type Resource,
-  resourceEvolver,
-  resourceIdRule,
-  unknownFields,
+  assertCreatable, type CreateCommand, decidePatch, type FieldError, fieldProblems, jurisdictionCodeRule,
+  missingFields, oneOfRule, type PatchCommand, type Resource, resourceEvolver, resourceIdRule, unknownFields,
 } from '@filing/platform';
 import {
-  JURISDICTION_ADDED,
-  JURISDICTION_FIELDS,
-  JURISDICTION_STATUSES,
-  JURISDICTION_UPDATED,
-  type JurisdictionEvent,
-  type JurisdictionFields,
-  REGISTRATION_TYPES,
+  JURISDICTION_ADDED, JURISDICTION_FIELDS, JURISDICTION_STATUSES, JURISDICTION_UPDATED, type JurisdictionEvent,
+  type JurisdictionFields, REGISTRATION_TYPES,
 } from './jurisdiction.events';
 
 /** Field rules (CONTRACT.md §3), shared by decide() and the HTTP DTOs. */
@@ -32,16 +17,9 @@ export type Jurisdiction = Resource<JurisdictionFields>;
 export type JurisdictionState = Jurisdiction | null;
 export const initialJurisdictionState: JurisdictionState = null;
 
-export interface AddJurisdictionInput {
-  readonly entity_id: string;
-  readonly code: string;
-  readonly registration_type: string;
-}
+export type AddJurisdictionInput = Readonly<{ entity_id: string; code: string; registration_type: string }>;
 export type JurisdictionChanges = { readonly [K in WritableField]?: string };
-
-export type JurisdictionCommand =
-  | { readonly kind: 'add'; readonly id: string; readonly account_id: string; readonly input: AddJurisdictionInput }
-  | PatchCommand<JurisdictionChanges>;
+export type JurisdictionCommand = CreateCommand<'add', AddJurisdictionInput> | PatchCommand<JurisdictionChanges>;
 
 export const evolve = resourceEvolver<JurisdictionFields, JurisdictionEvent>(JURISDICTION_ADDED, 'jurisdiction_id', JURISDICTION_FIELDS);
 

@@ -2,14 +2,8 @@ import { ConflictError, NotFoundError, PreconditionFailedError } from '@filing/p
 import { DeciderSpecification } from '@filing/platform/testing';
 import { decide, DETAILS_MAX_BYTES, evolve, initialOrderState, type OrderCommand } from './order';
 import {
-  ORDER_CANCELLED,
-  ORDER_COMPLETED,
-  ORDER_SUBMITTED,
-  type OrderCancelled,
-  type OrderCompleted,
-  type OrderEventData,
-  type OrderStatus,
-  type OrderSubmitted,
+  ORDER_CANCELLED, ORDER_COMPLETED, ORDER_SUBMITTED, type OrderCancelled, type OrderCompleted, type OrderEventData,
+  type OrderStatus, type OrderSubmitted,
 } from './order.events';
 
 const ID = '0193a5b2-0000-7000-8000-000000000001';

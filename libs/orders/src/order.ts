@@ -1,32 +1,11 @@
 import {
-  assertCreatable,
-  assertOwnedAtVersion,
-  ConflictError,
-  type FieldError,
-  fieldProblems,
-  jurisdictionCodeRule,
-  oneOfRule,
-  orNull,
-  pickFields,
-  type Resource,
-  resourceEvolver,
-  resourceIdRule,
-  textRule,
-  unknownFields,
-  ValidationError,
+  assertCreatable, type CreateCommand, assertOwnedAtVersion, ConflictError, type FieldError, fieldProblems,
+  jurisdictionCodeRule, oneOfRule, orNull, pickFields, type Resource, resourceEvolver, resourceIdRule, textRule,
+  unknownFields, ValidationError,
 } from '@filing/platform';
 import {
-  ORDER_CANCELLED,
-  ORDER_COMPLETED,
-  ORDER_FIELDS,
-  ORDER_SUBMITTED,
-  ORDER_TYPES,
-  type OrderDetails,
-  type OrderEvent,
-  type OrderEventData,
-  type OrderFields,
-  type OrderStatus,
-  type OrderType,
+  ORDER_CANCELLED, ORDER_COMPLETED, ORDER_FIELDS, ORDER_SUBMITTED, ORDER_TYPES, type OrderDetails, type OrderEvent,
+  type OrderEventData, type OrderFields, type OrderStatus, type OrderType,
 } from './order.events';
 
 /** Field rules (CONTRACT.md §3), shared by decide() and the HTTP DTOs. */
@@ -49,15 +28,10 @@ export type Order = Resource<OrderFields>;
 export type OrderState = Order | null;
 export const initialOrderState: OrderState = null;
 
-export interface SubmitOrderInput {
-  readonly entity_id: string;
-  readonly order_type: string;
-  readonly jurisdiction_code?: string | null;
-  readonly details?: OrderDetails | null;
-}
+export type SubmitOrderInput = Readonly<{ entity_id: string; order_type: string; jurisdiction_code?: string | null; details?: OrderDetails | null }>;
 
 export type OrderCommand =
-  | { readonly kind: 'submit'; readonly id: string; readonly account_id: string; readonly input: SubmitOrderInput }
+  | CreateCommand<'submit', SubmitOrderInput>
   | {
       readonly kind: 'cancel';
       readonly id: string;

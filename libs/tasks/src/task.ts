@@ -1,18 +1,6 @@
 import {
-  assertCreatable,
-  calendarDateRule,
-  decidePatch,
-  type FieldError,
-  fieldProblems,
-  missingFields,
-  oneOfRule,
-  orNull,
-  type PatchCommand,
-  type Resource,
-  resourceEvolver,
-  resourceIdRule,
-  textRule,
-  unknownFields,
+  assertCreatable, calendarDateRule, type CreateCommand, decidePatch, type FieldError, fieldProblems, missingFields,
+  oneOfRule, orNull, type PatchCommand, type Resource, resourceEvolver, resourceIdRule, textRule, unknownFields,
 } from '@filing/platform';
 import { TASK_CREATED, TASK_FIELDS, TASK_STATUSES, TASK_UPDATED, type TaskEvent, type TaskFields } from './task.events';
 
@@ -38,17 +26,9 @@ export type Task = Resource<TaskFields>;
 export type TaskState = Task | null;
 export const initialTaskState: TaskState = null;
 
-export interface CreateTaskInput {
-  readonly entity_id: string;
-  readonly title: string;
-  readonly description?: string | null;
-  readonly due_date?: string | null;
-}
+export type CreateTaskInput = Readonly<{ entity_id: string; title: string; description?: string | null; due_date?: string | null }>;
 export type TaskChanges = { readonly [K in WritableField]?: K extends 'title' | 'status' ? string : string | null };
-
-export type TaskCommand =
-  | { readonly kind: 'create'; readonly id: string; readonly account_id: string; readonly input: CreateTaskInput }
-  | PatchCommand<TaskChanges>;
+export type TaskCommand = CreateCommand<'create', CreateTaskInput> | PatchCommand<TaskChanges>;
 
 export const evolve = resourceEvolver<TaskFields, TaskEvent>(TASK_CREATED, 'task_id', TASK_FIELDS);
 

@@ -1,5 +1,7 @@
 import type { StreamRevision } from '@filing/event-store';
-import { ApiResourceResponse, type CommandContext, Ctx, IfMatch, ResourceIdPipe, FamilyController, AccountId, withETag } from '@filing/platform';
+import {
+  ApiResourceResponse, type CommandContext, Ctx, IfMatch, ResourceIdPipe, FamilyController, AccountId, withETag,
+} from '@filing/platform';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';

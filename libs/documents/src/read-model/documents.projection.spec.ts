@@ -1,7 +1,9 @@
 import { CursorCodec, type ProjectionRunner, type RecordedEnvelope } from '@filing/platform';
 import { recorded } from '@filing/platform/testing';
 import Database from 'better-sqlite3';
-import { DOCUMENT_ADDED, DOCUMENT_DELETED, DOCUMENT_UPDATED, type DocumentAddedData, type DocumentEvent } from '../document.events';
+import {
+  DOCUMENT_ADDED, DOCUMENT_DELETED, DOCUMENT_UPDATED, type DocumentAddedData, type DocumentEvent,
+} from '../document.events';
 import { DocumentsProjection } from './documents.projection';
 import { DocumentsQueries } from './documents.queries';
 

@@ -1,5 +1,4 @@
 import { RegisterProjection, ResourceProjection, type ResourceTable } from '@filing/platform';
-import { Injectable } from '@nestjs/common';
 import { DOCUMENT_DELETED } from '../document.events';
 
 /**
@@ -8,18 +7,12 @@ import { DOCUMENT_DELETED } from '../document.events';
  * removed, so every read answers it as missing.
  */
 export const DOCUMENTS_TABLE: ResourceTable = {
-  name: 'documents',
-  idField: 'document_id',
+  name: 'documents', idField: 'document_id',
   columns:
     'entity_id TEXT NOT NULL, order_id TEXT, title TEXT NOT NULL, document_type TEXT NOT NULL, content_type TEXT NOT NULL, size_bytes INTEGER NOT NULL, sha256 TEXT NOT NULL',
   filters: { entity: 'entity_id', order: 'order_id' },
   deletedBy: DOCUMENT_DELETED,
 };
 
-@Injectable()
 @RegisterProjection()
-export class DocumentsProjection extends ResourceProjection {
-  constructor() {
-    super(DOCUMENTS_TABLE);
-  }
-}
+export class DocumentsProjection extends ResourceProjection.of(DOCUMENTS_TABLE) {}

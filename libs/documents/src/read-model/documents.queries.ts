@@ -1,5 +1,4 @@
-import { ProjectionRunner, ResourceQueries, type ResourceView } from '@filing/platform';
-import { Injectable } from '@nestjs/common';
+import { ResourceQueries, type ResourceView } from '@filing/platform';
 import type { DocumentFields } from '../document.events';
 import { DOCUMENTS_TABLE } from './documents.projection';
 
@@ -7,9 +6,4 @@ import { DOCUMENTS_TABLE } from './documents.projection';
 export type DocumentView = ResourceView<DocumentFields>;
 
 /** Reads of the `documents` read model, always within one account. Deleted documents are not in it. */
-@Injectable()
-export class DocumentsQueries extends ResourceQueries<DocumentView, { entity_id?: string; order_id?: string }> {
-  constructor(runner: ProjectionRunner) {
-    super(runner, DOCUMENTS_TABLE);
-  }
-}
+export class DocumentsQueries extends ResourceQueries.of<DocumentView, { entity_id?: string; order_id?: string }>(DOCUMENTS_TABLE) {}

@@ -1,5 +1,4 @@
 import { type ResourceTable, RegisterProjection, ResourceProjection } from '@filing/platform';
-import { Injectable } from '@nestjs/common';
 
 /** Case-folded in JS: SQLite's lower() only knows ASCII. */
 export function fold(text: string): string {
@@ -11,17 +10,11 @@ export function fold(text: string): string {
  * copy of the name for `q` (instr on it, not LIKE: no wildcard surprises, Unicode-aware).
  */
 export const ENTITIES_TABLE: ResourceTable = {
-  name: 'entities',
-  idField: 'entity_id',
+  name: 'entities', idField: 'entity_id',
   columns: 'name TEXT NOT NULL, name_folded TEXT NOT NULL, entity_type TEXT NOT NULL, status TEXT NOT NULL, formation_jurisdiction TEXT, formation_date TEXT',
   derived: { name_folded: (data) => fold(data.name as string) },
   filters: { status: 'status', type: 'entity_type' },
 };
 
-@Injectable()
 @RegisterProjection()
-export class EntitiesProjection extends ResourceProjection {
-  constructor() {
-    super(ENTITIES_TABLE);
-  }
-}
+export class EntitiesProjection extends ResourceProjection.of(ENTITIES_TABLE) {}

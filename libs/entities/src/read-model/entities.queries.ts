@@ -1,5 +1,4 @@
-import { type Filter, ProjectionRunner, ResourceQueries, type ResourceView } from '@filing/platform';
-import { Injectable } from '@nestjs/common';
+import { type Filter, ResourceQueries, type ResourceView } from '@filing/platform';
 import type { EntityFields } from '../entity.events';
 import { ENTITIES_TABLE, fold } from './entities.projection';
 
@@ -14,12 +13,7 @@ export interface EntityListFilters {
 }
 
 /** Reads of the `entities` read model, always within one account. */
-@Injectable()
-export class EntitiesQueries extends ResourceQueries<EntityView, EntityListFilters> {
-  constructor(runner: ProjectionRunner) {
-    super(runner, ENTITIES_TABLE);
-  }
-
+export class EntitiesQueries extends ResourceQueries.of<EntityView, EntityListFilters>(ENTITIES_TABLE) {
   protected override where(filters: EntityListFilters): Filter[] {
     return [...super.where(filters), ['instr(name_folded, ?) > 0', filters.q === undefined ? undefined : fold(filters.q)]];
   }

@@ -1,5 +1,7 @@
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
-import { type CommandContext, ConflictError, newResourceId, ReferenceChecker, requireAccount, type WriteResult } from '@filing/platform';
+import {
+  type CommandContext, ConflictError, newResourceId, ReferenceChecker, requireAccount, type WriteResult,
+} from '@filing/platform';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { AddJurisdictionInput, Jurisdiction } from '../jurisdiction';

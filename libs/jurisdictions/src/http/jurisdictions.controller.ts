@@ -5,7 +5,9 @@ import type { FastifyReply } from 'fastify';
 import { AddJurisdictionCommand } from '../commands/add-jurisdiction';
 import { JurisdictionAggregate } from '../jurisdiction.aggregate';
 import { JurisdictionsQueries, type JurisdictionView } from '../read-model/jurisdictions.queries';
-import { AddJurisdictionDto, JurisdictionDto, ListJurisdictionsQueryDto, UpdateJurisdictionDto } from './jurisdictions.dto';
+import {
+  AddJurisdictionDto, JurisdictionDto, ListJurisdictionsQueryDto, UpdateJurisdictionDto,
+} from './jurisdictions.dto';
 
 /** `/external-api/v1/jurisdictions`: an entity's registrations. The family routes, and adding one (a duplicate is a 409). */
 @Controller('external-api/v1/jurisdictions')

@@ -1,18 +1,11 @@
 import { RegisterProjection, ResourceProjection, type ResourceTable } from '@filing/platform';
-import { Injectable } from '@nestjs/common';
 
 /** `jurisdictions`: one row per registration, scoped by account_id, with what the API answers; listed by entity and status. */
 export const JURISDICTIONS_TABLE: ResourceTable = {
-  name: 'jurisdictions',
-  idField: 'jurisdiction_id',
+  name: 'jurisdictions', idField: 'jurisdiction_id',
   columns: 'entity_id TEXT NOT NULL, code TEXT NOT NULL, registration_type TEXT NOT NULL, status TEXT NOT NULL',
   filters: { entity: 'entity_id', status: 'status' },
 };
 
-@Injectable()
 @RegisterProjection()
-export class JurisdictionsProjection extends ResourceProjection {
-  constructor() {
-    super(JURISDICTIONS_TABLE);
-  }
-}
+export class JurisdictionsProjection extends ResourceProjection.of(JURISDICTIONS_TABLE) {}

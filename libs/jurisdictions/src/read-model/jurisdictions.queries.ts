@@ -1,5 +1,4 @@
-import { cachedStatement, ProjectionRunner, ResourceQueries, type ResourceView } from '@filing/platform';
-import { Injectable } from '@nestjs/common';
+import { cachedStatement, ResourceQueries, type ResourceView } from '@filing/platform';
 import type { JurisdictionFields } from '../jurisdiction.events';
 import { JURISDICTIONS_TABLE } from './jurisdictions.projection';
 
@@ -7,12 +6,7 @@ import { JURISDICTIONS_TABLE } from './jurisdictions.projection';
 export type JurisdictionView = ResourceView<JurisdictionFields>;
 
 /** Reads of the `jurisdictions` read model, always within one account. */
-@Injectable()
-export class JurisdictionsQueries extends ResourceQueries<JurisdictionView, { entity_id?: string; status?: string }> {
-  constructor(runner: ProjectionRunner) {
-    super(runner, JURISDICTIONS_TABLE);
-  }
-
+export class JurisdictionsQueries extends ResourceQueries.of<JurisdictionView, { entity_id?: string; status?: string }>(JURISDICTIONS_TABLE) {
   /** The entity's registration in this jurisdiction, if it has one. */
   findByEntityAndCode(accountId: string, entityId: string, code: string): JurisdictionView | null {
     const sql = 'SELECT * FROM jurisdictions WHERE account_id = ? AND entity_id = ? AND code = ? LIMIT 1';

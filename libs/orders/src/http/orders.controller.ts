@@ -1,16 +1,7 @@
 import type { StreamRevision } from '@filing/event-store';
 import {
-  ApiResourceResponse,
-  type CommandContext,
-  Ctx,
-  createValidationPipe,
-  expectedVersion,
-  FamilyController,
-  IfMatch,
-  newResourceId,
-  ReadYourWrites,
-  ResourceIdPipe,
-  withETag,
+  ApiResourceResponse, type CommandContext, Ctx, createValidationPipe, expectedVersion, FamilyController, IfMatch,
+  newResourceId, ReadYourWrites, ResourceIdPipe, withETag,
 } from '@filing/platform';
 import { Body, Controller, HttpCode, Param, Post, Res, UsePipes } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';

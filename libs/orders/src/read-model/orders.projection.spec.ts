@@ -1,7 +1,9 @@
 import { CursorCodec, type ProjectionRunner, type RecordedEnvelope } from '@filing/platform';
 import { recorded } from '@filing/platform/testing';
 import Database from 'better-sqlite3';
-import { ORDER_CANCELLED, ORDER_COMPLETED, ORDER_SUBMITTED, type OrderEvent, type OrderEventData } from '../order.events';
+import {
+  ORDER_CANCELLED, ORDER_COMPLETED, ORDER_SUBMITTED, type OrderEvent, type OrderEventData,
+} from '../order.events';
 import { OrdersProjection } from './orders.projection';
 import { OrdersQueries } from './orders.queries';
 

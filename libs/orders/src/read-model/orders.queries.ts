@@ -1,5 +1,4 @@
-import { cachedStatement, ProjectionRunner, ResourceQueries, type ResourceView } from '@filing/platform';
-import { Injectable } from '@nestjs/common';
+import { cachedStatement, ResourceQueries, type ResourceView } from '@filing/platform';
 import type { OrderFields } from '../order.events';
 import { ORDERS_TABLE } from './orders.projection';
 
@@ -10,12 +9,7 @@ export type OrderView = ResourceView<OrderFields>;
 export type OperatorOrderView = OrderView & { readonly account_id: string };
 
 /** Reads of the `orders` read model, within one account (the operator's `getInAnyAccount` aside). */
-@Injectable()
-export class OrdersQueries extends ResourceQueries<OrderView, { entity_id?: string; status?: string }> {
-  constructor(runner: ProjectionRunner) {
-    super(runner, ORDERS_TABLE);
-  }
-
+export class OrdersQueries extends ResourceQueries.of<OrderView, { entity_id?: string; status?: string }>(ORDERS_TABLE) {
   /** For operators, who act on every account's orders. */
   getInAnyAccount(id: string): OperatorOrderView | null {
     const row = cachedStatement(this.runner.db, 'SELECT * FROM orders WHERE id = ?').get(id) as { account_id: string } | undefined;

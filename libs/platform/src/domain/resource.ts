@@ -19,6 +19,14 @@ export type Resource<F> = F & {
   readonly version: number;
 };
 
+/** A create as a domain command: a new id (made by the service) and what the client sent. */
+export interface CreateCommand<Kind extends string, Input> {
+  readonly kind: Kind;
+  readonly id: string;
+  readonly account_id: string;
+  readonly input: Input;
+}
+
 /** A command on an existing resource: whose it is (ownership) and the client's If-Match, if any. */
 export interface ExistingResourceCommand {
   readonly id: string;

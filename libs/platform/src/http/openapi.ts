@@ -78,6 +78,12 @@ export function ApiResourceResponse(type: Type<unknown>, options: { created?: bo
   });
 }
 
+/** A resource DTO's first field, its `id`: `@ApiResourceFields() class TaskDto extends ResourceDto { … }`. */
+export abstract class ResourceDto {
+  @ApiProperty({ type: String, format: 'uuid' })
+  id!: string;
+}
+
 /**
  * A resource DTO's bookkeeping fields (CONTRACT.md §3): `created_at`, `updated_at`, `version`. A
  * class decorator, so they follow the fields the class declares, in the order the API answers them.

@@ -1,9 +1,10 @@
+import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
 import type { Resource } from '../domain/resource';
 import type { RecordedEnvelope } from '../events/envelope';
 import { type Filter, keysetPage, type Page, type PageRequest } from '../http/pagination';
 import type { Projection } from '../projections/projection';
-import type { ProjectionRunner } from '../projections/projection-runner';
+import { ProjectionRunner } from '../projections/projection-runner';
 import { cachedStatement } from '../projections/statements';
 
 /*
@@ -42,11 +43,23 @@ function columnNames(table: ResourceTable): string[] {
 }
 
 /**
- * The projection of a declared table (a family's `XProjection extends ResourceProjection` with
- * `@RegisterProjection()`). Every event but `deletedBy` upserts the row from the event's data:
- * the first makes it (created_at), later ones replace the fields (updated_at, version).
+ * The projection of a declared table. Every event but `deletedBy` upserts the row from the
+ * event's data: the first makes it (created_at), later ones replace the fields (updated_at,
+ * version). A family's provider, registered with the runner by its own class:
+ * `@RegisterProjection() class TasksProjection extends ResourceProjection.of(TASKS_TABLE) {}`.
  */
 export class ResourceProjection implements Projection {
+  /** A projection class of `table` with a constructor Nest can call. */
+  static of(table: ResourceTable, version?: number) {
+    @Injectable()
+    class DeclaredProjection extends ResourceProjection {
+      constructor() {
+        super(table, version);
+      }
+    }
+    return DeclaredProjection;
+  }
+
   readonly name: string;
   readonly tables: readonly string[];
   readonly handles: readonly string[];
@@ -98,11 +111,22 @@ export class ResourceProjection implements Projection {
 }
 
 /**
- * Reads of a declared table, always within one account (a family's `XQueries extends
- * ResourceQueries`, adding its own lookups). Reads `runner.db` at every call: a replay may have
- * swapped the database.
+ * Reads of a declared table, always within one account. Reads `runner.db` at every call: a
+ * replay may have swapped the database. A family's provider: `class TasksQueries extends
+ * ResourceQueries.of<TaskView, TaskFilters>(TASKS_TABLE) {}`, adding its own lookups if any.
  */
 export class ResourceQueries<V, Filters extends object = object> {
+  /** The queries provider of `table` (it injects the ProjectionRunner). */
+  static of<V, Filters extends object = object>(table: ResourceTable) {
+    @Injectable()
+    class DeclaredQueries extends ResourceQueries<V, Filters> {
+      constructor(runner: ProjectionRunner) {
+        super(runner, table);
+      }
+    }
+    return DeclaredQueries;
+  }
+
   private readonly answered: readonly string[];
 
   constructor(

@@ -1,18 +1,11 @@
 import { RegisterProjection, ResourceProjection, type ResourceTable } from '@filing/platform';
-import { Injectable } from '@nestjs/common';
 
 /** `tasks`: one row per task, scoped by account_id, with what the API answers; listed by entity and status. */
 export const TASKS_TABLE: ResourceTable = {
-  name: 'tasks',
-  idField: 'task_id',
+  name: 'tasks', idField: 'task_id',
   columns: 'entity_id TEXT NOT NULL, title TEXT NOT NULL, description TEXT, due_date TEXT, status TEXT NOT NULL',
   filters: { entity: 'entity_id', status: 'status' },
 };
 
-@Injectable()
 @RegisterProjection()
-export class TasksProjection extends ResourceProjection {
-  constructor() {
-    super(TASKS_TABLE);
-  }
-}
+export class TasksProjection extends ResourceProjection.of(TASKS_TABLE) {}

@@ -1,5 +1,4 @@
-import { ProjectionRunner, ResourceQueries, type ResourceView } from '@filing/platform';
-import { Injectable } from '@nestjs/common';
+import { ResourceQueries, type ResourceView } from '@filing/platform';
 import type { TaskFields } from '../task.events';
 import { TASKS_TABLE } from './tasks.projection';
 
@@ -7,9 +6,4 @@ import { TASKS_TABLE } from './tasks.projection';
 export type TaskView = ResourceView<TaskFields>;
 
 /** Reads of the `tasks` read model, always within one account. */
-@Injectable()
-export class TasksQueries extends ResourceQueries<TaskView, { entity_id?: string; status?: string }> {
-  constructor(runner: ProjectionRunner) {
-    super(runner, TASKS_TABLE);
-  }
-}
+export class TasksQueries extends ResourceQueries.of<TaskView, { entity_id?: string; status?: string }>(TASKS_TABLE) {}
