@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, PreconditionFailedError } from '@filing/platform';
-import { DeciderSpecification } from '@filing/platform/testing';
+import { DeciderSpecification, expectOwnershipBeforeIfMatch } from '@filing/platform/testing';
 import {
   base64Problem, contentTypeProblem, decide, decodedLength, type DocumentCommand, evolve, initialDocumentState,
   MAX_CONTENT_BYTES,
@@ -109,10 +109,8 @@ describe('document: delete', () => {
 
 describe('document: ownership and If-Match', () => {
   it("answers a missing document, or another account's, as not found, whatever version it asks for", () => {
-    given([]).when(update({ title: 'B' })).thenThrows(NotFoundError);
-    given([]).when(remove()).thenThrows(NotFoundError);
-    given(added).when(update({ title: 'B' }, 'acc-2', 0)).thenThrows(NotFoundError);
-    given(added).when(remove('acc-2', 5)).thenThrows(NotFoundError);
+    expectOwnershipBeforeIfMatch(given, [added], (account, version) => update({ title: 'B' }, account, version), { owner: ACCOUNT, version: 0 });
+    expectOwnershipBeforeIfMatch(given, [added], remove, { owner: ACCOUNT, version: 0 });
   });
 
   it('refuses another version, even for a no-op', () => {

@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, PreconditionFailedError } from '@filing/platform';
-import { DeciderSpecification, recorded } from '@filing/platform/testing';
+import { DeciderSpecification, expectOwnershipBeforeIfMatch, recorded, resourceCommands } from '@filing/platform/testing';
 import { decide, type EntityCommand, evolve, fieldErrors, initialEntityState } from './entity';
 import {
   ENTITY_CREATED, ENTITY_UPDATED, type EntityCreated, type EntityFields, type EntityUpdated,
@@ -10,10 +10,9 @@ const ACCOUNT = 'acc-1';
 const STREAM = `entity-${ID}`;
 
 const given = DeciderSpecification.for({ decide, evolve, initialState: initialEntityState }, { streamId: STREAM, accountId: ACCOUNT });
-const create = (input: Record<string, unknown>): EntityCommand =>
-  ({ kind: 'create', id: ID, account_id: ACCOUNT, input }) as unknown as EntityCommand;
-const update = (changes: Record<string, unknown>, account = ACCOUNT, expected_version?: number): EntityCommand =>
-  ({ kind: 'update', id: ID, account_id: account, changes, expected_version }) as unknown as EntityCommand;
+const commands = resourceCommands<EntityCommand>(ID, ACCOUNT);
+const create = (input: Record<string, unknown>) => commands.create('create', input);
+const { update } = commands;
 
 const acme: EntityFields = { name: 'Acme LLC', entity_type: 'llc', status: 'active', formation_jurisdiction: null, formation_date: null };
 const created: EntityCreated = { type: ENTITY_CREATED, data: { entity_id: ID, ...acme } };
@@ -100,10 +99,7 @@ describe('entity: update', () => {
   });
 
   it("answers a missing entity, or another account's, as not found, whatever version it asks for", () => {
-    given([]).when(update({ name: 'B' })).thenThrows(NotFoundError);
-    given([created]).when(update({ name: 'B' }, 'acc-2')).thenThrows(NotFoundError);
-    given([created]).when(update({ name: 'B' }, 'acc-2', 0)).thenThrows(NotFoundError);
-    given([created]).when(update({ name: 'B' }, 'acc-2', 7)).thenThrows(NotFoundError);
+    expectOwnershipBeforeIfMatch(given, [created], (account, version) => update({ name: 'B' }, account, version), { owner: ACCOUNT, version: 0 });
     // Ownership comes from the account the creation was recorded in.
     given([recorded(created, { streamId: STREAM, revision: 0, accountId: 'acc-2' })])
       .when(update({ name: 'B' }))
@@ -111,7 +107,6 @@ describe('entity: update', () => {
   });
 
   it('refuses an update for another version (If-Match), even a no-op', () => {
-    given([created]).when(update({ name: 'B' }, ACCOUNT, 1)).thenThrows(PreconditionFailedError);
     given([created]).when(update({}, ACCOUNT, 1)).thenThrows(PreconditionFailedError);
     given([created]).when(update({ name: 'B' }, ACCOUNT, 0)).then((events) => expect(events).toHaveLength(1));
   });

@@ -1,5 +1,5 @@
-import { ConflictError, NotFoundError, PreconditionFailedError } from '@filing/platform';
-import { DeciderSpecification, recorded } from '@filing/platform/testing';
+import { ConflictError, PreconditionFailedError } from '@filing/platform';
+import { DeciderSpecification, expectOwnershipBeforeIfMatch, recorded, resourceCommands } from '@filing/platform/testing';
 import { decide, evolve, initialJurisdictionState, type JurisdictionCommand } from './jurisdiction';
 import {
   JURISDICTION_ADDED, JURISDICTION_UPDATED, type JurisdictionAdded, type JurisdictionFields, type JurisdictionUpdated,
@@ -11,10 +11,9 @@ const ACCOUNT = 'acc-1';
 const STREAM = `jurisdiction-${ID}`;
 
 const given = DeciderSpecification.for({ decide, evolve, initialState: initialJurisdictionState }, { streamId: STREAM, accountId: ACCOUNT });
-const add = (input: Record<string, unknown>): JurisdictionCommand =>
-  ({ kind: 'add', id: ID, account_id: ACCOUNT, input }) as unknown as JurisdictionCommand;
-const update = (changes: Record<string, unknown>, account = ACCOUNT, expected_version?: number): JurisdictionCommand =>
-  ({ kind: 'update', id: ID, account_id: account, changes, expected_version }) as unknown as JurisdictionCommand;
+const commands = resourceCommands<JurisdictionCommand>(ID, ACCOUNT);
+const add = (input: Record<string, unknown>) => commands.create('add', input);
+const { update } = commands;
 
 const valid = { entity_id: ENTITY, code: 'US-DE', registration_type: 'domestic' };
 const registration: JurisdictionFields = { entity_id: ENTITY, code: 'US-DE', registration_type: 'domestic', status: 'pending' };
@@ -77,14 +76,10 @@ describe('jurisdiction: update', () => {
   });
 
   it("answers a missing registration, or another account's, as not found, whatever version it asks for", () => {
-    given([]).when(update({ status: 'active' })).thenThrows(NotFoundError);
-    given(added).when(update({ status: 'active' }, 'acc-2')).thenThrows(NotFoundError);
-    given(added).when(update({ status: 'active' }, 'acc-2', 0)).thenThrows(NotFoundError);
-    given(added).when(update({ status: 'active' }, 'acc-2', 9)).thenThrows(NotFoundError);
+    expectOwnershipBeforeIfMatch(given, [added], (account, version) => update({ status: 'active' }, account, version), { owner: ACCOUNT, version: 0 });
   });
 
   it('refuses an update for another version (If-Match), even a no-op, before checking the fields', () => {
-    given(added).when(update({ status: 'active' }, ACCOUNT, 1)).thenThrows(PreconditionFailedError);
     given(added).when(update({}, ACCOUNT, 1)).thenThrows(PreconditionFailedError);
     given(added).when(update({ status: 'closed' }, ACCOUNT, 1)).thenThrows(PreconditionFailedError);
     given(added).when(update({ status: 'active' }, ACCOUNT, 0)).then(updated({ status: 'active' }));

@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, PreconditionFailedError } from '@filing/platform';
-import { DeciderSpecification } from '@filing/platform/testing';
+import { DeciderSpecification, expectOwnershipBeforeIfMatch } from '@filing/platform/testing';
 import { decide, DETAILS_MAX_BYTES, evolve, initialOrderState, type OrderCommand } from './order';
 import {
   ORDER_CANCELLED, ORDER_COMPLETED, ORDER_SUBMITTED, type OrderCancelled, type OrderCompleted, type OrderEventData,
@@ -124,10 +124,8 @@ describe('order: transitions', () => {
   });
 
   it("answers a missing order, or another account's, as not found, whatever version or status", () => {
-    given([]).when(cancel()).thenThrows(NotFoundError);
+    expectOwnershipBeforeIfMatch(given, [submitted], (account, expected_version) => cancel({ account, expected_version }), { owner: ACCOUNT, version: 0 });
     given([]).when(complete()).thenThrows(NotFoundError);
-    given(submitted).when(cancel({ account: 'acc-2' })).thenThrows(NotFoundError);
-    given(submitted).when(cancel({ account: 'acc-2', expected_version: 9 })).thenThrows(NotFoundError);
     given(history.completed).when(cancel({ account: 'acc-2' })).thenThrows(NotFoundError);
     given(submitted).when(complete({ account: 'acc-2' })).thenThrows(NotFoundError);
   });

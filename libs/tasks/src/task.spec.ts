@@ -1,5 +1,5 @@
-import { ConflictError, NotFoundError, PreconditionFailedError } from '@filing/platform';
-import { DeciderSpecification } from '@filing/platform/testing';
+import { ConflictError, PreconditionFailedError } from '@filing/platform';
+import { DeciderSpecification, expectOwnershipBeforeIfMatch, resourceCommands } from '@filing/platform/testing';
 import { decide, descriptionProblem, evolve, initialTaskState, type TaskCommand, titleProblem } from './task';
 import { TASK_CREATED, TASK_UPDATED, type TaskCreated, type TaskFields, type TaskUpdated } from './task.events';
 
@@ -8,9 +8,9 @@ const ENTITY = '0193a5b2-0000-7000-8000-0000000000e1';
 const ACCOUNT = 'acc-1';
 
 const given = DeciderSpecification.for({ decide, evolve, initialState: initialTaskState }, { streamId: `task-${ID}`, accountId: ACCOUNT });
-const create = (input: Record<string, unknown>): TaskCommand => ({ kind: 'create', id: ID, account_id: ACCOUNT, input }) as unknown as TaskCommand;
-const update = (changes: Record<string, unknown>, account = ACCOUNT, expected_version?: number): TaskCommand =>
-  ({ kind: 'update', id: ID, account_id: account, changes, expected_version }) as unknown as TaskCommand;
+const commands = resourceCommands<TaskCommand>(ID, ACCOUNT);
+const create = (input: Record<string, unknown>) => commands.create('create', input);
+const { update } = commands;
 
 const task: TaskFields = { entity_id: ENTITY, title: 'File the annual report', description: null, due_date: null, status: 'open' };
 const created: TaskCreated = { type: TASK_CREATED, data: { task_id: ID, ...task } };
@@ -98,14 +98,10 @@ describe('task: update', () => {
   });
 
   it("answers a missing task, or another account's, as not found, whatever version it asks for", () => {
-    given([]).when(update({ status: 'completed' })).thenThrows(NotFoundError);
-    given(created).when(update({ status: 'completed' }, 'acc-2')).thenThrows(NotFoundError);
-    given(created).when(update({ status: 'completed' }, 'acc-2', 0)).thenThrows(NotFoundError);
-    given(created).when(update({ status: 'completed' }, 'acc-2', 3)).thenThrows(NotFoundError);
+    expectOwnershipBeforeIfMatch(given, [created], (account, version) => update({ status: 'completed' }, account, version), { owner: ACCOUNT, version: 0 });
   });
 
   it('refuses an update for another version (If-Match), even a no-op', () => {
-    given(created).when(update({ status: 'completed' }, ACCOUNT, 1)).thenThrows(PreconditionFailedError);
     given(created).when(update({}, ACCOUNT, 1)).thenThrows(PreconditionFailedError);
     given(created).when(update({ status: 'completed' }, ACCOUNT, 0)).then(updated({ status: 'completed' }));
   });

@@ -1,82 +1,57 @@
-import { CursorCodec, type ProjectionRunner } from '@filing/platform';
-import Database from 'better-sqlite3';
-import { recorded } from '@filing/platform/testing';
-import { JURISDICTION_ADDED, JURISDICTION_UPDATED, type JurisdictionEvent } from '../jurisdiction.events';
+import { type ReadModelFixture, readModelFixture } from '@filing/platform/testing';
+import { JURISDICTION_ADDED, JURISDICTION_UPDATED, type JurisdictionAdded } from '../jurisdiction.events';
 import { JurisdictionsProjection } from './jurisdictions.projection';
 import { JurisdictionsQueries } from './jurisdictions.queries';
-
-const cursors = CursorCodec.random();
 
 const E1 = '0193a5b2-0000-7000-8000-0000000000e1';
 const E2 = '0193a5b2-0000-7000-8000-0000000000e2';
 
-function added(id: string, entity_id: string, code: string, account = 'a'): [JurisdictionEvent, string, number, string] {
-  return [
-    { type: JURISDICTION_ADDED, data: { jurisdiction_id: id, entity_id, code, registration_type: 'domestic', status: 'pending' } },
-    account,
-    0,
-    '2026-01-01T00:00:00.000Z',
-  ];
-}
+const added = (id: string, entity_id: string, code: string): JurisdictionAdded => ({
+  type: JURISDICTION_ADDED,
+  data: { jurisdiction_id: id, entity_id, code, registration_type: 'domestic', status: 'pending' },
+});
 
 describe('jurisdictions read model', () => {
-  let db: Database.Database;
-  let queries: JurisdictionsQueries;
-  const projection = new JurisdictionsProjection();
+  let model: ReadModelFixture<JurisdictionsQueries>;
 
   beforeEach(() => {
-    db = new Database(':memory:');
-    projection.setup(db);
-    queries = new JurisdictionsQueries({ db } as unknown as ProjectionRunner);
-    const events: [JurisdictionEvent, string, number, string][] = [
-      added('j1', E1, 'US-DE'),
-      added('j2', E1, 'US-NY'),
-      added('j3', E2, 'US-CA'),
-      added('j4', E1, 'GB-ENG', 'b'),
-      [
-        {
-          type: JURISDICTION_UPDATED,
-          data: { jurisdiction_id: 'j2', entity_id: E1, code: 'US-NY', registration_type: 'foreign', status: 'active', changed: ['registration_type', 'status'] },
-        },
-        'a',
-        1,
-        '2026-01-02T00:00:00.000Z',
-      ],
-    ];
-    events.forEach(([event, accountId, revision, occurredAt], position) =>
-      projection.apply(db, recorded(event, { streamId: `jurisdiction-${event.data.jurisdiction_id}`, revision, occurredAt, accountId, position })),
+    model = readModelFixture(new JurisdictionsProjection(), (runner) => new JurisdictionsQueries(runner));
+    model.apply(added('j1', E1, 'US-DE'), { accountId: 'a' });
+    model.apply(added('j2', E1, 'US-NY'), { accountId: 'a' });
+    model.apply(added('j3', E2, 'US-CA'), { accountId: 'a' });
+    model.apply(added('j4', E1, 'GB-ENG'), { accountId: 'b' });
+    const data = { ...added('j2', E1, 'US-NY').data, registration_type: 'foreign', status: 'active' } as const;
+    model.apply(
+      { type: JURISDICTION_UPDATED, data: { ...data, changed: ['registration_type', 'status'] } },
+      { accountId: 'a', revision: 1, occurredAt: '2026-01-02T00:00:00.000Z' },
     );
   });
-  afterEach(() => db.close());
+  afterEach(() => model.close());
 
   it('keeps each registration as of its last event, with version and times', () => {
-    expect(queries.get('a', 'j2')).toEqual({
-      id: 'j2',
-      entity_id: E1,
-      code: 'US-NY',
-      registration_type: 'foreign',
-      status: 'active',
-      created_at: '2026-01-01T00:00:00.000Z',
-      updated_at: '2026-01-02T00:00:00.000Z',
-      version: 1,
-    });
+    const { jurisdiction_id, ...registration } = added('j2', E1, 'US-NY').data;
+    const after = { registration_type: 'foreign', status: 'active', updated_at: '2026-01-02T00:00:00.000Z', version: 1 };
+    expect(model.queries.get('a', jurisdiction_id)).toEqual({ id: jurisdiction_id, ...registration, created_at: '2026-01-01T00:00:00.000Z', ...after });
   });
 
   it('answers only within the account', () => {
-    expect(queries.get('b', 'j2')).toBeNull();
-    expect(queries.get('a', 'j4')).toBeNull();
-    expect(queries.list('b', {}, { limit: 50, after: null, cursors }).data.map((j) => j.id)).toEqual(['j4']);
-    expect(queries.list('b', { entity_id: E2 }, { limit: 50, after: null, cursors }).data).toEqual([]);
+    expect(model.queries.get('b', 'j2')).toBeNull();
+    expect(model.queries.get('a', 'j4')).toBeNull();
+    expect(model.ids('b')).toEqual(['j4']);
+    expect(model.ids('b', { entity_id: E2 })).toEqual([]);
   });
 
   it('filters by entity and status (an entity id in capitals too), and pages', () => {
-    const page = queries.list('a', {}, { limit: 2, after: null, cursors });
-    expect(page.data.map((j) => j.id)).toEqual(['j1', 'j2']);
-    expect(cursors.decode(page.next_cursor)).toMatchObject({ c: 'jurisdictions', k: 'j2' });
-    expect(queries.list('a', {}, { limit: 2, after: 'j2', cursors })).toEqual({ data: [expect.objectContaining({ id: 'j3' })], next_cursor: null });
-    expect(queries.list('a', { entity_id: E1 }, { limit: 50, after: null, cursors }).data.map((j) => j.id)).toEqual(['j1', 'j2']);
-    expect(queries.list('a', { entity_id: E1.toUpperCase() }, { limit: 50, after: null, cursors }).data.map((j) => j.id)).toEqual(['j1', 'j2']);
-    expect(queries.list('a', { status: 'pending' }, { limit: 50, after: null, cursors }).data.map((j) => j.id)).toEqual(['j1', 'j3']);
-    expect(queries.list('a', { entity_id: E1, status: 'active' }, { limit: 50, after: null, cursors }).data.map((j) => j.id)).toEqual(['j2']);
+    model.expectPages('a', ['j1', 'j2', 'j3'], 2);
+    expect(model.ids('a', { entity_id: E1 })).toEqual(['j1', 'j2']);
+    expect(model.ids('a', { entity_id: E1.toUpperCase() })).toEqual(['j1', 'j2']);
+    expect(model.ids('a', { status: 'pending' })).toEqual(['j1', 'j3']);
+    expect(model.ids('a', { entity_id: E1, status: 'active' })).toEqual(['j2']);
+  });
+
+  it("finds an entity's registration in a jurisdiction, within the account", () => {
+    expect(model.queries.findByEntityAndCode('a', E1, 'US-NY')).toMatchObject({ id: 'j2', status: 'active' });
+    expect(model.queries.findByEntityAndCode('a', E1, 'US-CA')).toBeNull();
+    expect(model.queries.findByEntityAndCode('b', E1, 'US-NY')).toBeNull();
   });
 });

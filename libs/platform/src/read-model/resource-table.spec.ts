@@ -3,6 +3,7 @@ import type { DomainEvent } from '../events/envelope';
 import { CursorCodec } from '../http/pagination';
 import type { ProjectionRunner } from '../projections/projection-runner';
 import { recorded } from '../testing/domain';
+import { readModelFixture } from '../testing/read-model';
 import { ResourceProjection, ResourceQueries, type ResourceTable } from './resource-table';
 
 const NOTES: ResourceTable = {
@@ -93,5 +94,18 @@ describe('a declared resource table', () => {
     apply({ type: 'notes.NoteDeleted', data: note('n1', 'One') }, 1);
     expect(queries.get('acc-1', 'n1')).toBeNull();
     expect(queries.list('acc-1', {}, { limit: 50, after: null, cursors }).data.map((n) => n.id)).toEqual(['n2']);
+  });
+
+  it('is what the families\' read-model specs walk with readModelFixture (pages chained by cursors)', () => {
+    const model = readModelFixture(new ResourceProjection(NOTES), (runner) => new ResourceQueries<{ id: string }>(runner, NOTES));
+    try {
+      for (const id of ['n1', 'n2', 'n3']) model.apply({ type: 'notes.NoteCreated', data: note(id, id) }, { accountId: 'acc-1' });
+      model.expectPages('acc-1', ['n1', 'n2', 'n3'], 2);
+      model.expectPages('acc-1', ['n1', 'n2', 'n3'], 3);
+      expect(() => model.expectPages('acc-1', ['n1', 'n3', 'n2'], 2)).toThrow();
+      expect(() => model.expectPages('acc-1', ['n1', 'n2'], 2)).toThrow();
+    } finally {
+      model.close();
+    }
   });
 });

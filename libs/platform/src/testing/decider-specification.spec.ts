@@ -1,6 +1,6 @@
-import { ConflictError, ValidationError } from '../errors/domain-errors';
+import { ConflictError, NotFoundError, PreconditionFailedError, ValidationError } from '../errors/domain-errors';
 import type { DomainEvent, RecordedEnvelope } from '../events/envelope';
-import { DeciderSpecification } from './decider-specification';
+import { DeciderSpecification, expectOwnershipBeforeIfMatch, resourceCommands } from './decider-specification';
 import { recorded } from './domain';
 
 // A counter per account: opened, then added to.
@@ -57,5 +57,44 @@ describe('DeciderSpecification', () => {
     expect(() => given([opened]).when({ kind: 'add', n: 'x' }).thenInvalid(['m'])).toThrow();
     expect(() => given([opened]).when({ kind: 'open' }).thenInvalid(['n'])).toThrow();
     expect(() => given([opened]).when({ kind: 'add', n: 1 }).thenState({ total: 2, account: 'acc-9', version: 1, at: '2026-01-01T00:00:00.000Z' })).toThrow();
+  });
+});
+
+describe('expectOwnershipBeforeIfMatch', () => {
+  type Owned = { account: string; version: number } | null;
+  type Touch = { kind: 'touch'; account_id: string; expected_version?: number };
+  const opened: Opened = { type: 'c.Opened', data: { n: 0 } };
+  const evolveOwned = (s: Owned, e: RecordedEnvelope<Opened>): Owned => ({ account: s?.account ?? e.metadata.account_id!, version: Number(e.revision) });
+  const touch = (account: string, expected_version?: number): Touch => ({ kind: 'touch', account_id: account, expected_version });
+  const deciders = {
+    conventional(s: Owned, c: Touch): Opened[] {
+      if (!s || s.account !== c.account_id) throw new NotFoundError();
+      if (c.expected_version !== undefined && c.expected_version !== s.version) throw new PreconditionFailedError();
+      return [];
+    },
+    versionFirst(s: Owned, c: Touch): Opened[] {
+      if (s && c.expected_version !== undefined && c.expected_version !== s.version) throw new PreconditionFailedError();
+      return deciders.conventional(s, c);
+    },
+    noIfMatch(s: Owned, c: Touch): Opened[] {
+      return deciders.conventional(s, { ...c, expected_version: undefined });
+    },
+  };
+  const givenFor = (decide: (s: Owned, c: Touch) => Opened[]) =>
+    DeciderSpecification.for({ decide, evolve: evolveOwned, initialState: null as Owned }, { accountId: 'acc-1' });
+
+  it('passes a decider that checks ownership, then If-Match', () => {
+    expectOwnershipBeforeIfMatch(givenFor(deciders.conventional), [opened], touch, { owner: 'acc-1', version: 0 });
+  });
+
+  it('fails one that tells another account about the version, or ignores If-Match', () => {
+    expect(() => expectOwnershipBeforeIfMatch(givenFor(deciders.versionFirst), [opened], touch, { owner: 'acc-1', version: 0 })).toThrow();
+    expect(() => expectOwnershipBeforeIfMatch(givenFor(deciders.noIfMatch), [opened], touch, { owner: 'acc-1', version: 0 })).toThrow();
+  });
+
+  it('builds create and PATCH commands for one resource', () => {
+    const { create, update } = resourceCommands<unknown>('r1', 'acc-1');
+    expect(create('add', { a: 1 })).toEqual({ kind: 'add', id: 'r1', account_id: 'acc-1', input: { a: 1 } });
+    expect(update({ a: 2 }, 'acc-2', 3)).toEqual({ kind: 'update', id: 'r1', account_id: 'acc-2', changes: { a: 2 }, expected_version: 3 });
   });
 });

@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors/domain-errors';
+import { NotFoundError, PreconditionFailedError, ValidationError } from '../errors/domain-errors';
 import type { DomainEvent, RecordedEnvelope } from '../events/envelope';
 import { recorded } from './domain';
 
@@ -34,6 +34,9 @@ export interface DeciderThen<S, E extends DomainEvent> {
   thenState(expected: S | ((state: S) => void), occurredAt?: string): void;
 }
 
+/** What `DeciderSpecification.for(…)` returns: `given(events).when(command).then…`. */
+export type Given<S, E extends DomainEvent, C> = (given?: GivenEvent<E> | readonly GivenEvent<E>[]) => { when(command: C): DeciderThen<S, E> };
+
 /**
  * Given / when / then for a family's pure domain, as Emmett's `DeciderSpecification.for(decider)`:
  *
@@ -50,7 +53,7 @@ export const DeciderSpecification = {
     const record = (event: GivenEvent<E>, revision: number): RecordedEnvelope<E> =>
       'revision' in event ? event : recorded(event, { ...defaults, revision });
 
-    return (given: GivenEvent<E> | readonly GivenEvent<E>[] = []) => ({
+    const spec: Given<S, E, C> = (given = []) => ({
       when(command: C): DeciderThen<S, E> {
         const events = (Array.isArray(given) ? given : [given]) as readonly GivenEvent<E>[];
         const state = events.map(record).reduce(decider.evolve, decider.initialState);
@@ -87,5 +90,33 @@ export const DeciderSpecification = {
         };
       },
     });
+    return spec;
   },
 };
+
+/**
+ * The conventions' first checks of a write on an existing resource, in their order: a missing
+ * one, or another account's, is a 404 whatever version the command names (so neither a 412 nor
+ * a 409 tells another account that the id exists); then the owner's stale If-Match is a 412.
+ * `command(account, expectedVersion)` is the write; `existing` the resource's events, at `version`.
+ */
+export function expectOwnershipBeforeIfMatch<S, E extends DomainEvent, C>(
+  given: Given<S, E, C>,
+  existing: readonly GivenEvent<E>[],
+  command: (accountId: string, expectedVersion?: number) => C,
+  { owner, version }: { readonly owner: string; readonly version: number },
+): void {
+  given([]).when(command(owner)).thenThrows(NotFoundError);
+  for (const expected of [undefined, version, version + 5]) given(existing).when(command(`${owner}-other`, expected)).thenThrows(NotFoundError);
+  given(existing).when(command(owner, version + 1)).thenThrows(PreconditionFailedError);
+  expect(() => given(existing).when(command(owner, version)).then(() => undefined)).not.toThrow();
+}
+
+/** A family's create and PATCH commands on one resource, as loose as a spec needs them (bad input on purpose). */
+export function resourceCommands<C>(id: string, accountId: string) {
+  return {
+    create: (kind: string, input: Readonly<Record<string, unknown>>) => ({ kind, id, account_id: accountId, input }) as unknown as C,
+    update: (changes: Readonly<Record<string, unknown>>, account = accountId, expected_version?: number) =>
+      ({ kind: 'update', id, account_id: account, changes, expected_version }) as unknown as C,
+  };
+}
