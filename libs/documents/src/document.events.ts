@@ -29,7 +29,9 @@ export type DocumentFields = {
 };
 
 /** The fields every document event carries, as they are after the event (or, deleted, as it was). */
-export const DOCUMENT_FIELDS = ['entity_id', 'order_id', 'title', 'document_type', 'content_type', 'size_bytes', 'sha256'] as const satisfies readonly (keyof DocumentFields)[];
+export const DOCUMENT_FIELDS: readonly (keyof DocumentFields)[] = [
+  'entity_id', 'order_id', 'title', 'document_type', 'content_type', 'size_bytes', 'sha256',
+];
 
 export type DocumentAddedData = DocumentFields & { readonly document_id: string };
 /** The document after the update, and the names of the fields this update changed. */

@@ -36,7 +36,10 @@ export const initialDocumentState: DocumentState = null;
 /** What decide() needs of a new document: its metadata, the content already reduced to hash and size. */
 export type AddDocumentInput = Omit<DocumentFields, 'order_id'> & { readonly order_id?: string | null };
 export type DocumentChanges = { readonly [K in WritableField]?: string };
-export type DocumentCommand = CreateCommand<'add', AddDocumentInput> | PatchCommand<DocumentChanges> | ({ readonly kind: 'delete' } & ExistingResourceCommand);
+export type DocumentCommand =
+  | CreateCommand<'add', AddDocumentInput>
+  | PatchCommand<DocumentChanges>
+  | ({ readonly kind: 'delete' } & ExistingResourceCommand);
 
 const evolveFields = resourceEvolver<DocumentFields, DocumentEvent>(DOCUMENT_ADDED, 'document_id', DOCUMENT_FIELDS);
 
@@ -55,7 +58,8 @@ export function decide(state: DocumentState, command: DocumentCommand): Document
   // A deleted document is answered like a missing one, on every route.
   const live = state?.deleted ? null : state;
   if (command.kind === 'update') {
-    const { next, changed } = decidePatch(live, command, 'document', { fields: DOCUMENT_FIELDS, writable: WRITABLE_FIELDS, fieldErrors: metadataErrors });
+    const rules = { fields: DOCUMENT_FIELDS, writable: WRITABLE_FIELDS, fieldErrors: metadataErrors };
+    const { next, changed } = decidePatch(live, command, 'document', rules);
     // Nothing changes: nothing to record (the PATCH answers the document as it is).
     return changed.length === 0 ? [] : [{ type: DOCUMENT_UPDATED, data: { document_id: command.id, ...next, changed } }];
   }

@@ -26,7 +26,9 @@ export type EntityFields = {
 };
 
 /** The fields every entity event carries, as they are after the event. */
-export const ENTITY_FIELDS = ['name', 'entity_type', 'status', 'formation_jurisdiction', 'formation_date'] as const satisfies readonly (keyof EntityFields)[];
+export const ENTITY_FIELDS: readonly (keyof EntityFields)[] = [
+  'name', 'entity_type', 'status', 'formation_jurisdiction', 'formation_date',
+];
 
 export type EntityCreatedData = EntityFields & { readonly entity_id: string };
 

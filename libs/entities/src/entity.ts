@@ -19,7 +19,9 @@ export type Entity = Resource<EntityFields>;
 export type EntityState = Entity | null;
 export const initialEntityState: EntityState = null;
 
-export type CreateEntityInput = Readonly<{ name: string; entity_type: string; formation_jurisdiction?: string | null; formation_date?: string | null }>;
+export type CreateEntityInput = Readonly<{
+  name: string; entity_type: string; formation_jurisdiction?: string | null; formation_date?: string | null;
+}>;
 export type EntityChanges = { readonly [K in WritableField]?: K extends 'name' | 'status' ? string : string | null };
 export type EntityCommand = CreateCommand<'create', CreateEntityInput> | PatchCommand<EntityChanges>;
 

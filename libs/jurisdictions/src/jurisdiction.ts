@@ -28,7 +28,8 @@ export function decide(state: JurisdictionState, command: JurisdictionCommand): 
     const { input } = command;
     // A new registration waits for the filing to be confirmed.
     const fields = { entity_id: input.entity_id, code: input.code, registration_type: input.registration_type, status: 'pending' };
-    assertCreatable(state, 'jurisdiction', command.id, [...missingFields(input, CREATE_FIELDS), ...fieldErrors(fields), ...unknownFields(input, CREATE_FIELDS)]);
+    const errors = [...missingFields(input, CREATE_FIELDS), ...fieldErrors(fields), ...unknownFields(input, CREATE_FIELDS)];
+    assertCreatable(state, 'jurisdiction', command.id, errors);
     return [{ type: JURISDICTION_ADDED, data: { jurisdiction_id: command.id, ...(fields as JurisdictionFields) } }];
   }
   const patch = decidePatch(state, command, 'jurisdiction', { fields: JURISDICTION_FIELDS, writable: WRITABLE_FIELDS, fieldErrors });

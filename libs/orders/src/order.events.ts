@@ -41,7 +41,9 @@ export type OrderFields = {
 };
 
 /** The fields every order event carries, as they are after the event. */
-export const ORDER_FIELDS = ['entity_id', 'order_type', 'jurisdiction_code', 'details', 'status', 'cancellation_reason'] as const satisfies readonly (keyof OrderFields)[];
+export const ORDER_FIELDS: readonly (keyof OrderFields)[] = [
+  'entity_id', 'order_type', 'jurisdiction_code', 'details', 'status', 'cancellation_reason',
+];
 
 /** Every order event carries the order as it is after the event, so no consumer needs an earlier one. */
 export type OrderEventData = OrderFields & { readonly order_id: string };

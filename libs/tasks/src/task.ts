@@ -37,7 +37,8 @@ export function decide(state: TaskState, command: TaskCommand): TaskEvent[] {
     const { input } = command;
     const { entity_id, title, description = null, due_date = null } = input;
     const fields = { entity_id, title, description, due_date, status: 'open' };
-    assertCreatable(state, 'task', command.id, [...missingFields(input, REQUIRED_FIELDS), ...fieldErrors(fields), ...unknownFields(input, CREATE_FIELDS)]);
+    const errors = [...missingFields(input, REQUIRED_FIELDS), ...fieldErrors(fields), ...unknownFields(input, CREATE_FIELDS)];
+    assertCreatable(state, 'task', command.id, errors);
     return [{ type: TASK_CREATED, data: { task_id: command.id, ...(fields as TaskFields) } }];
   }
   const { next, changed } = decidePatch(state, command, 'task', { fields: TASK_FIELDS, writable: WRITABLE_FIELDS, fieldErrors });

@@ -31,7 +31,8 @@ export class DeleteDocumentHandler implements ICommandHandler<DeleteDocumentComm
 
   async execute({ context, documentId, ifMatch }: DeleteDocumentCommand): Promise<WriteResult<Document>> {
     const account_id = requireAccount(context);
-    const result = await DocumentAggregate.run(this.store, context, { kind: 'delete', id: documentId, account_id, expected_version: expectedVersion(ifMatch) });
+    const expected_version = expectedVersion(ifMatch);
+    const result = await DocumentAggregate.run(this.store, context, { kind: 'delete', id: documentId, account_id, expected_version });
     this.contents.remove(documentId);
     return result;
   }

@@ -19,7 +19,8 @@ import { CreateDocumentDto, DocumentDto, ListDocumentsQueryDto, UpdateDocumentDt
  */
 @Controller('external-api/v1/documents')
 export class DocumentsController extends FamilyController({
-  path: 'documents', aggregate: DocumentAggregate, dto: DocumentDto, listQuery: ListDocumentsQueryDto, queries: DocumentsQueries, update: UpdateDocumentDto, deletedBy: DOCUMENT_DELETED,
+  path: 'documents', aggregate: DocumentAggregate, queries: DocumentsQueries,
+  dto: DocumentDto, listQuery: ListDocumentsQueryDto, update: UpdateDocumentDto, deletedBy: DOCUMENT_DELETED,
 }) {
   constructor(private readonly contents: DocumentContentStore) {
     super();

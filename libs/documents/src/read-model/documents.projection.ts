@@ -9,7 +9,8 @@ import { DOCUMENT_DELETED } from '../document.events';
 export const DOCUMENTS_TABLE: ResourceTable = {
   name: 'documents', idField: 'document_id', filters: { entity: 'entity_id', order: 'order_id' },
   columns:
-    'entity_id TEXT NOT NULL, order_id TEXT, title TEXT NOT NULL, document_type TEXT NOT NULL, content_type TEXT NOT NULL, size_bytes INTEGER NOT NULL, sha256 TEXT NOT NULL',
+    'entity_id TEXT NOT NULL, order_id TEXT, title TEXT NOT NULL, document_type TEXT NOT NULL, ' +
+    'content_type TEXT NOT NULL, size_bytes INTEGER NOT NULL, sha256 TEXT NOT NULL',
   deletedBy: DOCUMENT_DELETED,
 };
 

@@ -23,6 +23,7 @@ const JURISDICTION = {
   description: 'ISO 3166-2 subdivision code',
 };
 const DATE = { type: String, nullable: true, format: 'date', example: '2020-01-31' };
+const SEARCH = { maxLength: NAME_MAX_LENGTH, description: 'Case-insensitive substring of the name' };
 
 const IsEntityName = () => SatisfiesRule('isEntityName', nameProblem);
 
@@ -57,6 +58,5 @@ export class ListEntitiesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: ENTITY_STATUSES }) @IsOptional() @IsIn(ENTITY_STATUSES) status?: string;
   @ApiPropertyOptional({ enum: ENTITY_TYPES }) @IsOptional() @IsIn(ENTITY_TYPES) entity_type?: string;
   /** Case-insensitive substring of the name. */
-  @ApiPropertyOptional({ maxLength: NAME_MAX_LENGTH, description: 'Case-insensitive substring of the name' }) @IsOptional() @IsString() @MaxLength(NAME_MAX_LENGTH)
-  q?: string;
+  @ApiPropertyOptional(SEARCH) @IsOptional() @IsString() @MaxLength(NAME_MAX_LENGTH) q?: string;
 }

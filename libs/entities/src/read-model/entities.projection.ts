@@ -11,7 +11,9 @@ export function fold(text: string): string {
  */
 export const ENTITIES_TABLE: ResourceTable = {
   name: 'entities', idField: 'entity_id', filters: { status: 'status', type: 'entity_type' },
-  columns: 'name TEXT NOT NULL, name_folded TEXT NOT NULL, entity_type TEXT NOT NULL, status TEXT NOT NULL, formation_jurisdiction TEXT, formation_date TEXT',
+  columns:
+    'name TEXT NOT NULL, name_folded TEXT NOT NULL, entity_type TEXT NOT NULL, ' +
+    'status TEXT NOT NULL, formation_jurisdiction TEXT, formation_date TEXT',
   derived: { name_folded: (data) => fold(data.name as string) },
 };
 

@@ -12,7 +12,8 @@ import {
 /** `/external-api/v1/jurisdictions`: an entity's registrations. The family routes, and adding one (a duplicate is a 409). */
 @Controller('external-api/v1/jurisdictions')
 export class JurisdictionsController extends FamilyController({
-  path: 'jurisdictions', aggregate: JurisdictionAggregate, dto: JurisdictionDto, listQuery: ListJurisdictionsQueryDto, queries: JurisdictionsQueries, update: UpdateJurisdictionDto,
+  path: 'jurisdictions', aggregate: JurisdictionAggregate, queries: JurisdictionsQueries,
+  dto: JurisdictionDto, listQuery: ListJurisdictionsQueryDto, update: UpdateJurisdictionDto,
 }) {
   @Post()
   @ApiResourceResponse(JurisdictionDto, { created: true })

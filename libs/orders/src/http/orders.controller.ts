@@ -14,7 +14,10 @@ import { CancelOrderDto, ListOrdersQueryDto, OrderDto, SubmitOrderDto } from './
 
 /** The customer's orders: the family routes (no PATCH: an order changes by its lifecycle), submit and cancel. */
 @Controller('external-api/v1/orders')
-export class OrdersController extends FamilyController({ path: 'orders', aggregate: OrderAggregate, dto: OrderDto, listQuery: ListOrdersQueryDto, queries: OrdersQueries }) {
+export class OrdersController extends FamilyController({
+  path: 'orders', aggregate: OrderAggregate, queries: OrdersQueries,
+  dto: OrderDto, listQuery: ListOrdersQueryDto,
+}) {
   @Post()
   @ApiResourceResponse(OrderDto, { created: true })
   submit(@Body() dto: SubmitOrderDto, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) reply: FastifyReply): Promise<OrderView> {

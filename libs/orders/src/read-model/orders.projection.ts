@@ -4,7 +4,8 @@ import { RegisterProjection, ResourceProjection, type ResourceTable } from '@fil
 export const ORDERS_TABLE: ResourceTable = {
   name: 'orders', idField: 'order_id', filters: { entity: 'entity_id', status: 'status' },
   columns:
-    'entity_id TEXT NOT NULL, order_type TEXT NOT NULL, jurisdiction_code TEXT, details TEXT NOT NULL, status TEXT NOT NULL, cancellation_reason TEXT',
+    'entity_id TEXT NOT NULL, order_type TEXT NOT NULL, jurisdiction_code TEXT, ' +
+    'details TEXT NOT NULL, status TEXT NOT NULL, cancellation_reason TEXT',
   json: ['details'],
 };
 

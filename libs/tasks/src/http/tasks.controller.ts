@@ -6,4 +6,7 @@ import { CreateTaskDto, ListTasksQueryDto, TaskDto, UpdateTaskDto } from './task
 
 /** `/external-api/v1/tasks`: to-dos about an entity, completed with PATCH `{"status": "completed"}`; all family routes. */
 @Controller('external-api/v1/tasks')
-export class TasksController extends FamilyController({ path: 'tasks', aggregate: TaskAggregate, dto: TaskDto, listQuery: ListTasksQueryDto, queries: TasksQueries, create: CreateTaskDto, update: UpdateTaskDto }) {}
+export class TasksController extends FamilyController({
+  path: 'tasks', aggregate: TaskAggregate, queries: TasksQueries,
+  dto: TaskDto, listQuery: ListTasksQueryDto, create: CreateTaskDto, update: UpdateTaskDto,
+}) {}
