@@ -6,53 +6,36 @@
  */
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { ProjectionRunner } from '@filing/platform';
-import { commonBadInputs, expectProblem, expectRefusedWithoutEvents, resourceApi } from '../support/api';
-import { provisionAccount, type ProvisionedClient } from '../support/auth';
-import { describeResourceFamily } from '../support/family';
+import { commonBadInputs, expectProblem, expectRefusedWithoutEvents } from '../support/api';
+import { describeResourceFamily, familyFixture } from '../support/family';
 import { NOTE_CREATED, NOTE_UPDATED, NotesModule } from '../support/notes.family';
-import { startService, type TestService } from '../support/service';
 
 describe.each(['sqlite', 'esdb'] as const)('a family declared in a test (notes) on the %s store', (eventStore) => {
-  let service: TestService;
-  let owner: ProvisionedClient;
-  let other: ProvisionedClient;
-  let entityId: string;
-  let otherEntityId: string;
-  const api = resourceApi(() => service);
-  const entity = async (client: ProvisionedClient) => (await api.create(client, '/entities', { name: 'Noted LLC', entity_type: 'llc' })).id;
+  const env = familyFixture(eventStore, [NotesModule]);
+  const { api } = env;
 
-  beforeAll(async () => {
-    service = await startService({ eventStore, imports: [NotesModule] });
-    [owner, other] = await Promise.all([provisionAccount(service), provisionAccount(service)]);
-    [entityId, otherEntityId] = await Promise.all([entity(owner), entity(other)]);
-  }, 60_000);
-  afterAll(async () => service?.destroy());
-
-  describeResourceFamily(
-    { api, service: () => service, owner: () => owner, other: () => other, entityId: () => entityId, otherEntityId: () => otherEntityId },
-    {
-      path: '/notes',
-      idField: 'note_id',
-      createBody: (id) => ({ entity_id: id, title: 'Call the registered agent' }),
-      created: { body: null },
-      changes: [{ title: 'Call the agent again' }, { title: 'Agent called', body: 'They will send the certificate' }, { body: null }],
-      eventTypes: ['NoteCreated', 'NoteUpdated'],
-    },
-  );
+  describeResourceFamily(env, {
+    path: '/notes',
+    idField: 'note_id',
+    createBody: (id) => ({ entity_id: id, title: 'Call the registered agent' }),
+    created: { body: null },
+    changes: [{ title: 'Call the agent again' }, { title: 'Agent called', body: 'They will send the certificate' }, { body: null }],
+    eventTypes: ['NoteCreated', 'NoteUpdated'],
+  });
 
   it('records its events in its own stream, and its projection is the runner\'s', async () => {
-    const note = await api.create(owner, '/notes', { entity_id: entityId, title: 'Stream me' });
-    await api.call(owner, 'PATCH', `/notes/${note.id}`, { body: 'Now with a body' });
-    const events = await service.app.get<EventStore>(EVENT_STORE).readStream(`note-${note.id}`);
+    const note = await api.create(env.owner(), '/notes', { entity_id: env.entityId(), title: 'Stream me' });
+    await api.call(env.owner(), 'PATCH', `/notes/${note.id}`, { body: 'Now with a body' });
+    const events = await env.service().app.get<EventStore>(EVENT_STORE).readStream(`note-${note.id}`);
     expect(events.map((e) => [e.type, e.data.note_id, e.metadata.account_id])).toEqual([
-      [NOTE_CREATED, note.id, owner.accountId],
-      [NOTE_UPDATED, note.id, owner.accountId],
+      [NOTE_CREATED, note.id, env.owner().accountId],
+      [NOTE_UPDATED, note.id, env.owner().accountId],
     ]);
-    expect(service.app.get(ProjectionRunner).registered.map((p) => p.name)).toContain('notes');
+    expect(env.service().app.get(ProjectionRunner).registered.map((p) => p.name)).toContain('notes');
   });
 
   it('has its operations, resource and bodies in the OpenAPI document, with the shared answers', async () => {
-    const res = await fetch(`${service.url}/external-api/v1/openapi.json`);
+    const res = await fetch(`${env.service().url}/external-api/v1/openapi.json`);
     const doc = (await res.json()) as {
       paths: Record<string, Record<string, { operationId: string; responses: Record<string, unknown> }>>;
       components: { schemas: Record<string, { properties: Record<string, unknown> }> };
@@ -73,9 +56,9 @@ describe.each(['sqlite', 'esdb'] as const)('a family declared in a test (notes) 
   });
 
   it('refuses bad input with a 4xx problem naming the fields, appending nothing', async () => {
-    const target = await api.create(owner, '/notes', { entity_id: entityId, title: 'Target' });
-    const valid = { entity_id: entityId, title: 'Valid' };
-    await expectRefusedWithoutEvents(service, api, owner, [
+    const target = await api.create(env.owner(), '/notes', { entity_id: env.entityId(), title: 'Target' });
+    const valid = { entity_id: env.entityId(), title: 'Valid' };
+    await expectRefusedWithoutEvents(env.service(), api, env.owner(), [
       ...commonBadInputs('/notes', valid, () => target.id),
       ['fields missing', 'POST', () => '/notes', {}, {}, 400, ['entity_id', 'title']],
       ['a blank title, a long body', 'POST', () => '/notes', { ...valid, title: ' ', body: 'b'.repeat(2001) }, {}, 400, ['title', 'body']],
@@ -83,6 +66,6 @@ describe.each(['sqlite', 'esdb'] as const)('a family declared in a test (notes) 
       ['a null title', 'PATCH', () => `/notes/${target.id}`, { title: null }, {}, 400, ['title']],
       ['a filter it does not have', 'GET', () => '/notes?status=open', undefined, {}, 400, ['status']],
     ]);
-    expectProblem(await api.call(owner, 'GET', `/notes?entity_id=${entityId.toUpperCase()}&limit=0`), 400, ['limit']);
+    expectProblem(await api.call(env.owner(), 'GET', `/notes?entity_id=${env.entityId().toUpperCase()}&limit=0`), 400, ['limit']);
   });
 });

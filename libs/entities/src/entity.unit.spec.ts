@@ -10,9 +10,7 @@ const ACCOUNT = 'acc-1';
 const STREAM = `entity-${ID}`;
 
 const given = DeciderSpecification.for({ decide, evolve, initialState: initialEntityState }, { streamId: STREAM, accountId: ACCOUNT });
-const commands = resourceCommands<EntityCommand>(ID, ACCOUNT);
-const create = (input: Record<string, unknown>) => commands.create('create', input);
-const { update } = commands;
+const { create, update } = resourceCommands<EntityCommand>(ID, ACCOUNT);
 
 const acme: EntityFields = { name: 'Acme LLC', entity_type: 'llc', status: 'active', formation_jurisdiction: null, formation_date: null };
 const created: EntityCreated = { type: ENTITY_CREATED, data: { entity_id: ID, ...acme } };

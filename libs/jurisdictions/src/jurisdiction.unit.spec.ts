@@ -1,8 +1,8 @@
 import { ConflictError, PreconditionFailedError } from '@filing/platform';
-import { DeciderSpecification, expectOwnershipBeforeIfMatch, recorded, resourceCommands } from '@filing/platform/testing';
+import { DeciderSpecification, expectOwnershipBeforeIfMatch, recorded, resourceCommands, resourceEvents } from '@filing/platform/testing';
 import { decide, evolve, initialJurisdictionState, type JurisdictionCommand } from './jurisdiction';
 import {
-  JURISDICTION_ADDED, JURISDICTION_UPDATED, type JurisdictionAdded, type JurisdictionFields, type JurisdictionUpdated,
+  JURISDICTION_ADDED, JURISDICTION_UPDATED, type JurisdictionEvent, type JurisdictionFields,
 } from './jurisdiction.events';
 
 const ID = '0193a5b2-0000-7000-8000-0000000000a1';
@@ -11,17 +11,15 @@ const ACCOUNT = 'acc-1';
 const STREAM = `jurisdiction-${ID}`;
 
 const given = DeciderSpecification.for({ decide, evolve, initialState: initialJurisdictionState }, { streamId: STREAM, accountId: ACCOUNT });
-const commands = resourceCommands<JurisdictionCommand>(ID, ACCOUNT);
-const add = (input: Record<string, unknown>) => commands.create('add', input);
-const { update } = commands;
+const { create: add, update } = resourceCommands<JurisdictionCommand>(ID, ACCOUNT, 'add');
 
 const valid = { entity_id: ENTITY, code: 'US-DE', registration_type: 'domestic' };
 const registration: JurisdictionFields = { entity_id: ENTITY, code: 'US-DE', registration_type: 'domestic', status: 'pending' };
-const added: JurisdictionAdded = { type: JURISDICTION_ADDED, data: { jurisdiction_id: ID, ...registration } };
-const updated = (changes: Partial<JurisdictionFields>): JurisdictionUpdated => ({
-  type: JURISDICTION_UPDATED,
-  data: { jurisdiction_id: ID, ...registration, ...changes, changed: Object.keys(changes) as JurisdictionUpdated['data']['changed'] },
-});
+const { created: added, updated } = resourceEvents<JurisdictionEvent>(
+  { created: JURISDICTION_ADDED, updated: JURISDICTION_UPDATED },
+  { jurisdiction_id: ID },
+  registration,
+);
 
 describe('jurisdiction: add', () => {
   it('adds a pending registration with version 0, its data carrying id, entity and status', () => {

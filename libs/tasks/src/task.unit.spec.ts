@@ -1,23 +1,17 @@
 import { ConflictError, PreconditionFailedError } from '@filing/platform';
-import { DeciderSpecification, expectOwnershipBeforeIfMatch, resourceCommands } from '@filing/platform/testing';
+import { DeciderSpecification, expectOwnershipBeforeIfMatch, resourceCommands, resourceEvents } from '@filing/platform/testing';
 import { decide, descriptionProblem, evolve, initialTaskState, type TaskCommand, titleProblem } from './task';
-import { TASK_CREATED, TASK_UPDATED, type TaskCreated, type TaskFields, type TaskUpdated } from './task.events';
+import { TASK_CREATED, TASK_UPDATED, type TaskEvent, type TaskFields } from './task.events';
 
 const ID = '0193a5b2-0000-7000-8000-0000000000f1';
 const ENTITY = '0193a5b2-0000-7000-8000-0000000000e1';
 const ACCOUNT = 'acc-1';
 
 const given = DeciderSpecification.for({ decide, evolve, initialState: initialTaskState }, { streamId: `task-${ID}`, accountId: ACCOUNT });
-const commands = resourceCommands<TaskCommand>(ID, ACCOUNT);
-const create = (input: Record<string, unknown>) => commands.create('create', input);
-const { update } = commands;
+const { create, update } = resourceCommands<TaskCommand>(ID, ACCOUNT);
 
 const task: TaskFields = { entity_id: ENTITY, title: 'File the annual report', description: null, due_date: null, status: 'open' };
-const created: TaskCreated = { type: TASK_CREATED, data: { task_id: ID, ...task } };
-const updated = (changes: Partial<TaskFields>): TaskUpdated => ({
-  type: TASK_UPDATED,
-  data: { task_id: ID, ...task, ...changes, changed: Object.keys(changes) as TaskUpdated['data']['changed'] },
-});
+const { created, updated } = resourceEvents<TaskEvent>({ created: TASK_CREATED, updated: TASK_UPDATED }, { task_id: ID }, task);
 
 describe('task: create', () => {
   it('creates an open task with version 0 and null optional fields, its data carrying id, entity and status', () => {

@@ -30,14 +30,10 @@ export class OrdersController extends FamilyController({
   @ApiBody({ type: CancelOrderDto, required: false, description: 'Optional: no body cancels without a reason' })
   @ApiConflictResponse({ description: 'The order is not `submitted` (nothing is appended)' })
   @HttpCode(200)
-  cancel(
-    @Param('id', ResourceIdPipe) id: string,
-    @Body() dto: CancelOrderDto,
-    @IfMatch() ifMatch: StreamRevision | undefined,
-    @Ctx() ctx: CommandContext,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<OrderView> {
-    return this.written(reply, OrderAggregate.command(ctx, { kind: 'cancel', id, reason: dto.reason, expected_version: expectedVersion(ifMatch) }));
+  cancel(@Param('id', ResourceIdPipe) id: string, @Body() dto: CancelOrderDto, @IfMatch() ifMatch: StreamRevision | undefined,
+    @Ctx() ctx: CommandContext, @Res({ passthrough: true }) reply: FastifyReply): Promise<OrderView> {
+    const command = OrderAggregate.command(ctx, { kind: 'cancel', id, reason: dto.reason, expected_version: expectedVersion(ifMatch) });
+    return this.written(reply, command);
   }
 }
 

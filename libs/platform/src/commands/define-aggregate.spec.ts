@@ -1,9 +1,6 @@
 import { EVENT_STORE, SqliteEventStore } from '@filing/event-store';
 import { CommandBus, CqrsModule } from '@nestjs/cqrs';
 import { Test } from '@nestjs/testing';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/domain-errors';
 import type { CommandContext, DomainEvent, RecordedEnvelope } from '../events/envelope';
 import type { ReadYourWrites } from '../http/read-your-writes';
@@ -51,17 +48,9 @@ const operator: CommandContext = { account_id: null, actor: 'operator:o1', corre
 const ENTITY = '0193a5b2-0000-7000-8000-0000000000e1';
 
 describe('defineAggregate', () => {
-  let dir: string;
   let store: SqliteEventStore;
-
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'define-aggregate-'));
-    store = new SqliteEventStore({ file: join(dir, 'events.db'), pollIntervalMs: 20 });
-  });
-  afterEach(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  beforeEach(() => (store = new SqliteEventStore({ file: ':memory:', pollIntervalMs: 20 })));
+  afterEach(() => store.close());
 
   it('runs load → decide → append on `<prefix>-<id>` and answers one WriteResult with the resource after it', async () => {
     const created = await Notes.run(store, customer, { kind: 'create', id: 'n1', account_id: 'acc-1', input: { entity_id: 'e1', title: 'A' } });

@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError, PreconditionFailedError, ValidationError } from '../errors/domain-errors';
 import type { DomainEvent, RecordedEnvelope } from '../events/envelope';
-import { DeciderSpecification, expectOwnershipBeforeIfMatch, resourceCommands } from './decider-specification';
+import { DeciderSpecification, expectOwnershipBeforeIfMatch, resourceCommands, resourceEvents } from './decider-specification';
 import { recorded } from './domain';
 
 // A counter per account: opened, then added to.
@@ -92,9 +92,15 @@ describe('expectOwnershipBeforeIfMatch', () => {
     expect(() => expectOwnershipBeforeIfMatch(givenFor(deciders.noIfMatch), [opened], touch, { owner: 'acc-1', version: 0 })).toThrow();
   });
 
+  it('builds the created and updated events of a resource', () => {
+    const { created, updated } = resourceEvents<DomainEvent>({ created: 'x.Made', updated: 'x.Changed' }, { x_id: 'r1' }, { a: 1, b: 2 });
+    expect(created).toEqual({ type: 'x.Made', data: { x_id: 'r1', a: 1, b: 2 } });
+    expect(updated({ b: 3 })).toEqual({ type: 'x.Changed', data: { x_id: 'r1', a: 1, b: 3, changed: ['b'] } });
+  });
+
   it('builds create and PATCH commands for one resource', () => {
-    const { create, update } = resourceCommands<unknown>('r1', 'acc-1');
-    expect(create('add', { a: 1 })).toEqual({ kind: 'add', id: 'r1', account_id: 'acc-1', input: { a: 1 } });
+    const { create, update } = resourceCommands<unknown>('r1', 'acc-1', 'add');
+    expect(create({ a: 1 })).toEqual({ kind: 'add', id: 'r1', account_id: 'acc-1', input: { a: 1 } });
     expect(update({ a: 2 }, 'acc-2', 3)).toEqual({ kind: 'update', id: 'r1', account_id: 'acc-2', changes: { a: 2 }, expected_version: 3 });
   });
 });

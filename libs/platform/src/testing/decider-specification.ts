@@ -112,11 +112,19 @@ export function expectOwnershipBeforeIfMatch<S, E extends DomainEvent, C>(
   expect(() => given(existing).when(command(owner, version)).then(() => undefined)).not.toThrow();
 }
 
-/** A family's create and PATCH commands on one resource, as loose as a spec needs them (bad input on purpose). */
-export function resourceCommands<C>(id: string, accountId: string) {
+/** A family's create (`createKind`) and PATCH commands on one resource, as loose as a spec needs them (bad input on purpose). */
+export function resourceCommands<C>(id: string, accountId: string, createKind = 'create') {
   return {
-    create: (kind: string, input: Readonly<Record<string, unknown>>) => ({ kind, id, account_id: accountId, input }) as unknown as C,
+    create: (input: Readonly<Record<string, unknown>>) => ({ kind: createKind, id, account_id: accountId, input }) as unknown as C,
     update: (changes: Readonly<Record<string, unknown>>, account = accountId, expected_version?: number) =>
       ({ kind: 'update', id, account_id: account, changes, expected_version }) as unknown as C,
+  };
+}
+
+/** A resource's created event and its updated events (the fields after, and `changed`), shaped as the conventions say. */
+export function resourceEvents<E extends DomainEvent>(types: { readonly created: string; readonly updated: string }, id: object, fields: object) {
+  return {
+    created: { type: types.created, data: { ...id, ...fields } } as unknown as E,
+    updated: (changes: object) => ({ type: types.updated, data: { ...id, ...fields, ...changes, changed: Object.keys(changes) } }) as unknown as E,
   };
 }
