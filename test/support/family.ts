@@ -9,9 +9,9 @@ import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { compareReadModels, CursorCodec, ProjectionRunner, ReadYourWrites, rebuildReadModels } from '@filing/platform';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { expectProblem, ISO_MS, MISSING_ID, type Resource, type ResourceApi, UUID_V7 } from './api';
+import { expectProblem, ISO_MS, MISSING_ID, type Resource, type ResourceApi, resourceApi, UUID_V7 } from './api';
 import { bearer, provisionAccount, type ProvisionedClient } from './auth';
-import type { TestService } from './service';
+import { startService, type TestService, type TestServiceOptions } from './service';
 
 export interface FamilyEnv {
   readonly api: ResourceApi;
@@ -40,6 +40,33 @@ export interface FamilySpec {
   readonly changes: readonly [Record<string, unknown>, Record<string, unknown>, Record<string, unknown>];
   /** History types without the context prefix: `[created, updated]`. */
   readonly eventTypes: readonly [string, string];
+}
+
+/**
+ * The setup of a family's spec inside `describe.each(['sqlite', 'esdb'])`: the service (with
+ * `imports`, e.g. a family declared in a test), an owner and another account with an entity each,
+ * made in `beforeAll` and destroyed (audited) in `afterAll`. Its getters work in tests and hooks.
+ */
+export function familyFixture(eventStore: 'sqlite' | 'esdb', imports: TestServiceOptions['imports'] = []): FamilyEnv {
+  let service: TestService;
+  let accounts: { owner: ProvisionedClient; other: ProvisionedClient; entityId: string; otherEntityId: string };
+  const api = resourceApi(() => service);
+  const entity = async (client: ProvisionedClient) => (await api.create(client, '/entities', { name: 'Family LLC', entity_type: 'llc' })).id;
+  beforeAll(async () => {
+    service = await startService({ eventStore, imports });
+    const [owner, other] = await Promise.all([provisionAccount(service), provisionAccount(service)]);
+    const [entityId, otherEntityId] = await Promise.all([entity(owner), entity(other)]);
+    accounts = { owner, other, entityId, otherEntityId };
+  }, 60_000);
+  afterAll(async () => service?.destroy());
+  return {
+    api,
+    service: () => service,
+    owner: () => accounts.owner,
+    other: () => accounts.other,
+    entityId: () => accounts.entityId,
+    otherEntityId: () => accounts.otherEntityId,
+  };
 }
 
 export function describeResourceFamily(env: FamilyEnv, spec: FamilySpec): void {

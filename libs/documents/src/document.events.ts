@@ -2,8 +2,8 @@ import type { DomainEvent } from '@filing/platform';
 
 /**
  * The documents context's public contract: what other modules (webhooks) may depend on. Names
- * are explicit and stable; data is plain JSON. A change of meaning is a new schema version
- * (`DOCUMENT_EVENT_SCHEMA_VERSIONS`), and readers keep understanding the old ones.
+ * are explicit and stable; data is plain JSON. A change of meaning is a new schema version (the
+ * aggregate's `schemaVersions`; all are 1 so far), and readers keep understanding the old ones.
  *
  * The events carry the content's SHA-256 and size, never the bytes: the stream is exported,
  * replayed and shown in history, and must not hold megabytes of base64. The bytes live in the
@@ -28,6 +28,11 @@ export type DocumentFields = {
   readonly sha256: string;
 };
 
+/** The fields every document event carries, as they are after the event (or, deleted, as it was). */
+export const DOCUMENT_FIELDS: readonly (keyof DocumentFields)[] = [
+  'entity_id', 'order_id', 'title', 'document_type', 'content_type', 'size_bytes', 'sha256',
+];
+
 export type DocumentAddedData = DocumentFields & { readonly document_id: string };
 /** The document after the update, and the names of the fields this update changed. */
 export type DocumentUpdatedData = DocumentFields & { readonly document_id: string; readonly changed: ('title' | 'document_type')[] };
@@ -38,12 +43,6 @@ export type DocumentAdded = DomainEvent<typeof DOCUMENT_ADDED, DocumentAddedData
 export type DocumentUpdated = DomainEvent<typeof DOCUMENT_UPDATED, DocumentUpdatedData>;
 export type DocumentDeleted = DomainEvent<typeof DOCUMENT_DELETED, DocumentDeletedData>;
 export type DocumentEvent = DocumentAdded | DocumentUpdated | DocumentDeleted;
-
-export const DOCUMENT_EVENT_SCHEMA_VERSIONS: Readonly<Record<DocumentEvent['type'], number>> = {
-  [DOCUMENT_ADDED]: 1,
-  [DOCUMENT_UPDATED]: 1,
-  [DOCUMENT_DELETED]: 1,
-};
 
 /** Streams are `document-<id>`. */
 export const DOCUMENT_STREAM_CONTEXT = 'document';

@@ -1,19 +1,10 @@
 import {
-  assertOwnedAtVersion,
-  ConflictError,
-  definedOnly,
-  type FieldError,
-  isUuid,
-  type RecordedEnvelope,
-  unknownFields,
-  ValidationError,
+  assertCreatable, type CreateCommand, assertOwnedAtVersion, decidePatch, type ExistingResourceCommand,
+  type FieldError, fieldProblems, orNull, type PatchCommand, pickFields, type RecordedEnvelope, type Resource,
+  resourceEvolver, resourceIdRule, textRule, unknownFields,
 } from '@filing/platform';
 import {
-  DOCUMENT_ADDED,
-  DOCUMENT_DELETED,
-  DOCUMENT_UPDATED,
-  type DocumentEvent,
-  type DocumentFields,
+  DOCUMENT_ADDED, DOCUMENT_DELETED, DOCUMENT_FIELDS, DOCUMENT_UPDATED, type DocumentEvent, type DocumentFields,
 } from './document.events';
 
 /** Field rules (CONTRACT.md §3), shared by decide() and the HTTP DTOs. */
@@ -38,133 +29,75 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 /** The document as its stream tells it; null until it is added. A deleted one stays, marked. */
+export type Document = Resource<DocumentFields> & { readonly deleted: boolean };
 export type DocumentState = Document | null;
-export interface Document extends DocumentFields {
-  readonly id: string;
-  readonly account_id: string;
-  readonly deleted: boolean;
-  readonly created_at: string;
-  readonly updated_at: string;
-  /** The stream revision of the last event. */
-  readonly version: number;
-}
 export const initialDocumentState: DocumentState = null;
 
 /** What decide() needs of a new document: its metadata, the content already reduced to hash and size. */
-export interface AddDocumentInput {
-  readonly entity_id: string;
-  readonly order_id?: string | null;
-  readonly title: string;
-  readonly document_type: string;
-  readonly content_type: string;
-  readonly size_bytes: number;
-  readonly sha256: string;
-}
+export type AddDocumentInput = Omit<DocumentFields, 'order_id'> & { readonly order_id?: string | null };
 export type DocumentChanges = { readonly [K in WritableField]?: string };
-
 export type DocumentCommand =
-  | { readonly kind: 'add'; readonly document_id: string; readonly account_id: string; readonly input: AddDocumentInput }
-  | {
-      readonly kind: 'update';
-      readonly document_id: string;
-      readonly account_id: string;
-      readonly changes: DocumentChanges;
-      /** The client's If-Match version, if any. */
-      readonly expected_version?: number;
-    }
-  | { readonly kind: 'delete'; readonly document_id: string; readonly account_id: string; readonly expected_version?: number };
+  | CreateCommand<'add', AddDocumentInput>
+  | PatchCommand<DocumentChanges>
+  | ({ readonly kind: 'delete' } & ExistingResourceCommand);
+
+const evolveFields = resourceEvolver<DocumentFields, DocumentEvent>(DOCUMENT_ADDED, 'document_id', DOCUMENT_FIELDS);
 
 export function evolve(state: DocumentState, event: RecordedEnvelope<DocumentEvent>): DocumentState {
-  const { metadata } = event;
-  switch (event.type) {
-    case DOCUMENT_ADDED:
-      return {
-        id: event.data.document_id,
-        account_id: metadata.account_id ?? '',
-        ...fieldsOf(event.data),
-        deleted: false,
-        created_at: metadata.occurred_at,
-        updated_at: metadata.occurred_at,
-        version: Number(event.revision),
-      };
-    case DOCUMENT_UPDATED:
-    case DOCUMENT_DELETED:
-      if (state === null) return state;
-      return {
-        ...state,
-        ...fieldsOf(event.data),
-        deleted: event.type === DOCUMENT_DELETED,
-        updated_at: metadata.occurred_at,
-        version: Number(event.revision),
-      };
-  }
+  const next = evolveFields(state, event);
+  return next && { ...next, deleted: event.type === DOCUMENT_DELETED };
 }
 
 export function decide(state: DocumentState, command: DocumentCommand): DocumentEvent[] {
   if (command.kind === 'add') {
-    if (state !== null) throw new ConflictError(`A document with id ${command.document_id} already exists`);
     const { input } = command;
-    const errors = [...addErrors(input), ...unknownFields(input, ADD_FIELDS)];
-    if (errors.length > 0) throw new ValidationError(errors);
-    const fields: DocumentFields = { ...fieldsOf(input as DocumentFields), order_id: input.order_id ?? null };
-    return [{ type: DOCUMENT_ADDED, data: { document_id: command.document_id, ...fields } }];
+    assertCreatable(state, 'document', command.id, [...addErrors(input), ...unknownFields(input, ADD_FIELDS)]);
+    const fields: DocumentFields = { ...pickFields(input as DocumentFields, DOCUMENT_FIELDS), order_id: input.order_id ?? null };
+    return [{ type: DOCUMENT_ADDED, data: { document_id: command.id, ...fields } }];
   }
-
   // A deleted document is answered like a missing one, on every route.
   const live = state?.deleted ? null : state;
-  assertOwnedAtVersion(live, command, 'document', command.document_id);
-  const current = { document_id: live.id, ...fieldsOf(live) };
-  switch (command.kind) {
-    case 'update': {
-      const changes = definedOnly(command.changes);
-      const errors = [...metadataErrors(changes), ...unknownFields(changes, WRITABLE_FIELDS)];
-      if (errors.length > 0) throw new ValidationError(errors);
-      const next = { ...current, ...changes };
-      const changed = WRITABLE_FIELDS.filter((field) => field in changes && next[field] !== live[field]);
-      // Nothing changes: nothing to record (the PATCH answers the document as it is).
-      if (changed.length === 0) return [];
-      return [{ type: DOCUMENT_UPDATED, data: { ...next, changed } }];
-    }
-    case 'delete':
-      return [{ type: DOCUMENT_DELETED, data: current }];
+  if (command.kind === 'update') {
+    const rules = { fields: DOCUMENT_FIELDS, writable: WRITABLE_FIELDS, fieldErrors: metadataErrors };
+    const { next, changed } = decidePatch(live, command, 'document', rules);
+    // Nothing changes: nothing to record (the PATCH answers the document as it is).
+    return changed.length === 0 ? [] : [{ type: DOCUMENT_UPDATED, data: { document_id: command.id, ...next, changed } }];
   }
+  assertOwnedAtVersion(live, command, 'document', command.id);
+  return [{ type: DOCUMENT_DELETED, data: { document_id: live.id, ...pickFields(live, DOCUMENT_FIELDS) } }];
 }
 
-/** Every rule a new document's metadata breaks. */
+export const titleProblem = textRule('title', TITLE_MAX_LENGTH);
+export const documentTypeProblem = textRule('document_type', DOCUMENT_TYPE_MAX_LENGTH);
+
+/** The rules of the writable fields present in `fields`. */
+function metadataErrors(fields: object): FieldError[] {
+  return fieldProblems(fields, { title: titleProblem, document_type: documentTypeProblem });
+}
+
+/** Every rule a new document's metadata breaks; an absent required field is refused like a bad one. */
 export function addErrors(input: { readonly [K in keyof AddDocumentInput]?: unknown }): FieldError[] {
-  const errors: FieldError[] = [];
-  if (!isUuid(input.entity_id)) errors.push({ field: 'entity_id', message: 'entity_id must be a UUID' });
-  if (input.order_id != null && !isUuid(input.order_id)) errors.push({ field: 'order_id', message: 'order_id must be a UUID' });
-  errors.push(...metadataErrors({ title: input.title, document_type: input.document_type }, true));
-  const contentType = contentTypeProblem(input.content_type);
-  if (contentType) errors.push({ field: 'content_type', message: contentType });
-  const size = sizeProblem(input.size_bytes);
-  if (size) errors.push({ field: 'content_base64', message: size });
-  // Computed by the service, never sent by a client: a bad one is a bug, reported all the same.
-  if (typeof input.sha256 !== 'string' || !SHA256_HEX.test(input.sha256)) errors.push({ field: 'sha256', message: 'sha256 must be 64 hex digits' });
-  return errors;
-}
-
-/** The rules of the writable fields present in `fields` (all of them when `required`). */
-function metadataErrors(fields: { readonly title?: unknown; readonly document_type?: unknown }, required = false): FieldError[] {
-  const errors: FieldError[] = [];
-  if (required || fields.title !== undefined) {
-    const problem = textProblem('title', fields.title, TITLE_MAX_LENGTH);
-    if (problem) errors.push({ field: 'title', message: problem });
-  }
-  if (required || fields.document_type !== undefined) {
-    const problem = textProblem('document_type', fields.document_type, DOCUMENT_TYPE_MAX_LENGTH);
-    if (problem) errors.push({ field: 'document_type', message: problem });
-  }
-  return errors;
-}
-
-/** A required, non-blank string of at most `max` characters. */
-export function textProblem(field: string, value: unknown, max: number): string | null {
-  if (typeof value !== 'string') return `${field} must be a string`;
-  if (value.trim() === '') return `${field} must not be blank`;
-  if (value.length > max) return `${field} must be at most ${max} characters`;
-  return null;
+  const required = (field: keyof AddDocumentInput) => input[field] ?? null;
+  const fields = {
+    entity_id: required('entity_id'),
+    order_id: input.order_id,
+    title: required('title'),
+    document_type: required('document_type'),
+    content_type: required('content_type'),
+    // The client sent the content, not its size: a bad size names content_base64.
+    content_base64: required('size_bytes'),
+    sha256: required('sha256'),
+  };
+  return fieldProblems(fields, {
+    entity_id: resourceIdRule('entity_id'),
+    order_id: orNull(resourceIdRule('order_id')),
+    title: titleProblem,
+    document_type: documentTypeProblem,
+    content_type: contentTypeProblem,
+    content_base64: sizeProblem,
+    // Computed by the service, never sent by a client: a bad one is a bug, reported all the same.
+    sha256: (value) => (typeof value === 'string' && SHA256_HEX.test(value) ? null : 'sha256 must be 64 hex digits'),
+  });
 }
 
 export function contentTypeProblem(value: unknown): string | null {
@@ -204,16 +137,4 @@ export function decodedLength(base64: string): number {
 function canonicalTail(value: string): boolean {
   const tail = value.slice(-4);
   return Buffer.from(tail, 'base64').toString('base64') === tail;
-}
-
-function fieldsOf(source: DocumentFields): DocumentFields {
-  return {
-    entity_id: source.entity_id,
-    order_id: source.order_id,
-    title: source.title,
-    document_type: source.document_type,
-    content_type: source.content_type,
-    size_bytes: source.size_bytes,
-    sha256: source.sha256,
-  };
 }

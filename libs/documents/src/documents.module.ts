@@ -3,8 +3,8 @@ import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { join } from 'node:path';
 import { AddDocumentHandler } from './commands/add-document';
 import { DeleteDocumentHandler } from './commands/delete-document';
-import { UpdateDocumentHandler } from './commands/update-document';
 import { DOCUMENT_CONTENT_FILE, DocumentContentStore } from './content/document-content.store';
+import { DocumentAggregate } from './document.aggregate';
 import { DocumentsController } from './http/documents.controller';
 import { DocumentsProjection } from './read-model/documents.projection';
 import { DocumentsQueries } from './read-model/documents.queries';
@@ -18,7 +18,7 @@ import { DocumentsQueries } from './read-model/documents.queries';
   providers: [
     // write side
     AddDocumentHandler,
-    UpdateDocumentHandler,
+    DocumentAggregate.Handler,
     DeleteDocumentHandler,
     // the bytes: DATA_DIR/documents.db, not a read model
     {

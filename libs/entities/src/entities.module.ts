@@ -1,7 +1,6 @@
 import { ReferenceChecker } from '@filing/platform';
 import { Module, type OnModuleInit } from '@nestjs/common';
-import { CreateEntityHandler } from './commands/create-entity';
-import { UpdateEntityHandler } from './commands/update-entity';
+import { EntityAggregate } from './entity.aggregate';
 import { EntitiesController } from './http/entities.controller';
 import { EntitiesProjection } from './read-model/entities.projection';
 import { EntitiesQueries } from './read-model/entities.queries';
@@ -14,8 +13,7 @@ import { EntitiesQueries } from './read-model/entities.queries';
 @Module({
   providers: [
     // write side
-    CreateEntityHandler,
-    UpdateEntityHandler,
+    EntityAggregate.Handler,
     // read side
     EntitiesProjection,
     EntitiesQueries,

@@ -2,8 +2,8 @@ import type { DomainEvent } from '@filing/platform';
 
 /**
  * The entities context's public contract: what other modules (webhooks, orders) may depend on.
- * Names are explicit and stable; data is plain JSON. A change of meaning is a new schema
- * version (`ENTITY_EVENT_SCHEMA_VERSIONS`), and readers keep understanding the old ones.
+ * Names are explicit and stable; data is plain JSON. A change of meaning is a new schema version
+ * (the aggregate's `schemaVersions`; all are 1 so far), and readers keep understanding the old ones.
  */
 export const ENTITY_CREATED = 'entities.EntityCreated';
 export const ENTITY_UPDATED = 'entities.EntityUpdated';
@@ -25,6 +25,11 @@ export type EntityFields = {
   readonly formation_date: string | null;
 };
 
+/** The fields every entity event carries, as they are after the event. */
+export const ENTITY_FIELDS: readonly (keyof EntityFields)[] = [
+  'name', 'entity_type', 'status', 'formation_jurisdiction', 'formation_date',
+];
+
 export type EntityCreatedData = EntityFields & { readonly entity_id: string };
 
 /**
@@ -39,11 +44,6 @@ export type EntityUpdatedData = EntityFields & {
 export type EntityCreated = DomainEvent<typeof ENTITY_CREATED, EntityCreatedData>;
 export type EntityUpdated = DomainEvent<typeof ENTITY_UPDATED, EntityUpdatedData>;
 export type EntityEvent = EntityCreated | EntityUpdated;
-
-export const ENTITY_EVENT_SCHEMA_VERSIONS: Readonly<Record<EntityEvent['type'], number>> = {
-  [ENTITY_CREATED]: 1,
-  [ENTITY_UPDATED]: 1,
-};
 
 /** Streams are `entity-<id>`. */
 export const ENTITY_STREAM_CONTEXT = 'entity';

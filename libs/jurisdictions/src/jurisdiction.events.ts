@@ -4,7 +4,7 @@ import type { DomainEvent } from '@filing/platform';
  * The jurisdictions context's public contract: what other modules (webhooks) may depend on.
  * Names are explicit and stable; data is plain JSON and carries the registration as it is after
  * the event (jurisdiction_id, entity_id, status…), so a consumer needs no earlier event. A change
- * of meaning is a new schema version (`JURISDICTION_EVENT_SCHEMA_VERSIONS`).
+ * of meaning is a new schema version (the aggregate's `schemaVersions`; all are 1 so far).
  */
 export const JURISDICTION_ADDED = 'jurisdictions.JurisdictionAdded';
 export const JURISDICTION_UPDATED = 'jurisdictions.JurisdictionUpdated';
@@ -25,6 +25,11 @@ export type JurisdictionFields = {
   readonly status: JurisdictionStatus;
 };
 
+/** The fields every jurisdiction event carries, as they are after the event. */
+export const JURISDICTION_FIELDS: readonly (keyof JurisdictionFields)[] = [
+  'entity_id', 'code', 'registration_type', 'status',
+];
+
 export type JurisdictionAddedData = JurisdictionFields & { readonly jurisdiction_id: string };
 
 /** The registration after the update, and the names of the fields this update changed. */
@@ -36,11 +41,6 @@ export type JurisdictionUpdatedData = JurisdictionFields & {
 export type JurisdictionAdded = DomainEvent<typeof JURISDICTION_ADDED, JurisdictionAddedData>;
 export type JurisdictionUpdated = DomainEvent<typeof JURISDICTION_UPDATED, JurisdictionUpdatedData>;
 export type JurisdictionEvent = JurisdictionAdded | JurisdictionUpdated;
-
-export const JURISDICTION_EVENT_SCHEMA_VERSIONS: Readonly<Record<JurisdictionEvent['type'], number>> = {
-  [JURISDICTION_ADDED]: 1,
-  [JURISDICTION_UPDATED]: 1,
-};
 
 /** Streams are `jurisdiction-<id>`. */
 export const JURISDICTION_STREAM_CONTEXT = 'jurisdiction';

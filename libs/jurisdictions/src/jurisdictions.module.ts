@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AddJurisdictionHandler } from './commands/add-jurisdiction';
-import { UpdateJurisdictionHandler } from './commands/update-jurisdiction';
 import { JurisdictionsController } from './http/jurisdictions.controller';
+import { JurisdictionAggregate } from './jurisdiction.aggregate';
 import { JurisdictionsProjection } from './read-model/jurisdictions.projection';
 import { JurisdictionsQueries } from './read-model/jurisdictions.queries';
 
@@ -15,7 +15,7 @@ import { JurisdictionsQueries } from './read-model/jurisdictions.queries';
   providers: [
     // write side
     AddJurisdictionHandler,
-    UpdateJurisdictionHandler,
+    JurisdictionAggregate.Handler,
     // read side
     JurisdictionsProjection,
     JurisdictionsQueries,

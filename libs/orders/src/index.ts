@@ -2,4 +2,3 @@
 export { OrdersModule, OrdersCoreModule } from './orders.module';
 export * from './order.events';
 export { CompleteOrderCommand } from './commands/complete-order';
-export type { OrderWriteResult } from './commands/submit-order';

@@ -2,8 +2,8 @@ import type { DomainEvent } from '@filing/platform';
 
 /**
  * The orders context's public contract: what other modules (webhooks, documents) may depend on.
- * Names are explicit and stable; data is plain JSON. A change of meaning is a new schema
- * version (`ORDER_EVENT_SCHEMA_VERSIONS`), and readers keep understanding the old ones.
+ * Names are explicit and stable; data is plain JSON. A change of meaning is a new schema version
+ * (the aggregate's `schemaVersions`; all are 1 so far), and readers keep understanding the old ones.
  */
 export const ORDER_SUBMITTED = 'orders.OrderSubmitted';
 export const ORDER_CANCELLED = 'orders.OrderCancelled';
@@ -40,6 +40,11 @@ export type OrderFields = {
   readonly cancellation_reason: string | null;
 };
 
+/** The fields every order event carries, as they are after the event. */
+export const ORDER_FIELDS: readonly (keyof OrderFields)[] = [
+  'entity_id', 'order_type', 'jurisdiction_code', 'details', 'status', 'cancellation_reason',
+];
+
 /** Every order event carries the order as it is after the event, so no consumer needs an earlier one. */
 export type OrderEventData = OrderFields & { readonly order_id: string };
 
@@ -47,12 +52,6 @@ export type OrderSubmitted = DomainEvent<typeof ORDER_SUBMITTED, OrderEventData 
 export type OrderCancelled = DomainEvent<typeof ORDER_CANCELLED, OrderEventData & { readonly status: 'cancelled' }>;
 export type OrderCompleted = DomainEvent<typeof ORDER_COMPLETED, OrderEventData & { readonly status: 'completed' }>;
 export type OrderEvent = OrderSubmitted | OrderCancelled | OrderCompleted;
-
-export const ORDER_EVENT_SCHEMA_VERSIONS: Readonly<Record<OrderEvent['type'], number>> = {
-  [ORDER_SUBMITTED]: 1,
-  [ORDER_CANCELLED]: 1,
-  [ORDER_COMPLETED]: 1,
-};
 
 /** Streams are `order-<id>`. */
 export const ORDER_STREAM_CONTEXT = 'order';

@@ -1,9 +1,8 @@
 import { ReferenceChecker } from '@filing/platform';
 import { Module, type OnModuleInit } from '@nestjs/common';
-import { CancelOrderHandler } from './commands/cancel-order';
 import { CompleteOrderHandler } from './commands/complete-order';
-import { SubmitOrderHandler } from './commands/submit-order';
 import { OperatorOrdersController, OrdersController } from './http/orders.controller';
+import { OrderAggregate } from './order.aggregate';
 import { OrdersProjection } from './read-model/orders.projection';
 import { OrdersQueries } from './read-model/orders.queries';
 
@@ -15,8 +14,7 @@ import { OrdersQueries } from './read-model/orders.queries';
 @Module({
   providers: [
     // write side
-    SubmitOrderHandler,
-    CancelOrderHandler,
+    OrderAggregate.Handler,
     CompleteOrderHandler,
     // read side
     OrdersProjection,

@@ -4,7 +4,7 @@ import type { DomainEvent } from '@filing/platform';
  * The tasks context's public contract: what other modules (webhooks) may depend on. Names are
  * explicit and stable; data is plain JSON and carries the task as it is after the event
  * (task_id, entity_id, status…), so a consumer needs no earlier event. A change of meaning is a
- * new schema version (`TASK_EVENT_SCHEMA_VERSIONS`).
+ * new schema version (the aggregate's `schemaVersions`; all are 1 so far).
  */
 export const TASK_CREATED = 'tasks.TaskCreated';
 export const TASK_UPDATED = 'tasks.TaskUpdated';
@@ -23,6 +23,11 @@ export type TaskFields = {
   readonly status: TaskStatus;
 };
 
+/** The fields every task event carries, as they are after the event. */
+export const TASK_FIELDS: readonly (keyof TaskFields)[] = [
+  'entity_id', 'title', 'description', 'due_date', 'status',
+];
+
 export type TaskCreatedData = TaskFields & { readonly task_id: string };
 
 /** The task after the update, and the names of the fields this update changed. */
@@ -34,11 +39,6 @@ export type TaskUpdatedData = TaskFields & {
 export type TaskCreated = DomainEvent<typeof TASK_CREATED, TaskCreatedData>;
 export type TaskUpdated = DomainEvent<typeof TASK_UPDATED, TaskUpdatedData>;
 export type TaskEvent = TaskCreated | TaskUpdated;
-
-export const TASK_EVENT_SCHEMA_VERSIONS: Readonly<Record<TaskEvent['type'], number>> = {
-  [TASK_CREATED]: 1,
-  [TASK_UPDATED]: 1,
-};
 
 /** Streams are `task-<id>`. */
 export const TASK_STREAM_CONTEXT = 'task';

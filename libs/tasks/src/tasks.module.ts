@@ -1,9 +1,8 @@
 import { Module } from '@nestjs/common';
-import { CreateTaskHandler } from './commands/create-task';
-import { UpdateTaskHandler } from './commands/update-task';
 import { TasksController } from './http/tasks.controller';
 import { TasksProjection } from './read-model/tasks.projection';
 import { TasksQueries } from './read-model/tasks.queries';
+import { TaskAggregate } from './task.aggregate';
 
 /**
  * Commands and read model, no HTTP: what the CLI imports (replay and audit rebuild this read
@@ -14,8 +13,7 @@ import { TasksQueries } from './read-model/tasks.queries';
 @Module({
   providers: [
     // write side
-    CreateTaskHandler,
-    UpdateTaskHandler,
+    TaskAggregate.Handler,
     // read side
     TasksProjection,
     TasksQueries,

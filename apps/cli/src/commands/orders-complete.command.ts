@@ -16,7 +16,7 @@ export const ordersCompleteCommand: CliCommand = {
     const { positionals } = parseArgs({ args, options: {}, allowPositionals: true, strict: true });
     if (positionals.length !== 1) throw new UsageError(`Expected one order id (${this.usage})`);
     if (!isUuid(positionals[0])) throw new UsageError(`Not an order id (a UUID): ${positionals[0]}`);
-    const { order } = await executeCommand(app, new CompleteOrderCommand(operatorContext(), positionals[0].toLowerCase()));
+    const { resource: order } = await executeCommand(app, new CompleteOrderCommand(operatorContext(), positionals[0].toLowerCase()));
     printJson(out, {
       id: order.id,
       account_id: order.account_id,

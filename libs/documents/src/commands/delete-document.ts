@@ -1,11 +1,12 @@
 import { EVENT_STORE, type EventStore, type StreamRevision } from '@filing/event-store';
-import type { CommandContext } from '@filing/platform';
+import { type CommandContext, expectedVersion, requireAccount, type WriteResult } from '@filing/platform';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { DocumentContentStore } from '../content/document-content.store';
-import { accountOf, type DocumentWriteResult, runDocumentCommand } from './add-document';
+import type { Document } from '../document';
+import { DocumentAggregate } from '../document.aggregate';
 
-export class DeleteDocumentCommand extends Command<DocumentWriteResult> {
+export class DeleteDocumentCommand extends Command<WriteResult<Document>> {
   constructor(
     readonly context: CommandContext,
     readonly documentId: string,
@@ -22,19 +23,16 @@ export class DeleteDocumentCommand extends Command<DocumentWriteResult> {
  * serves: the read model drops the document with the event.)
  */
 @CommandHandler(DeleteDocumentCommand)
-export class DeleteDocumentHandler implements ICommandHandler<DeleteDocumentCommand, DocumentWriteResult> {
+export class DeleteDocumentHandler implements ICommandHandler<DeleteDocumentCommand, WriteResult<Document>> {
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly contents: DocumentContentStore,
   ) {}
 
-  async execute({ context, documentId, ifMatch }: DeleteDocumentCommand): Promise<DocumentWriteResult> {
-    const result = await runDocumentCommand(this.store, context, {
-      kind: 'delete',
-      document_id: documentId,
-      account_id: accountOf(context),
-      expected_version: ifMatch === undefined ? undefined : Number(ifMatch),
-    });
+  async execute({ context, documentId, ifMatch }: DeleteDocumentCommand): Promise<WriteResult<Document>> {
+    const account_id = requireAccount(context);
+    const expected_version = expectedVersion(ifMatch);
+    const result = await DocumentAggregate.run(this.store, context, { kind: 'delete', id: documentId, account_id, expected_version });
     this.contents.remove(documentId);
     return result;
   }

@@ -1,14 +1,9 @@
-import { IsOptionalNonNull, IsResourceId, PageQueryDto, SatisfiesRule } from '@filing/platform';
+import { ApiResourceFields, ResourceDto, IsOptionalNonNull, IsResourceId, PageQueryDto, SatisfiesRule } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
 import {
-  base64Problem,
-  CONTENT_TYPE_MAX_LENGTH,
-  contentTypeProblem,
-  DOCUMENT_TYPE_MAX_LENGTH,
-  MAX_CONTENT_BYTES,
-  textProblem,
-  TITLE_MAX_LENGTH,
+  base64Problem, CONTENT_TYPE_MAX_LENGTH, contentTypeProblem, DOCUMENT_TYPE_MAX_LENGTH, MAX_CONTENT_BYTES,
+  documentTypeProblem, TITLE_MAX_LENGTH, titleProblem,
 } from '../document';
 
 /*
@@ -22,95 +17,49 @@ const ID = { type: String, format: 'uuid' };
 const ORDER_ID = { ...ID, nullable: true, description: 'An order of the same account' };
 const TITLE = { type: String, maxLength: TITLE_MAX_LENGTH, example: 'Certificate of Formation' };
 const DOCUMENT_TYPE = { type: String, maxLength: DOCUMENT_TYPE_MAX_LENGTH, example: 'certificate_of_formation', description: 'Free text' };
-const CONTENT_TYPE = { type: String, maxLength: CONTENT_TYPE_MAX_LENGTH, example: 'application/pdf', description: 'The media type the content is served with' };
+const CONTENT_TYPE = {
+  type: String,
+  maxLength: CONTENT_TYPE_MAX_LENGTH,
+  example: 'application/pdf',
+  description: 'The media type the content is served with',
+};
+const CONTENT = {
+  type: String,
+  format: 'byte',
+  description: `The content, standard base64 with padding; at most ${MAX_CONTENT_BYTES} bytes (10 MiB) decoded`,
+};
 
-const IsTitle = () => SatisfiesRule('isTitle', (v) => textProblem('title', v, TITLE_MAX_LENGTH));
-const IsDocumentType = () => SatisfiesRule('isDocumentType', (v) => textProblem('document_type', v, DOCUMENT_TYPE_MAX_LENGTH));
+const IsTitle = () => SatisfiesRule('isTitle', titleProblem);
+const IsDocumentType = () => SatisfiesRule('isDocumentType', documentTypeProblem);
 
 export class CreateDocumentDto {
-  @ApiProperty({ ...ID, description: 'An entity of the same account' })
-  @IsResourceId()
-  entity_id!: string;
-
-  @ApiPropertyOptional(ORDER_ID)
-  @IsOptional()
-  @IsResourceId()
-  order_id?: string | null;
-
-  @ApiProperty(TITLE)
-  @IsTitle()
-  title!: string;
-
-  @ApiProperty(DOCUMENT_TYPE)
-  @IsDocumentType()
-  document_type!: string;
-
-  @ApiProperty(CONTENT_TYPE)
-  @SatisfiesRule('isContentType', contentTypeProblem)
-  content_type!: string;
-
-  @ApiProperty({ type: String, format: 'byte', description: `The content, standard base64 with padding; at most ${MAX_CONTENT_BYTES} bytes (10 MiB) decoded` })
-  @SatisfiesRule('isBase64Content', base64Problem)
-  content_base64!: string;
+  @ApiProperty({ ...ID, description: 'An entity of the same account' }) @IsResourceId() entity_id!: string;
+  @ApiPropertyOptional(ORDER_ID) @IsOptional() @IsResourceId() order_id?: string | null;
+  @ApiProperty(TITLE) @IsTitle() title!: string;
+  @ApiProperty(DOCUMENT_TYPE) @IsDocumentType() document_type!: string;
+  @ApiProperty(CONTENT_TYPE) @SatisfiesRule('isContentType', contentTypeProblem) content_type!: string;
+  @ApiProperty(CONTENT) @SatisfiesRule('isBase64Content', base64Problem) content_base64!: string;
 }
 
 /** PATCH: only the writable metadata; absent fields stay as they are. */
 export class UpdateDocumentDto {
-  @ApiPropertyOptional(TITLE)
-  @IsOptionalNonNull()
-  @IsTitle()
-  title?: string;
-
-  @ApiPropertyOptional(DOCUMENT_TYPE)
-  @IsOptionalNonNull()
-  @IsDocumentType()
-  document_type?: string;
+  @ApiPropertyOptional(TITLE) @IsOptionalNonNull() @IsTitle() title?: string;
+  @ApiPropertyOptional(DOCUMENT_TYPE) @IsOptionalNonNull() @IsDocumentType() document_type?: string;
 }
 
 /** The resource (CONTRACT.md §3), for the OpenAPI document; the controller answers `DocumentView`s. */
-export class DocumentDto {
-  @ApiProperty(ID)
-  id!: string;
-
-  @ApiProperty(ID)
-  entity_id!: string;
-
-  @ApiProperty(ORDER_ID)
-  order_id!: string | null;
-
-  @ApiProperty(TITLE)
-  title!: string;
-
-  @ApiProperty(DOCUMENT_TYPE)
-  document_type!: string;
-
-  @ApiProperty(CONTENT_TYPE)
-  content_type!: string;
-
-  @ApiProperty({ description: 'Size of the content in bytes', minimum: 1, maximum: MAX_CONTENT_BYTES })
-  size_bytes!: number;
-
-  @ApiProperty({ description: 'SHA-256 of the content, lower-case hex', pattern: '^[0-9a-f]{64}$' })
-  sha256!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  created_at!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  updated_at!: string;
-
-  @ApiProperty({ description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 })
-  version!: number;
+@ApiResourceFields()
+export class DocumentDto extends ResourceDto {
+  @ApiProperty(ID) entity_id!: string;
+  @ApiProperty(ORDER_ID) order_id!: string | null;
+  @ApiProperty(TITLE) title!: string;
+  @ApiProperty(DOCUMENT_TYPE) document_type!: string;
+  @ApiProperty(CONTENT_TYPE) content_type!: string;
+  @ApiProperty({ description: 'Size of the content in bytes', minimum: 1, maximum: MAX_CONTENT_BYTES }) size_bytes!: number;
+  @ApiProperty({ description: 'SHA-256 of the content, lower-case hex', pattern: '^[0-9a-f]{64}$' }) sha256!: string;
 }
 
 export class ListDocumentsQueryDto extends PageQueryDto {
-  @ApiPropertyOptional(ID)
-  @IsOptional()
-  @IsResourceId()
-  entity_id?: string;
-
-  @ApiPropertyOptional(ID)
-  @IsOptional()
-  @IsResourceId()
-  order_id?: string;
+  @ApiPropertyOptional(ID) @IsOptional() @IsResourceId() entity_id?: string;
+  @ApiPropertyOptional(ID) @IsOptional() @IsResourceId() order_id?: string;
 }

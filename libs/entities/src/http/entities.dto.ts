@@ -1,4 +1,7 @@
-import { IsCalendarDate, IsJurisdictionCode, IsOptionalNonNull, JURISDICTION_CODE, PageQueryDto, SatisfiesRule } from '@filing/platform';
+import {
+  ApiResourceFields, ResourceDto, IsCalendarDate, IsJurisdictionCode, IsOptionalNonNull, JURISDICTION_CODE, PageQueryDto,
+  SatisfiesRule,
+} from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ENTITY_STATUSES, ENTITY_TYPES } from '../entity.events';
@@ -20,97 +23,40 @@ const JURISDICTION = {
   description: 'ISO 3166-2 subdivision code',
 };
 const DATE = { type: String, nullable: true, format: 'date', example: '2020-01-31' };
+const SEARCH = { maxLength: NAME_MAX_LENGTH, description: 'Case-insensitive substring of the name' };
 
 const IsEntityName = () => SatisfiesRule('isEntityName', nameProblem);
 
 export class CreateEntityDto {
-  @ApiProperty(NAME)
-  @IsEntityName()
-  name!: string;
-
-  @ApiProperty({ enum: ENTITY_TYPES })
-  @IsIn(ENTITY_TYPES)
-  entity_type!: string;
-
-  @ApiPropertyOptional(JURISDICTION)
-  @IsOptional()
-  @IsJurisdictionCode()
-  formation_jurisdiction?: string | null;
-
-  @ApiPropertyOptional(DATE)
-  @IsOptional()
-  @IsCalendarDate()
-  formation_date?: string | null;
+  @ApiProperty(NAME) @IsEntityName() name!: string;
+  @ApiProperty({ enum: ENTITY_TYPES }) @IsIn(ENTITY_TYPES) entity_type!: string;
+  @ApiPropertyOptional(JURISDICTION) @IsOptional() @IsJurisdictionCode() formation_jurisdiction?: string | null;
+  @ApiPropertyOptional(DATE) @IsOptional() @IsCalendarDate() formation_date?: string | null;
 }
 
 /** PATCH: only the writable fields; absent ones stay as they are, `null` clears an optional one. */
 export class UpdateEntityDto {
-  @ApiPropertyOptional(NAME)
-  @IsOptionalNonNull()
-  @IsEntityName()
-  name?: string;
-
-  @ApiPropertyOptional({ enum: ENTITY_STATUSES })
-  @IsOptionalNonNull()
-  @IsIn(ENTITY_STATUSES)
-  status?: string;
-
-  @ApiPropertyOptional({ ...JURISDICTION, description: 'ISO 3166-2 subdivision code; null clears it' })
-  @IsOptional()
-  @IsJurisdictionCode()
+  @ApiPropertyOptional(NAME) @IsOptionalNonNull() @IsEntityName() name?: string;
+  @ApiPropertyOptional({ enum: ENTITY_STATUSES }) @IsOptionalNonNull() @IsIn(ENTITY_STATUSES) status?: string;
+  @ApiPropertyOptional({ ...JURISDICTION, description: 'ISO 3166-2 subdivision code; null clears it' }) @IsOptional() @IsJurisdictionCode()
   formation_jurisdiction?: string | null;
-
-  @ApiPropertyOptional({ ...DATE, description: 'null clears it' })
-  @IsOptional()
-  @IsCalendarDate()
+  @ApiPropertyOptional({ ...DATE, description: 'null clears it' }) @IsOptional() @IsCalendarDate()
   formation_date?: string | null;
 }
 
 /** The resource (CONTRACT.md §3), for the OpenAPI document; the controller answers `EntityView`s. */
-export class EntityDto {
-  @ApiProperty({ format: 'uuid' })
-  id!: string;
-
-  @ApiProperty(NAME)
-  name!: string;
-
-  @ApiProperty({ enum: ENTITY_TYPES })
-  entity_type!: string;
-
-  @ApiProperty({ enum: ENTITY_STATUSES })
-  status!: string;
-
-  @ApiProperty(JURISDICTION)
-  formation_jurisdiction!: string | null;
-
-  @ApiProperty(DATE)
-  formation_date!: string | null;
-
-  @ApiProperty({ format: 'date-time' })
-  created_at!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  updated_at!: string;
-
-  @ApiProperty({ description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 })
-  version!: number;
+@ApiResourceFields()
+export class EntityDto extends ResourceDto {
+  @ApiProperty(NAME) name!: string;
+  @ApiProperty({ enum: ENTITY_TYPES }) entity_type!: string;
+  @ApiProperty({ enum: ENTITY_STATUSES }) status!: string;
+  @ApiProperty(JURISDICTION) formation_jurisdiction!: string | null;
+  @ApiProperty(DATE) formation_date!: string | null;
 }
 
 export class ListEntitiesQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ enum: ENTITY_STATUSES })
-  @IsOptional()
-  @IsIn(ENTITY_STATUSES)
-  status?: string;
-
-  @ApiPropertyOptional({ enum: ENTITY_TYPES })
-  @IsOptional()
-  @IsIn(ENTITY_TYPES)
-  entity_type?: string;
-
+  @ApiPropertyOptional({ enum: ENTITY_STATUSES }) @IsOptional() @IsIn(ENTITY_STATUSES) status?: string;
+  @ApiPropertyOptional({ enum: ENTITY_TYPES }) @IsOptional() @IsIn(ENTITY_TYPES) entity_type?: string;
   /** Case-insensitive substring of the name. */
-  @ApiPropertyOptional({ maxLength: NAME_MAX_LENGTH, description: 'Case-insensitive substring of the name' })
-  @IsOptional()
-  @IsString()
-  @MaxLength(NAME_MAX_LENGTH)
-  q?: string;
+  @ApiPropertyOptional(SEARCH) @IsOptional() @IsString() @MaxLength(NAME_MAX_LENGTH) q?: string;
 }

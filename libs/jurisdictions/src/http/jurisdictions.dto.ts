@@ -1,4 +1,6 @@
-import { IsJurisdictionCode, IsOptionalNonNull, IsResourceId, JURISDICTION_CODE, PageQueryDto } from '@filing/platform';
+import {
+  ApiResourceFields, ResourceDto, IsJurisdictionCode, IsOptionalNonNull, IsResourceId, JURISDICTION_CODE, PageQueryDto,
+} from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { JURISDICTION_STATUSES, REGISTRATION_TYPES } from '../jurisdiction.events';
@@ -14,67 +16,28 @@ const ID = { type: String, format: 'uuid' };
 const CODE = { type: String, pattern: JURISDICTION_CODE.source, example: 'US-DE', description: 'ISO 3166-2 subdivision code' };
 
 export class AddJurisdictionDto {
-  @ApiProperty({ ...ID, description: 'An entity of the same account' })
-  @IsResourceId()
-  entity_id!: string;
-
-  @ApiProperty(CODE)
-  @IsJurisdictionCode()
-  code!: string;
-
-  @ApiProperty({ enum: REGISTRATION_TYPES })
-  @IsIn(REGISTRATION_TYPES)
-  registration_type!: string;
+  @ApiProperty({ ...ID, description: 'An entity of the same account' }) @IsResourceId() entity_id!: string;
+  @ApiProperty(CODE) @IsJurisdictionCode() code!: string;
+  @ApiProperty({ enum: REGISTRATION_TYPES }) @IsIn(REGISTRATION_TYPES) registration_type!: string;
 }
 
 /** PATCH: only the writable fields; absent ones stay as they are. Neither may be null. */
 export class UpdateJurisdictionDto {
-  @ApiPropertyOptional({ enum: REGISTRATION_TYPES })
-  @IsOptionalNonNull()
-  @IsIn(REGISTRATION_TYPES)
+  @ApiPropertyOptional({ enum: REGISTRATION_TYPES }) @IsOptionalNonNull() @IsIn(REGISTRATION_TYPES)
   registration_type?: string;
-
-  @ApiPropertyOptional({ enum: JURISDICTION_STATUSES })
-  @IsOptionalNonNull()
-  @IsIn(JURISDICTION_STATUSES)
-  status?: string;
+  @ApiPropertyOptional({ enum: JURISDICTION_STATUSES }) @IsOptionalNonNull() @IsIn(JURISDICTION_STATUSES) status?: string;
 }
 
 /** The resource (CONTRACT.md §3), for the OpenAPI document; the controller answers `JurisdictionView`s. */
-export class JurisdictionDto {
-  @ApiProperty(ID)
-  id!: string;
-
-  @ApiProperty(ID)
-  entity_id!: string;
-
-  @ApiProperty(CODE)
-  code!: string;
-
-  @ApiProperty({ enum: REGISTRATION_TYPES })
-  registration_type!: string;
-
-  @ApiProperty({ enum: JURISDICTION_STATUSES, description: 'pending when added' })
-  status!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  created_at!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  updated_at!: string;
-
-  @ApiProperty({ description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 })
-  version!: number;
+@ApiResourceFields()
+export class JurisdictionDto extends ResourceDto {
+  @ApiProperty(ID) entity_id!: string;
+  @ApiProperty(CODE) code!: string;
+  @ApiProperty({ enum: REGISTRATION_TYPES }) registration_type!: string;
+  @ApiProperty({ enum: JURISDICTION_STATUSES, description: 'pending when added' }) status!: string;
 }
 
 export class ListJurisdictionsQueryDto extends PageQueryDto {
-  @ApiPropertyOptional(ID)
-  @IsOptional()
-  @IsResourceId()
-  entity_id?: string;
-
-  @ApiPropertyOptional({ enum: JURISDICTION_STATUSES })
-  @IsOptional()
-  @IsIn(JURISDICTION_STATUSES)
-  status?: string;
+  @ApiPropertyOptional(ID) @IsOptional() @IsResourceId() entity_id?: string;
+  @ApiPropertyOptional({ enum: JURISDICTION_STATUSES }) @IsOptional() @IsIn(JURISDICTION_STATUSES) status?: string;
 }

@@ -1,4 +1,7 @@
-import { IsJurisdictionCode, IsOptionalNonNull, IsResourceId, JURISDICTION_CODE, PageQueryDto, SatisfiesRule } from '@filing/platform';
+import {
+  ApiResourceFields, ResourceDto, IsJurisdictionCode, IsOptionalNonNull, IsResourceId, JURISDICTION_CODE, PageQueryDto,
+  SatisfiesRule,
+} from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { DETAILS_MAX_BYTES, detailsProblem, REASON_MAX_LENGTH, reasonProblem } from '../order';
@@ -25,75 +28,32 @@ const IsOrderDetails = () => SatisfiesRule('isOrderDetails', detailsProblem);
 const IsReason = () => SatisfiesRule('isReason', reasonProblem);
 
 export class SubmitOrderDto {
-  @ApiProperty({ ...ID, description: 'An entity of the same account' })
-  @IsResourceId()
-  entity_id!: string;
-
-  @ApiProperty({ enum: ORDER_TYPES })
-  @IsIn(ORDER_TYPES)
-  order_type!: string;
-
-  @ApiPropertyOptional(JURISDICTION)
-  @IsOptional()
-  @IsJurisdictionCode()
-  jurisdiction_code?: string | null;
-
+  @ApiProperty({ ...ID, description: 'An entity of the same account' }) @IsResourceId() entity_id!: string;
+  @ApiProperty({ enum: ORDER_TYPES }) @IsIn(ORDER_TYPES) order_type!: string;
+  @ApiPropertyOptional(JURISDICTION) @IsOptional() @IsJurisdictionCode() jurisdiction_code?: string | null;
   // Declared non-nullable: `null` is refused (a 400 naming it), not taken for "no details".
-  @ApiPropertyOptional(DETAILS)
-  @IsOptionalNonNull()
-  @IsOrderDetails()
-  details?: OrderDetails;
+  @ApiPropertyOptional(DETAILS) @IsOptionalNonNull() @IsOrderDetails() details?: OrderDetails;
 }
 
 /** `POST /orders/{id}/cancel`: the body is optional. */
 export class CancelOrderDto {
-  @ApiPropertyOptional(REASON)
-  @IsOptional()
-  @IsReason()
-  reason?: string | null;
+  @ApiPropertyOptional(REASON) @IsOptional() @IsReason() reason?: string | null;
 }
 
 /** The resource (CONTRACT.md §3), for the OpenAPI document; the controllers answer `OrderView`s. */
-export class OrderDto {
-  @ApiProperty(ID)
-  id!: string;
-
-  @ApiProperty(ID)
-  entity_id!: string;
-
-  @ApiProperty({ enum: ORDER_TYPES })
-  order_type!: string;
-
-  @ApiProperty(JURISDICTION)
-  jurisdiction_code!: string | null;
-
-  @ApiProperty(DETAILS)
-  details!: OrderDetails;
-
+@ApiResourceFields()
+export class OrderDto extends ResourceDto {
+  @ApiProperty(ID) entity_id!: string;
+  @ApiProperty({ enum: ORDER_TYPES }) order_type!: string;
+  @ApiProperty(JURISDICTION) jurisdiction_code!: string | null;
+  @ApiProperty(DETAILS) details!: OrderDetails;
   @ApiProperty({ enum: ORDER_STATUSES, description: 'submitted → cancelled (customer) or completed (operator)' })
   status!: string;
-
   @ApiProperty({ ...REASON, description: 'The reason given when the order was cancelled' })
   cancellation_reason!: string | null;
-
-  @ApiProperty({ format: 'date-time' })
-  created_at!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  updated_at!: string;
-
-  @ApiProperty({ description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 })
-  version!: number;
 }
 
 export class ListOrdersQueryDto extends PageQueryDto {
-  @ApiPropertyOptional(ID)
-  @IsOptional()
-  @IsResourceId()
-  entity_id?: string;
-
-  @ApiPropertyOptional({ enum: ORDER_STATUSES })
-  @IsOptional()
-  @IsIn(ORDER_STATUSES)
-  status?: string;
+  @ApiPropertyOptional(ID) @IsOptional() @IsResourceId() entity_id?: string;
+  @ApiPropertyOptional({ enum: ORDER_STATUSES }) @IsOptional() @IsIn(ORDER_STATUSES) status?: string;
 }

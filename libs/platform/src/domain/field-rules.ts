@@ -12,6 +12,12 @@ export function isJurisdictionCode(value: unknown): value is string {
   return typeof value === 'string' && JURISDICTION_CODE.test(value);
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && UUID.test(value);
+}
+
 /** `YYYY-MM-DD` naming a day that exists (no 2023-02-30). */
 export function isCalendarDate(value: unknown): value is string {
   if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
@@ -52,3 +58,55 @@ export function assertOwnedAtVersion<S extends { readonly account_id: string; re
   if (state === null || state.account_id !== command.account_id) throw NotFoundError.of(resource, id);
   if (command.expected_version !== undefined && command.expected_version !== state.version) throw new PreconditionFailedError();
 }
+
+/** A field's rule: the problem with a value (the 400's message), or null when it is fine. */
+export type FieldRule = (value: unknown) => string | null;
+
+/** Every rule broken by the fields present in `fields` (absent or undefined ones are not checked), in the rules' order. */
+export function fieldProblems(fields: object, rules: Readonly<Record<string, FieldRule>>): FieldError[] {
+  const values = fields as Record<string, unknown>;
+  return Object.entries(rules).flatMap(([field, rule]) => {
+    const problem = values[field] === undefined ? null : rule(values[field]);
+    return problem ? [{ field, message: problem }] : [];
+  });
+}
+
+/** `rule`, or null (an optional field that null clears). */
+export const orNull =
+  (rule: FieldRule): FieldRule =>
+  (value) =>
+    value === null ? null : rule(value);
+
+/** A required, non-blank string of at most `max` characters (a name, a title). */
+export const textRule =
+  (field: string, max: number): FieldRule =>
+  (value) => {
+    if (typeof value !== 'string') return `${field} must be a string`;
+    if (value.trim() === '') return `${field} must not be blank`;
+    if (value.length > max) return `${field} must be at most ${max} characters`;
+    return null;
+  };
+
+/** One of `values` (an enum: a type, a status). */
+export const oneOfRule =
+  (field: string, values: readonly string[]): FieldRule =>
+  (value) =>
+    values.includes(value as string) ? null : `${field} must be one of ${values.join(', ')}`;
+
+/** An ISO 3166-2 subdivision code (`US-DE`). */
+export const jurisdictionCodeRule =
+  (field: string): FieldRule =>
+  (value) =>
+    isJurisdictionCode(value) ? null : `${field} must be an ISO 3166-2 subdivision code like US-DE`;
+
+/** `YYYY-MM-DD` naming a day that exists. */
+export const calendarDateRule =
+  (field: string): FieldRule =>
+  (value) =>
+    isCalendarDate(value) ? null : `${field} must be a date as YYYY-MM-DD`;
+
+/** A resource id (a reference such as `entity_id`): a UUID. */
+export const resourceIdRule =
+  (field: string): FieldRule =>
+  (value) =>
+    isUuid(value) ? null : `${field} must be a UUID`;

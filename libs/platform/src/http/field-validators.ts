@@ -1,6 +1,5 @@
 import { ValidateBy, ValidateIf, type ValidationOptions } from 'class-validator';
-import { isCalendarDate, isJurisdictionCode } from '../domain/field-rules';
-import { isUuid } from './resource-id.pipe';
+import { isCalendarDate, isJurisdictionCode, isUuid } from '../domain/field-rules';
 
 /*
  * class-validator decorators for the families' DTOs, made of the same predicates their decide()

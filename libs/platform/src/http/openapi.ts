@@ -78,6 +78,24 @@ export function ApiResourceResponse(type: Type<unknown>, options: { created?: bo
   });
 }
 
+/** A resource DTO's first field, its `id`: `@ApiResourceFields() class TaskDto extends ResourceDto { … }`. */
+export abstract class ResourceDto {
+  @ApiProperty({ type: String, format: 'uuid' })
+  id!: string;
+}
+
+/**
+ * A resource DTO's bookkeeping fields (CONTRACT.md §3): `created_at`, `updated_at`, `version`. A
+ * class decorator, so they follow the fields the class declares, in the order the API answers them.
+ */
+export function ApiResourceFields(): ClassDecorator {
+  return (target) => {
+    ApiProperty({ type: String, format: 'date-time' })(target.prototype, 'created_at');
+    ApiProperty({ type: String, format: 'date-time' })(target.prototype, 'updated_at');
+    ApiProperty({ type: Number, description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 })(target.prototype, 'version');
+  };
+}
+
 /** One bad field of a 400 (`FieldError`). */
 @ApiSchema({ name: 'FieldError' })
 export class FieldErrorDto implements FieldError {

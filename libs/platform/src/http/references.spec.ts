@@ -53,6 +53,13 @@ describe('ReferenceChecker', () => {
     await expect(checker.assertExist('acc-1', { entity_id: 'e7' })).resolves.toBeUndefined();
   });
 
+  it('answers the input with its references lower-cased once they exist, leaving other fields and absent ones alone', async () => {
+    rows.add('acc-1/eab');
+    const input = { entity_id: 'EAB', order_id: null, title: 'Keep Me' };
+    expect(await checker.normalized('acc-1', input, ['entity_id', 'order_id'])).toEqual({ entity_id: 'eab', order_id: null, title: 'Keep Me' });
+    expect(await fieldsOf(checker.normalized('acc-2', input, ['entity_id']).then(() => undefined))).toEqual(['entity_id']);
+  });
+
   it('refuses a second lookup for one kind', () => {
     expect(() => checker.register('entity', () => true)).toThrow(/already registered/);
   });

@@ -46,6 +46,20 @@ export class ReferenceChecker {
     }
   }
 
+  /**
+   * `input` with its reference `fields` lower-cased (ids are stored so; a client may send a UUID
+   * in capitals), once each one present is known to exist in the account ({@link assertExist}).
+   */
+  async normalized<T extends object>(accountId: string, input: T, fields: readonly string[]): Promise<T> {
+    const lowered: Record<string, string> = {};
+    for (const field of fields) {
+      const id = (input as Record<string, unknown>)[field];
+      if (typeof id === 'string') lowered[field] = id.toLowerCase();
+    }
+    await this.assertExist(accountId, lowered);
+    return { ...input, ...lowered };
+  }
+
   private missing(accountId: string, fields: readonly [string, string][]): [string, string][] {
     return fields.filter(([field, id]) => !this.lookup(field)(accountId, id));
   }

@@ -1,11 +1,7 @@
 import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
+import { isUuid } from '../domain/field-rules';
 import { ValidationError } from '../errors/domain-errors';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && UUID.test(value);
-}
 
 /**
  * `@Param('id', ResourceIdPipe) id: string`: a path id that is not a UUID is a 400 naming the

@@ -1,6 +1,6 @@
 /**
  * Helpers for the families' unit tests of decide/evolve and of their projections, without Nest
- * or a store. Specs import this file directly (`libs/platform/src/testing/`), never the apps.
+ * or a store. Specs import them as `@filing/platform/testing` (./index.ts), never the apps.
  */
 import { ValidationError } from '../errors/domain-errors';
 import type { DomainEvent, RecordedEnvelope } from '../events/envelope';

@@ -1,4 +1,6 @@
-import { IsCalendarDate, IsOptionalNonNull, IsResourceId, PageQueryDto, SatisfiesRule } from '@filing/platform';
+import {
+  ApiResourceFields, ResourceDto, IsCalendarDate, IsOptionalNonNull, IsResourceId, PageQueryDto, SatisfiesRule,
+} from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { DESCRIPTION_MAX_LENGTH, descriptionProblem, TITLE_MAX_LENGTH, titleProblem } from '../task';
@@ -20,86 +22,32 @@ const IsTitle = () => SatisfiesRule('isTaskTitle', titleProblem);
 const IsDescription = () => SatisfiesRule('isTaskDescription', descriptionProblem);
 
 export class CreateTaskDto {
-  @ApiProperty({ ...ID, description: 'An entity of the same account' })
-  @IsResourceId()
-  entity_id!: string;
-
-  @ApiProperty(TITLE)
-  @IsTitle()
-  title!: string;
-
-  @ApiPropertyOptional(DESCRIPTION)
-  @IsOptional()
-  @IsDescription()
-  description?: string | null;
-
-  @ApiPropertyOptional(DATE)
-  @IsOptional()
-  @IsCalendarDate()
-  due_date?: string | null;
+  @ApiProperty({ ...ID, description: 'An entity of the same account' }) @IsResourceId() entity_id!: string;
+  @ApiProperty(TITLE) @IsTitle() title!: string;
+  @ApiPropertyOptional(DESCRIPTION) @IsOptional() @IsDescription() description?: string | null;
+  @ApiPropertyOptional(DATE) @IsOptional() @IsCalendarDate() due_date?: string | null;
 }
 
 /** PATCH: only the writable fields; absent ones stay as they are, `null` clears an optional one. */
 export class UpdateTaskDto {
-  @ApiPropertyOptional(TITLE)
-  @IsOptionalNonNull()
-  @IsTitle()
-  title?: string;
-
-  @ApiPropertyOptional({ ...DESCRIPTION, description: 'null clears it' })
-  @IsOptional()
-  @IsDescription()
+  @ApiPropertyOptional(TITLE) @IsOptionalNonNull() @IsTitle() title?: string;
+  @ApiPropertyOptional({ ...DESCRIPTION, description: 'null clears it' }) @IsOptional() @IsDescription()
   description?: string | null;
-
-  @ApiPropertyOptional({ ...DATE, description: 'null clears it' })
-  @IsOptional()
-  @IsCalendarDate()
-  due_date?: string | null;
-
-  @ApiPropertyOptional({ enum: TASK_STATUSES })
-  @IsOptionalNonNull()
-  @IsIn(TASK_STATUSES)
-  status?: string;
+  @ApiPropertyOptional({ ...DATE, description: 'null clears it' }) @IsOptional() @IsCalendarDate() due_date?: string | null;
+  @ApiPropertyOptional({ enum: TASK_STATUSES }) @IsOptionalNonNull() @IsIn(TASK_STATUSES) status?: string;
 }
 
 /** The resource (CONTRACT.md §3), for the OpenAPI document; the controller answers `TaskView`s. */
-export class TaskDto {
-  @ApiProperty(ID)
-  id!: string;
-
-  @ApiProperty(ID)
-  entity_id!: string;
-
-  @ApiProperty(TITLE)
-  title!: string;
-
-  @ApiProperty(DESCRIPTION)
-  description!: string | null;
-
-  @ApiProperty(DATE)
-  due_date!: string | null;
-
-  @ApiProperty({ enum: TASK_STATUSES, description: 'open when created' })
-  status!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  created_at!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  updated_at!: string;
-
-  @ApiProperty({ description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 })
-  version!: number;
+@ApiResourceFields()
+export class TaskDto extends ResourceDto {
+  @ApiProperty(ID) entity_id!: string;
+  @ApiProperty(TITLE) title!: string;
+  @ApiProperty(DESCRIPTION) description!: string | null;
+  @ApiProperty(DATE) due_date!: string | null;
+  @ApiProperty({ enum: TASK_STATUSES, description: 'open when created' }) status!: string;
 }
 
 export class ListTasksQueryDto extends PageQueryDto {
-  @ApiPropertyOptional(ID)
-  @IsOptional()
-  @IsResourceId()
-  entity_id?: string;
-
-  @ApiPropertyOptional({ enum: TASK_STATUSES })
-  @IsOptional()
-  @IsIn(TASK_STATUSES)
-  status?: string;
+  @ApiPropertyOptional(ID) @IsOptional() @IsResourceId() entity_id?: string;
+  @ApiPropertyOptional({ enum: TASK_STATUSES }) @IsOptional() @IsIn(TASK_STATUSES) status?: string;
 }

@@ -1,5 +1,5 @@
 import { EventStoreUnavailableError, type EventStore } from '@filing/event-store';
-import { type CommandContext, type ReferenceChecker, ValidationError } from '@filing/platform';
+import { type CommandContext, type ReadYourWrites, ReferenceChecker, ValidationError } from '@filing/platform';
 import { createHash } from 'node:crypto';
 import { DocumentContentStore } from '../content/document-content.store';
 import { AddDocumentCommand, AddDocumentHandler } from './add-document';
@@ -8,7 +8,9 @@ import { DeleteDocumentCommand, DeleteDocumentHandler } from './delete-document'
 /** The write path's all-or-nothing rule, against an event store that fails on demand. */
 describe('adding a document: the bytes and the event', () => {
   const context: CommandContext = { account_id: 'acc-1', actor: 'client:c1', correlation_id: 'r', causation_id: null };
-  const references = { assertExist: async () => undefined } as unknown as ReferenceChecker;
+  const references = new ReferenceChecker({ await: async () => undefined } as unknown as ReadYourWrites, {} as EventStore);
+  references.register('entity', () => true);
+  references.register('order', () => true);
   const content = Buffer.from([0, 1, 2, 250, 255]);
   const input = {
     entity_id: '0193A5B2-0000-7000-8000-0000000000E1',
@@ -72,7 +74,7 @@ describe('adding a document: the bytes and the event', () => {
       size_bytes: 5,
       sha256: createHash('sha256').update(content).digest('hex'),
     });
-    expect(result.document).toMatchObject({ id: 'doc-1', size_bytes: 5, version: 0 });
+    expect(result.resource).toMatchObject({ id: 'doc-1', size_bytes: 5, version: 0 });
   });
 
   it('removes the bytes again when the append fails', async () => {

@@ -1,0 +1,111 @@
+import Database from 'better-sqlite3';
+import type { DomainEvent } from '../events/envelope';
+import { CursorCodec } from '../http/pagination';
+import type { ProjectionRunner } from '../projections/projection-runner';
+import { recorded } from '../testing/domain';
+import { readModelFixture } from '../testing/read-model';
+import { ResourceProjection, ResourceQueries, type ResourceTable } from './resource-table';
+
+const NOTES: ResourceTable = {
+  name: 'notes',
+  idField: 'note_id',
+  columns: 'entity_id TEXT NOT NULL, title TEXT NOT NULL, title_folded TEXT NOT NULL, tags TEXT NOT NULL, status TEXT NOT NULL',
+  json: ['tags'],
+  derived: { title_folded: (data) => (data.title as string).toLowerCase() },
+  filters: { entity: 'entity_id', status: 'status' },
+  deletedBy: 'notes.NoteDeleted',
+};
+
+type NoteEvent = DomainEvent<string, { note_id: string; entity_id: string; title: string; tags: string[]; status: string }>;
+const E1 = '0193a5b2-0000-7000-8000-0000000000e1';
+const note = (id: string, title: string, status = 'open') => ({ note_id: id, entity_id: E1, title, tags: ['x', 'y'], status });
+
+describe('a declared resource table', () => {
+  const cursors = CursorCodec.random();
+  const projection = new ResourceProjection(NOTES);
+  let db: Database.Database;
+  let queries: ResourceQueries<Record<string, unknown>, { entity_id?: string; status?: string }>;
+  let position = 0;
+  const apply = (event: NoteEvent, revision: number, accountId = 'acc-1', occurredAt = '2026-01-01T00:00:00.000Z') =>
+    projection.apply(db, recorded(event, { streamId: `note-${event.data.note_id}`, revision, position: position++, accountId, occurredAt }));
+
+  beforeEach(() => {
+    db = new Database(':memory:');
+    projection.setup(db);
+    projection.setup(db); // runs at every start
+    queries = new ResourceQueries({ db } as unknown as ProjectionRunner, NOTES);
+    apply({ type: 'notes.NoteCreated', data: note('n1', 'One') }, 0);
+    apply({ type: 'notes.NoteCreated', data: note('n2', 'Two') }, 0);
+    apply({ type: 'notes.NoteCreated', data: note('n3', 'Three') }, 0, 'acc-2');
+    apply({ type: 'notes.NoteUpdated', data: note('n2', 'Second', 'done') }, 1, 'acc-1', '2026-01-02T00:00:00.000Z');
+  });
+  afterEach(() => db.close());
+
+  it('is a projection of the events of its family, with a table, its index per filter, and a version', () => {
+    expect([projection.name, projection.tables, projection.handles, projection.version]).toEqual(['notes', ['notes'], ['notes.'], 1]);
+    const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'notes' AND sql IS NOT NULL ORDER BY name").pluck().all();
+    expect(indexes).toEqual(['notes_by_account', 'notes_by_account_entity', 'notes_by_account_status']);
+  });
+
+  it('keeps one row per resource as of its last event: the account and created_at of the first, the fields, time and version of the last', () => {
+    expect(db.prepare("SELECT * FROM notes WHERE id = 'n2'").get()).toEqual({
+      id: 'n2',
+      account_id: 'acc-1',
+      entity_id: E1,
+      title: 'Second',
+      title_folded: 'second',
+      tags: '["x","y"]',
+      status: 'done',
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-02T00:00:00.000Z',
+      version: 1,
+    });
+  });
+
+  it('answers the API fields only (no account, no derived column), JSON parsed, within the account', () => {
+    expect(queries.get('acc-1', 'n2')).toEqual({
+      id: 'n2',
+      entity_id: E1,
+      title: 'Second',
+      tags: ['x', 'y'],
+      status: 'done',
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-02T00:00:00.000Z',
+      version: 1,
+    });
+    expect(Object.keys(queries.get('acc-1', 'n1')!)).toEqual(['id', 'entity_id', 'title', 'tags', 'status', 'created_at', 'updated_at', 'version']);
+    expect(queries.get('acc-2', 'n2')).toBeNull();
+    expect([queries.exists('acc-1', 'n1'), queries.exists('acc-2', 'n1')]).toEqual([true, false]);
+  });
+
+  it('lists oldest first by filter (an id in capitals too), in pages', () => {
+    const ids = (filters: { entity_id?: string; status?: string }, limit = 50, after: string | null = null) =>
+      queries.list('acc-1', filters, { limit, after, cursors }).data.map((n) => n.id);
+    expect(ids({})).toEqual(['n1', 'n2']);
+    expect(ids({ status: 'done' })).toEqual(['n2']);
+    expect(ids({ entity_id: E1.toUpperCase(), status: 'open' })).toEqual(['n1']);
+    expect(ids({}, 1, 'n1')).toEqual(['n2']);
+    expect(cursors.decode(queries.list('acc-1', {}, { limit: 1, after: null, cursors }).next_cursor)).toMatchObject({ c: 'notes', k: 'n1' });
+  });
+
+  it('views the aggregate state as a GET answers the row, and drops the row of a deleted resource', () => {
+    const state = { ...queries.get('acc-1', 'n1')!, account_id: 'acc-1', deleted: false };
+    expect(queries.view(state)).toEqual(queries.get('acc-1', 'n1'));
+    apply({ type: 'notes.NoteDeleted', data: note('n1', 'One') }, 1);
+    expect(queries.get('acc-1', 'n1')).toBeNull();
+    expect(queries.list('acc-1', {}, { limit: 50, after: null, cursors }).data.map((n) => n.id)).toEqual(['n2']);
+  });
+
+  it('is what the families\' read-model specs walk with readModelFixture (pages chained by cursors)', () => {
+    const model = readModelFixture(new ResourceProjection(NOTES), (runner) => new ResourceQueries<{ id: string }>(runner, NOTES));
+    try {
+      for (const id of ['n1', 'n2', 'n3']) model.apply({ type: 'notes.NoteCreated', data: note(id, id) }, { accountId: 'acc-1' });
+      model.expectPages('acc-1', ['n1', 'n2', 'n3'], 2);
+      model.expectPages('acc-1', ['n1', 'n2', 'n3'], 3);
+      expect(() => model.expectPages('acc-1', ['n1', 'n3', 'n2'], 2)).toThrow();
+      expect(() => model.expectPages('acc-1', ['n1', 'n2'], 2)).toThrow();
+    } finally {
+      model.close();
+    }
+  });
+});

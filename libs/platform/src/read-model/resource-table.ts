@@ -1,0 +1,180 @@
+import { Injectable } from '@nestjs/common';
+import type Database from 'better-sqlite3';
+import type { Resource } from '../domain/resource';
+import type { RecordedEnvelope } from '../events/envelope';
+import { type Filter, keysetPage, type Page, type PageRequest } from '../http/pagination';
+import type { Projection } from '../projections/projection';
+import { ProjectionRunner } from '../projections/projection-runner';
+import { cachedStatement } from '../projections/statements';
+
+/*
+ * A family's read model, declared rather than written: one table per family, one row per
+ * resource with `account_id`, the resource's fields, its times and its version; an index per list
+ * filter; rows written from events that carry the resource as it is after them
+ * (docs/resource-conventions.md, "Read model").
+ */
+
+export interface ResourceTable {
+  /** The table; also the projection's and the list's (cursors') name, and the events' prefix (`tasks.`). */
+  readonly name: string;
+  /** The resource id's field in the events' data, e.g. `task_id`. */
+  readonly idField: string;
+  /**
+   * The columns between `account_id` and `created_at`, as SQL (`title TEXT NOT NULL, due_date
+   * TEXT`). Each holds the event data's field of its name, unless it is `derived`.
+   */
+  readonly columns: string;
+  /** Columns holding a JSON value as text, parsed for the API. */
+  readonly json?: readonly string[];
+  /** Columns for queries only (e.g. a case-folded copy to search), computed from the event data; never answered. */
+  readonly derived?: Readonly<Record<string, (data: Readonly<Record<string, unknown>>) => unknown>>;
+  /** List filters (`column = ?`), each served by index `<name>_by_account_<key>`: `{ entity: 'entity_id' }`. */
+  readonly filters?: Readonly<Record<string, string>>;
+  /** The event after which the resource is gone: its row is deleted, so every read answers it as missing. */
+  readonly deletedBy?: string;
+}
+
+/** The resource as the API answers it: its id, its fields, its times and its version (not its account). */
+export type ResourceView<F> = Omit<Resource<F>, 'account_id'>;
+
+/** The names of the declared columns, in order. */
+function columnNames(table: ResourceTable): string[] {
+  return table.columns.split(',').map((column) => column.trim().split(/\s+/)[0]);
+}
+
+/**
+ * The projection of a declared table. Every event but `deletedBy` upserts the row from the
+ * event's data: the first makes it (created_at), later ones replace the fields (updated_at,
+ * version). A family's provider, registered with the runner by its own class:
+ * `@RegisterProjection() class TasksProjection extends ResourceProjection.of(TASKS_TABLE) {}`.
+ */
+export class ResourceProjection implements Projection {
+  /** A projection class of `table` with a constructor Nest can call. */
+  static of(table: ResourceTable, version?: number) {
+    @Injectable()
+    class DeclaredProjection extends ResourceProjection {
+      constructor() {
+        super(table, version);
+      }
+    }
+    return DeclaredProjection;
+  }
+
+  readonly name: string;
+  readonly tables: readonly string[];
+  readonly handles: readonly string[];
+  private readonly columns: readonly string[];
+  private readonly upsert: string;
+
+  constructor(
+    private readonly table: ResourceTable,
+    /** Bump it when the table or the meaning of its rows changes: the runner rebuilds it. */
+    readonly version = 1,
+  ) {
+    const { name } = table;
+    this.name = name;
+    this.tables = [name];
+    this.handles = [`${name}.`];
+    this.columns = columnNames(table);
+    const all = ['id', 'account_id', ...this.columns, 'created_at', 'updated_at', 'version'];
+    const replaced = [...this.columns, 'updated_at', 'version'].map((c) => `${c} = excluded.${c}`);
+    this.upsert = `INSERT INTO ${name} (${all.join(', ')}) VALUES (${all.map(() => '?').join(', ')})
+      ON CONFLICT (id) DO UPDATE SET ${replaced.join(', ')}`;
+  }
+
+  setup(db: Database.Database): void {
+    const { name } = this.table;
+    const indexes = Object.entries(this.table.filters ?? {}).map(
+      ([index, column]) => `CREATE INDEX IF NOT EXISTS ${name}_by_account_${index} ON ${name} (account_id, ${column}, id);`,
+    );
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS ${name} (
+        id TEXT PRIMARY KEY, account_id TEXT NOT NULL, ${this.table.columns},
+        created_at TEXT NOT NULL, updated_at TEXT NOT NULL, version INTEGER NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS ${name}_by_account ON ${name} (account_id, id);
+      ${indexes.join('\n')}
+    `);
+  }
+
+  apply(db: Database.Database, event: RecordedEnvelope): void {
+    const { name, idField, derived = {}, json = [] } = this.table;
+    const data = event.data as Readonly<Record<string, unknown>>;
+    if (event.type === this.table.deletedBy) {
+      cachedStatement(db, `DELETE FROM ${name} WHERE id = ?`).run(data[idField]);
+      return;
+    }
+    const values = this.columns.map((c) => (derived[c] ? derived[c](data) : json.includes(c) ? JSON.stringify(data[c]) : data[c]));
+    const { account_id, occurred_at } = event.metadata;
+    cachedStatement(db, this.upsert).run(data[idField], account_id, ...values, occurred_at, occurred_at, Number(event.revision));
+  }
+}
+
+/**
+ * Reads of a declared table, always within one account. Reads `runner.db` at every call: a
+ * replay may have swapped the database. A family's provider: `class TasksQueries extends
+ * ResourceQueries.of<TaskView, TaskFilters>(TASKS_TABLE) {}`, adding its own lookups if any.
+ */
+export class ResourceQueries<V, Filters extends object = object> {
+  /** The queries provider of `table` (it injects the ProjectionRunner). */
+  static of<V, Filters extends object = object>(table: ResourceTable) {
+    @Injectable()
+    class DeclaredQueries extends ResourceQueries<V, Filters> {
+      constructor(runner: ProjectionRunner) {
+        super(runner, table);
+      }
+    }
+    return DeclaredQueries;
+  }
+
+  private readonly answered: readonly string[];
+
+  constructor(
+    protected readonly runner: ProjectionRunner,
+    protected readonly table: ResourceTable,
+  ) {
+    const fields = columnNames(table).filter((column) => !table.derived?.[column]);
+    this.answered = ['id', ...fields, 'created_at', 'updated_at', 'version'];
+  }
+
+  get(accountId: string, id: string): V | null {
+    const row = cachedStatement(this.runner.db, `SELECT * FROM ${this.table.name} WHERE id = ? AND account_id = ?`).get(id, accountId);
+    return row ? this.fromRow(row) : null;
+  }
+
+  exists(accountId: string, id: string): boolean {
+    return cachedStatement(this.runner.db, `SELECT 1 FROM ${this.table.name} WHERE id = ? AND account_id = ?`).get(id, accountId) !== undefined;
+  }
+
+  /** One page, oldest first, of the account's resources matching the filters (an undefined one is skipped). */
+  list(accountId: string, filters: Filters, page: PageRequest<string>): Page<V> {
+    return keysetPage<object, V>(this.runner.db, {
+      table: this.table.name,
+      where: [['account_id = ?', accountId], ...this.where(filters)],
+      page,
+      collection: this.table.name,
+      map: (row) => this.fromRow(row),
+    });
+  }
+
+  /** Exactly the API's fields, in the table's order, from a row or from the aggregate's state. */
+  view(source: object): V {
+    const fields = source as Record<string, unknown>;
+    return Object.fromEntries(this.answered.map((name) => [name, fields[name]])) as V;
+  }
+
+  /** The declared filters as conditions; ids are stored lower-case, and a client may send capitals. */
+  protected where(filters: Filters): Filter[] {
+    const values = filters as Record<string, unknown>;
+    return Object.values(this.table.filters ?? {}).map((column): Filter => {
+      const value = values[column];
+      return [`${column} = ?`, column.endsWith('_id') && typeof value === 'string' ? value.toLowerCase() : value];
+    });
+  }
+
+  /** A row as the API answers it: its JSON columns parsed. */
+  protected fromRow(row: object): V {
+    const parsed = Object.fromEntries((this.table.json ?? []).map((name) => [name, JSON.parse((row as Record<string, string>)[name])]));
+    return this.view({ ...row, ...parsed });
+  }
+}

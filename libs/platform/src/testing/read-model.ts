@@ -1,0 +1,77 @@
+import Database from 'better-sqlite3';
+import type { DomainEvent } from '../events/envelope';
+import { CursorCodec, type Page, type PageRequest } from '../http/pagination';
+import type { Projection } from '../projections/projection';
+import type { ProjectionRunner } from '../projections/projection-runner';
+import { recorded } from './domain';
+
+/** What a family's read-model spec needs of its queries. */
+interface Lists<V> {
+  list(accountId: string, filters: object, page: PageRequest<string>): Page<V>;
+}
+
+export interface RecordedAs {
+  readonly accountId: string;
+  /** The event's revision in its resource's stream (default 0: the creation). */
+  readonly revision?: number;
+  readonly occurredAt?: string;
+}
+
+/** A family's projection on an in-memory database, and its queries reading it. */
+export interface ReadModelFixture<Q> {
+  readonly db: Database.Database;
+  readonly queries: Q;
+  readonly cursors: CursorCodec;
+  /** Applies `event` as the store would hand it over, at the next global position. */
+  apply(event: DomainEvent, as: RecordedAs): void;
+  /** One page of the account's list. */
+  page(accountId: string, filters?: object, limit?: number, after?: string | null): Page<{ readonly id: string }>;
+  /** The ids of that page. */
+  ids(accountId: string, filters?: object, limit?: number, after?: string | null): string[];
+  /** Asserts that the account's list is `ids`, oldest first, in pages of `limit` chained by cursors of this collection. */
+  expectPages(accountId: string, ids: readonly string[], limit: number): void;
+  close(): void;
+}
+
+/**
+ * `readModelFixture(new TasksProjection(), (runner) => new TasksQueries(runner))` in a
+ * `beforeEach`, `fixture.close()` in the `afterEach`.
+ */
+export function readModelFixture<Q extends Lists<{ readonly id: string }>>(
+  projection: Projection,
+  queriesOf: (runner: ProjectionRunner) => Q,
+): ReadModelFixture<Q> {
+  const db = new Database(':memory:');
+  projection.setup(db);
+  const queries = queriesOf({ db } as unknown as ProjectionRunner);
+  const cursors = CursorCodec.random();
+  let position = 0;
+  const page = (accountId: string, filters = {}, limit = 50, after: string | null = null) =>
+    queries.list(accountId, filters, { limit, after, cursors });
+  return {
+    db,
+    queries,
+    cursors,
+    apply: (event, { accountId, revision = 0, occurredAt }) =>
+      projection.apply(db, recorded(event, { streamId: `${projection.name}-stream`, revision, occurredAt, accountId, position: position++ })),
+    page,
+    ids: (...args) => page(...args).data.map((item) => item.id),
+    expectPages(accountId, ids, limit) {
+      const seen: string[] = [];
+      let after: string | null = null;
+      for (let pages = 1; ; pages++) {
+        const { data, next_cursor } = page(accountId, {}, limit, after);
+        seen.push(...data.map((item) => item.id));
+        if (next_cursor === null) {
+          expect(pages).toBe(Math.max(1, Math.ceil(ids.length / limit)));
+          break;
+        }
+        expect(data).toHaveLength(limit);
+        expect(cursors.decode(next_cursor)).toMatchObject({ c: projection.name, k: seen[seen.length - 1] });
+        after = seen[seen.length - 1];
+      }
+      expect(seen).toEqual(ids);
+    },
+    close: () => db.close(),
+  };
+}
