@@ -1,7 +1,9 @@
 import { APP_CONFIG, type AppConfig } from '@filing/platform';
 import {
   type BeforeApplicationShutdown,
+  Inject,
   Injectable,
+  Logger,
   Module,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
@@ -12,6 +14,7 @@ import { DeliveryCommands } from './deliveries/delivery-commands';
 import { RedeliveryService } from './deliveries/redelivery.service';
 import { DispatchPipeline } from './dispatch/dispatch-pipeline';
 import { DISPATCHER_LIMITS, DispatcherService } from './dispatch/dispatcher.service';
+import { claimLeaseMs, DispatcherInstance } from './dispatch/dispatcher-instance';
 import { WEBHOOK_SENDER, WebhookSender } from './dispatch/webhook-sender';
 import { EndpointsService, WEBHOOK_RESOLVER } from './endpoints/endpoints.service';
 import { FanOutService } from './fanout/fanout.service';
@@ -45,9 +48,15 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
     private readonly dispatcher: DispatcherService,
     private readonly sender: WebhookSender,
     private readonly secrets: SecretStore,
+    private readonly instance: DispatcherInstance,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onApplicationBootstrap(): void {
+    // The name this process's delivery claims carry: how an operator tells instances apart in the stream.
+    new Logger('WebhookDispatcher').log(
+      `Webhook dispatcher instance ${this.instance.id} (claims hold ${claimLeaseMs(this.config.webhookTimeoutMs)} ms)`,
+    );
     this.fanOut.start();
     this.dispatcher.start();
   }
@@ -103,6 +112,7 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
     RedeliveryService,
     // Workers
     FanOutService,
+    DispatcherInstance,
     DispatchPipeline,
     DispatcherService,
     DeliveryMetrics,

@@ -9,6 +9,7 @@ import { EndpointsService } from '../endpoints/endpoints.service';
 import { DeliveryTargets } from '../read-model/delivery-target.queries';
 import { SecretStore } from '../secrets/secret-store';
 import { signatureHeader } from '../signing/signature';
+import { claimLeaseMs, DispatcherInstance } from './dispatcher-instance';
 import { type SendResult, USER_AGENT, WEBHOOK_SENDER, WebhookSender } from './webhook-sender';
 
 interface LoadedDelivery {
@@ -43,9 +44,12 @@ type Attempt = Exclude<PreparedDispatch, { kind: 'settled' }>;
  * One attempt of one delivery as typed stages, after svix's worker (prepare_dispatch →
  * make_http_call → handle_successful / handle_failed_dispatch):
  * - `prepare`: the delivery's stream and its `DeliveryTarget` (one read-model query), the
- *   send/cancel rule (`decideDispatch`), then the signed request;
+ *   send/cancel rule (`decideDispatch`), the claim (a `DeliveryClaimed` appended expecting the
+ *   revision just read: of several instances reaching for one attempt, one wins and the others
+ *   skip it), then the signed request;
  * - `send`: the POST, nothing else;
- * - `record`: the attempt and its outcome as events on the delivery's stream; a 410 Gone also
+ * - `record`: the attempt and its outcome as events on the delivery's stream, expecting the
+ *   claim's revision; a 410 Gone also
  *   disables the endpoint (reason `gone`), whose pending deliveries the fan-out then cancels.
  * Returns the position the read model must reach before the delivery is picked again.
  */
@@ -54,6 +58,8 @@ export class DispatchPipeline {
   private readonly logger = new Logger('WebhookDispatcher');
   private readonly attempts?: Counter<'outcome'>;
   private readonly attemptSeconds?: Histogram;
+  private readonly claimConflicts?: Counter;
+  private readonly leaseMs: number;
   /** Endpoints being disabled: the 410s of concurrent attempts append one disable. */
   private readonly disabling = new Map<string, Promise<void>>();
 
@@ -64,8 +70,10 @@ export class DispatchPipeline {
     private readonly targets: DeliveryTargets,
     private readonly secrets: SecretStore,
     private readonly endpoints: EndpointsService,
+    private readonly instance: DispatcherInstance,
     @Optional() metrics?: Metrics,
   ) {
+    this.leaseMs = claimLeaseMs(config.webhookTimeoutMs);
     if (metrics) {
       this.attempts = new Counter({
         name: 'webhook_delivery_attempts_total',
@@ -77,6 +85,11 @@ export class DispatchPipeline {
         name: 'webhook_delivery_attempt_duration_seconds',
         help: 'Duration of webhook delivery attempts (request sent to response or error)',
         buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+        registers: [metrics.registry],
+      });
+      this.claimConflicts = new Counter({
+        name: 'webhook_delivery_claim_conflicts_total',
+        help: 'Attempts this instance reached for but another instance (or a concurrent write) claimed first',
         registers: [metrics.registry],
       });
     }
@@ -104,7 +117,19 @@ export class DispatchPipeline {
       const cancelled = await this.deliveries.execute(decision.command);
       return { kind: 'settled', position: cancelled.position };
     }
-    const attempt = { deliveryId, delivery, target: decision.target, attemptedAt: now };
+    const claimed = await this.deliveries.claim(delivery, {
+      kind: 'claim',
+      deliveryId,
+      instance: this.instance.id,
+      now,
+      leaseMs: this.leaseMs,
+    });
+    if (claimed === null) {
+      // Another instance has it (or it changed since the read): look again once the read model shows why.
+      this.claimConflicts?.inc();
+      return { kind: 'settled', position: await this.deliveries.head() };
+    }
+    const attempt = { deliveryId, delivery: claimed, target: decision.target, attemptedAt: now };
 
     const { endpointId, signingKeys, url } = decision.target;
     const secrets = signingKeys.map((key) => this.secrets.get(endpointId, key)).filter((s): s is string => s !== null);
