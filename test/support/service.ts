@@ -3,6 +3,7 @@
  * With `eventStore: 'esdb'` the EventStoreDB test server runs in its own process beside it.
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,18 +30,28 @@ export interface TestService {
 export interface TestServiceOptions {
   readonly eventStore?: 'sqlite' | 'esdb';
   readonly env?: NodeJS.ProcessEnv;
-  /** Reuse data (and the test server) of an earlier run, e.g. to test a restart. */
-  readonly reuse?: Pick<TestService, 'dataDir' | 'esdb'>;
+  /**
+   * Reuse data (and the test server) of an earlier run, e.g. to test a restart; or only the test
+   * server, for another instance beside a running one (its own DATA_DIR, the same SECRETS_KEY).
+   */
+  readonly reuse?: Partial<Pick<TestService, 'dataDir' | 'esdb'>>;
   /** Where the service logs (e.g. a stream a test reads back); LOG_LEVEL in `env` sets how much. */
   readonly logDestination?: CreateAppOptions['logDestination'];
   /** Extra modules, e.g. test/support/probe.module.ts. */
   readonly imports?: CreateAppOptions['imports'];
 }
 
+/** One SECRETS_KEY for every esdb service of this test process: restarts and instances side by side share it. */
+export const TEST_SECRETS_KEY = randomBytes(32).toString('base64');
+
+/** Services running on each test server: the last one destroyed stops it. */
+const esdbUsers = new Map<EsdbTestServer, number>();
+
 export async function startService(options: TestServiceOptions = {}): Promise<TestService> {
   const kind = options.eventStore ?? 'sqlite';
   const dataDir = options.reuse?.dataDir ?? mkdtempSync(join(tmpdir(), 'filing-e2e-'));
   const esdb = kind === 'esdb' ? (options.reuse?.esdb ?? (await startEsdbTestServer())) : undefined;
+  if (esdb) esdbUsers.set(esdb, (esdbUsers.get(esdb) ?? 0) + 1);
   const config = loadConfig({
     PORT: '0',
     DATA_DIR: dataDir,
@@ -48,7 +59,7 @@ export async function startService(options: TestServiceOptions = {}): Promise<Te
     // Specs fire requests back to back; the limit itself has its own spec (rate-limit.e2e).
     API_RATE_LIMIT: '1000000/1s',
     EVENT_STORE: kind,
-    ...(esdb ? { EVENTSTORE_CONNECTION_STRING: esdb.connectionString } : {}),
+    ...(esdb ? { EVENTSTORE_CONNECTION_STRING: esdb.connectionString, SECRETS_KEY: TEST_SECRETS_KEY } : {}),
     ...options.env,
   });
   const app = await createApp(config, { logDestination: options.logDestination, imports: options.imports });
@@ -58,6 +69,7 @@ export async function startService(options: TestServiceOptions = {}): Promise<Te
   const close = async () => {
     if (closed) return;
     closed = true;
+    if (esdb) esdbUsers.set(esdb, esdbUsers.get(esdb)! - 1);
     await app.close();
   };
   return {
@@ -71,7 +83,10 @@ export async function startService(options: TestServiceOptions = {}): Promise<Te
         if (audit && !closed) await expectAuditPasses(app, dataDir);
       } finally {
         await close();
-        await esdb?.stop();
+        if (esdb && esdbUsers.get(esdb) === 0) {
+          esdbUsers.delete(esdb);
+          await esdb.stop();
+        }
         rmSync(dataDir, { recursive: true, force: true });
       }
     },

@@ -1,7 +1,7 @@
 /** The webhook management API (CONTRACT.md §4) over real HTTP, and the address guard at creation. */
 import Database from 'better-sqlite3';
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { provisionAccount, provisionOperator } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 import { apiClient, type Api } from '../support/webhooks';
@@ -118,10 +118,10 @@ describe('webhook endpoints API', () => {
     expect((await rotate()).body).toEqual(rotatedRest);
     // The secret is read where it lives; the key store holds neither.
     expect((await api('GET', `${V1}/webhook-endpoints/${rest.id}/secret`)).body.secret).toBe(newSecret);
-    for (const file of readdirSync(service.dataDir).filter((f) => f.startsWith('idempotency.db'))) {
-      const bytes = readFileSync(join(service.dataDir, file));
-      expect([file, bytes.includes(secret), bytes.includes(newSecret)]).toEqual([file, false, false]);
-    }
+    const records = (await service.app.get<EventStore>(EVENT_STORE).readAll()).filter((e) => e.type.startsWith('idempotency.'));
+    expect(records.filter((e) => e.type === 'idempotency.ResponseRecorded')).toHaveLength(2);
+    const text = JSON.stringify(records.map((e) => [e.data, e.metadata]));
+    expect([text.includes(secret), text.includes(newSecret)]).toEqual([false, false]);
   });
 
   it('a rotation refused with a stale If-Match changes nothing and keeps no new secret on disk', async () => {

@@ -33,10 +33,7 @@ export class AppModule {
         CqrsModule.forRoot(),
         EventStoreModule.forRoot(config.eventStore),
         ProjectionsModule.forRoot({ dataDir: config.dataDir }),
-        ResourceApiModule.forRoot({
-          idempotencyFile: join(config.dataDir, 'idempotency.db'),
-          cursorKeyFile: join(config.dataDir, 'cursor.key'),
-        }),
+        ResourceApiModule.forRoot({ secretsKey: config.secretsKey, cursorKeyFile: join(config.dataDir, 'cursor.key') }),
         MetricsModule,
         HealthModule,
         AuthModule,

@@ -29,6 +29,7 @@ export * from './http/json-body.interceptor';
 export * from './http/json-body-parser';
 export * from './http/http-edge';
 export * from './crypto/service-keys';
+export * from './crypto/secret-box';
 export * from './http/account-id';
 export * from './domain/field-rules';
 export * from './http/field-validators';

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, directoryProblem, loadConfig, parseDurations, parseRateLimit } from './config';
 
+const SECRETS_KEY = Buffer.alloc(32, 0x5a).toString('base64');
+
 function problemsOf(env: NodeJS.ProcessEnv): readonly string[] {
   try {
     loadConfig(env);
@@ -48,9 +50,55 @@ describe('loadConfig', () => {
   });
 
   it('requires a connection string for esdb', () => {
-    expect(problemsOf({ EVENT_STORE: 'esdb' })).toEqual([expect.stringContaining('EVENTSTORE_CONNECTION_STRING')]);
-    const config = loadConfig({ EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: 'esdb://localhost:2113?tls=false' });
+    expect(problemsOf({ EVENT_STORE: 'esdb', SECRETS_KEY })).toEqual([expect.stringContaining('EVENTSTORE_CONNECTION_STRING')]);
+    const config = loadConfig({ EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: 'esdb://localhost:2113?tls=false', SECRETS_KEY });
     expect(config.eventStore).toMatchObject({ kind: 'esdb', connectionString: 'esdb://localhost:2113?tls=false' });
+  });
+
+  describe('SECRETS_KEY and SECRETS_KEY_PREVIOUS', () => {
+    const esdb = { EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: 'esdb://localhost:2113?tls=false' };
+
+    it('requires SECRETS_KEY with esdb, where every instance must share it', () => {
+      expect(problemsOf(esdb)).toEqual([
+        'SECRETS_KEY is required when EVENT_STORE=esdb, the same on every instance: base64 of exactly 32 random bytes, e.g. from `openssl rand -base64 32`',
+      ]);
+    });
+
+    it('takes base64 or base64url of 32 bytes; with sqlite it may be left out (DATA_DIR/cursor.key stands in)', () => {
+      expect(loadConfig({ ...esdb, SECRETS_KEY }).secretsKey?.source).toBe('secrets-key');
+      const urlSafe = Buffer.alloc(32, 0xfb).toString('base64url');
+      expect(loadConfig({ SECRETS_KEY: urlSafe }).secretsKey?.derive('p')).toEqual(loadConfig({ SECRETS_KEY: Buffer.alloc(32, 0xfb).toString('base64') }).secretsKey?.derive('p'));
+      expect(loadConfig({}).secretsKey).toBeNull();
+    });
+
+    it('the keys come from the values: the same SECRETS_KEY derives the same keys, SECRETS_KEY_PREVIOUS opens what it sealed', () => {
+      const previous = Buffer.alloc(32, 5).toString('base64');
+      const sealed = loadConfig({ SECRETS_KEY: previous }).secretsKey!.secretBox().seal('whsec_x');
+      const rotated = loadConfig({ SECRETS_KEY, SECRETS_KEY_PREVIOUS: previous }).secretsKey!;
+      expect(rotated.secretBox().open(sealed)).toBe('whsec_x');
+      expect(rotated.derive('p')).toEqual(loadConfig({ SECRETS_KEY }).secretsKey!.derive('p'));
+    });
+
+    it.each([
+      ['not base64', 'not base64!', 'it is not base64'],
+      ['16 bytes', Buffer.alloc(16, 1).toString('base64'), 'it decodes to 16 bytes'],
+      ['33 bytes', Buffer.alloc(33, 1).toString('base64'), 'it decodes to 33 bytes'],
+      ['a hex key', 'ab'.repeat(32), 'it decodes to 48 bytes'],
+      ['base64 with junk inside', `${SECRETS_KEY.slice(0, 20)}%${SECRETS_KEY.slice(20)}`, 'it is not base64'],
+    ])('refuses %s, naming the variable and never the value', (_, text, why) => {
+      for (const name of ['SECRETS_KEY', 'SECRETS_KEY_PREVIOUS']) {
+        const env = name === 'SECRETS_KEY' ? { ...esdb, SECRETS_KEY: text } : { ...esdb, SECRETS_KEY, SECRETS_KEY_PREVIOUS: text };
+        const problems = problemsOf(env);
+        expect(problems).toEqual([`${name} must be base64 of exactly 32 random bytes, e.g. from \`openssl rand -base64 32\` (${why})`]);
+        expect(problems[0]).not.toContain(text);
+      }
+    });
+
+    it('refuses SECRETS_KEY_PREVIOUS alone', () => {
+      expect(problemsOf({ SECRETS_KEY_PREVIOUS: SECRETS_KEY })).toEqual([
+        'SECRETS_KEY_PREVIOUS is set without SECRETS_KEY: set SECRETS_KEY to the new key',
+      ]);
+    });
   });
 
   it.each([
@@ -58,7 +106,7 @@ describe('loadConfig', () => {
     ['esdb://host:2113?tls=maybe', 'EVENTSTORE_CONNECTION_STRING is not a valid connection string: Unexpected "maybe" at position 21, expected true or false (e.g. esdb://localhost:2113?tls=false)'],
     ['esdb://local host:2113', 'EVENTSTORE_CONNECTION_STRING has a host that is not a host name or IPv4 address: "local host:2113"'],
   ])('names EVENTSTORE_CONNECTION_STRING and what is wrong with %j (the client\'s own parser, no connection)', (text, problem) => {
-    expect(problemsOf({ EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: text })).toEqual([problem]);
+    expect(problemsOf({ EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: text, SECRETS_KEY })).toEqual([problem]);
   });
 
   it('requires TLS certificate and key together', () => {

@@ -2,6 +2,7 @@ import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { accessSync, constants, existsSync, lstatSync, mkdtempSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { connectionStringProblem } from '@filing/event-store';
+import { ServiceKeys } from '../crypto/service-keys';
 
 /** The service's configuration, read from environment variables (CONTRACT.md §6). */
 export interface AppConfig {
@@ -20,6 +21,12 @@ export interface AppConfig {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Requests per account to `/external-api/v1` in a sliding window; null: unlimited (`off`). */
   readonly apiRateLimit: { readonly limit: number; readonly windowMs: number } | null;
+  /**
+   * The root of every service key, from `SECRETS_KEY` (and `SECRETS_KEY_PREVIOUS`, still accepted
+   * for opening and checking): required with esdb, where every instance must hold the same one.
+   * null: not set (sqlite only); `DATA_DIR/cursor.key` is the root then.
+   */
+  readonly secretsKey: ServiceKeys | null;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -111,6 +118,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     problems.push(`API_RATE_LIMIT ${(err as Error).message}`);
   }
 
+  const secretsKey = secretsKeyFrom(value('SECRETS_KEY'), value('SECRETS_KEY_PREVIOUS'), storeKind === 'esdb', problems);
+
   const logLevel = (value('LOG_LEVEL') ?? 'info') as AppConfig['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
@@ -132,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     tls: certFile && keyFile ? { certFile, keyFile } : null,
     logLevel,
     apiRateLimit,
+    secretsKey,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -260,6 +270,40 @@ function readPrivateKey(file: string): KeyObject | string {
   } catch (err) {
     return `names a file that holds no usable PEM private key (it must not be encrypted): ${file} (${(err as Error).message})`;
   }
+}
+
+const SECRETS_KEY_HINT = 'base64 of exactly 32 random bytes, e.g. from `openssl rand -base64 32`';
+
+/**
+ * SECRETS_KEY and SECRETS_KEY_PREVIOUS as ServiceKeys. Problems say what is wrong with a value
+ * without ever repeating it: it is a secret.
+ */
+function secretsKeyFrom(current: string | undefined, previous: string | undefined, required: boolean, problems: string[]): ServiceKeys | null {
+  const decode = (name: string, text: string): Buffer | null => {
+    const key = decodeBase64Key(text);
+    if (typeof key === 'string') problems.push(`${name} must be ${SECRETS_KEY_HINT} (${key})`);
+    return typeof key === 'string' ? null : key;
+  };
+  if (current === undefined) {
+    if (required) problems.push(`SECRETS_KEY is required when EVENT_STORE=esdb, the same on every instance: ${SECRETS_KEY_HINT}`);
+    if (previous !== undefined) problems.push('SECRETS_KEY_PREVIOUS is set without SECRETS_KEY: set SECRETS_KEY to the new key');
+    return null;
+  }
+  const key = decode('SECRETS_KEY', current);
+  const old = previous === undefined ? null : decode('SECRETS_KEY_PREVIOUS', previous);
+  if (!key || (previous !== undefined && !old)) return null;
+  return ServiceKeys.fromSecretsKey(key, old);
+}
+
+/** 32 bytes from standard or URL-safe base64, or why not (never the value). */
+function decodeBase64Key(text: string): Buffer | string {
+  const standard = /^[A-Za-z0-9+/]+={0,2}$/.test(text);
+  if (!standard && !/^[A-Za-z0-9_-]+$/.test(text)) return 'it is not base64';
+  const bytes = Buffer.from(text, standard ? 'base64' : 'base64url');
+  // Node's decoder skips what it cannot use: only an exact round trip is the key that was meant.
+  const again = bytes.toString(standard ? 'base64' : 'base64url').replace(/=+$/, '');
+  if (again !== text.replace(/=+$/, '')) return 'it is not base64';
+  return bytes.length === 32 ? bytes : `it decodes to ${bytes.length} bytes`;
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };

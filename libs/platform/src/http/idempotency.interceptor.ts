@@ -4,8 +4,8 @@ import {
   type ExecutionContext,
   Inject,
   Injectable,
+  Logger,
   type NestInterceptor,
-  type OnApplicationShutdown,
   type OnModuleInit,
   SetMetadata,
 } from '@nestjs/common';
@@ -13,16 +13,18 @@ import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { ApiExtension } from '@nestjs/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
-import { type Observable, of } from 'rxjs';
+import { from, type Observable, of, switchMap } from 'rxjs';
 import { ConflictError, UnprocessableError, ValidationError } from '../errors/domain-errors';
-import { IdempotencyStore, type StoredResponse } from './idempotency.store';
-import { getPrincipal } from './principal';
+import { type IdempotencyClaim, IdempotencyStore, type Reservation, type StoredResponse } from './idempotency.store';
+import { commandContextOf, getPrincipal } from './principal';
 
 export const IDEMPOTENCY_OPTIONS = Symbol('IDEMPOTENCY_OPTIONS');
 
 export interface IdempotencyOptions {
   /** POSTs under these path prefixes honour `Idempotency-Key`. */
   readonly pathPrefixes: readonly string[];
+  /** How long a request waits for a concurrent one with its key to answer before a 409. */
+  readonly inFlightWaitMs: number;
 }
 
 const SKIP_IDEMPOTENCY = 'filing:skip-idempotency';
@@ -52,8 +54,7 @@ const PENDING = Symbol('idempotency.pending');
 const UNSTORED_HEADERS = new Set(['content-length', 'connection', 'keep-alive', 'transfer-encoding', 'date', 'set-cookie']);
 
 interface Pending {
-  readonly scope: string;
-  readonly key: string;
+  readonly claim: IdempotencyClaim;
   readonly redact: readonly string[];
 }
 type MarkedRequest = FastifyRequest & { [PENDING]?: Pending };
@@ -62,7 +63,9 @@ type MarkedRequest = FastifyRequest & { [PENDING]?: Pending };
  * `Idempotency-Key` on POST (CONTRACT.md §3): the first request with a key runs; a retry with the
  * same key and the same request (method, path, canonical JSON body) within 24 h replays its
  * answer (status, headers, body, plus `Idempotent-Replayed: true`); the same key with another
- * request is a 422; while the first is still running, a 409. Keys are scoped by account.
+ * request is a 422. A retry while the first is still running waits briefly for its answer and
+ * replays it; a 409 if it does not come in time. Keys are scoped by account and kept in the event
+ * store (IdempotencyStore), so this holds across every instance on one store.
  *
  * The interceptor decides; the answer is recorded in Fastify's onSend hook (see
  * `IdempotencyHooks`), because only there are the final status, headers and serialized body
@@ -94,29 +97,38 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const principal = getPrincipal(request);
     if (!principal) return next.handle(); // unauthenticated routes have no account to scope keys by
     const scope = principal.accountId ?? `${principal.kind}:${principal.subjectId}`;
+    const redact = this.reflector.getAllAndOverride<string[]>(REDACT_ON_REPLAY, [context.getHandler(), context.getClass()]) ?? [];
 
-    const reservation = this.store.reserve(scope, header, fingerprint(request));
-    switch (reservation.kind) {
-      case 'mismatch':
-        throw new UnprocessableError('This Idempotency-Key was already used with another request; use a new key');
-      case 'in-flight':
-        throw new ConflictError('A request with this Idempotency-Key is still being processed; retry shortly');
-      case 'replay':
-        return of(toWebResponse(reservation.response));
-      case 'reserved':
-        request[PENDING] = {
-          scope,
-          key: header,
-          redact: this.reflector.getAllAndOverride<string[]>(REDACT_ON_REPLAY, [context.getHandler(), context.getClass()]) ?? [],
-        };
-        return next.handle();
-    }
+    const reserved = this.store.reserve(
+      scope,
+      header,
+      fingerprint(request),
+      commandContextOf(principal, request.headers['x-request-id']),
+      this.options.inFlightWaitMs,
+    );
+    return from(reserved).pipe(
+      switchMap((reservation: Reservation) => {
+        switch (reservation.kind) {
+          case 'mismatch':
+            throw new UnprocessableError('This Idempotency-Key was already used with another request; use a new key');
+          case 'in-flight':
+            throw new ConflictError('A request with this Idempotency-Key is still being processed; retry shortly');
+          case 'replay':
+            return of(toWebResponse(reservation.response));
+          case 'reserved':
+            request[PENDING] = { claim: reservation.claim, redact };
+            return next.handle();
+        }
+      }),
+    );
   }
 }
 
 /** Registers the Fastify hooks that record (or release) a reserved key's answer. */
 @Injectable()
-export class IdempotencyHooks implements OnModuleInit, OnApplicationShutdown {
+export class IdempotencyHooks implements OnModuleInit {
+  private readonly logger = new Logger(IdempotencyInterceptor.name);
+
   constructor(
     private readonly store: IdempotencyStore,
     private readonly adapterHost: HttpAdapterHost,
@@ -125,6 +137,7 @@ export class IdempotencyHooks implements OnModuleInit, OnApplicationShutdown {
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     if (!fastify?.addHook) return; // no HTTP server (the CLI)
+    // Awaited before the answer leaves: once a client has it, a retry on any instance replays it.
     fastify.addHook('onSend', async (request: MarkedRequest, reply: FastifyReply, payload: unknown) => {
       const pending = request[PENDING];
       if (!pending) return payload;
@@ -132,21 +145,27 @@ export class IdempotencyHooks implements OnModuleInit, OnApplicationShutdown {
       const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? '' : null;
       if (body !== null && isFinal(reply.statusCode)) {
         const stored = pending.redact.length > 0 ? withoutFields(body, pending.redact) : body;
-        this.store.complete(pending.scope, pending.key, { status: reply.statusCode, headers: storedHeaders(reply), body: stored });
+        await this.settle(this.store.complete(pending.claim, { status: reply.statusCode, headers: storedHeaders(reply), body: stored }));
       } else {
-        this.store.release(pending.scope, pending.key);
+        await this.settle(this.store.release(pending.claim));
       }
       return payload;
     });
     // A response that never reached onSend (e.g. a broken connection while serializing).
     fastify.addHook('onResponse', async (request: MarkedRequest) => {
       const pending = request[PENDING];
-      if (pending) this.store.release(pending.scope, pending.key);
+      request[PENDING] = undefined;
+      if (pending) await this.settle(this.store.release(pending.claim));
     });
   }
 
-  onApplicationShutdown(): void {
-    this.store.close();
+  /** The answer goes out whatever happens here: the request's own work is done. An unrecorded claim lapses after its lease. */
+  private async settle(recording: Promise<void>): Promise<void> {
+    try {
+      await recording;
+    } catch (err) {
+      this.logger.warn(`Could not record an Idempotency-Key outcome (the key frees up after its lease): ${(err as Error).message}`);
+    }
   }
 }
 

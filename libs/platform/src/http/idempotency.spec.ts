@@ -20,11 +20,11 @@ import type { FastifyReply } from 'fastify';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EVENT_STORE } from '@filing/event-store';
+import { EVENT_STORE, type EventStore, SqliteEventStore } from '@filing/event-store';
 import { ConflictError, ValidationError } from '../errors/domain-errors';
 import { IfMatch } from './etag';
 import { RedactOnReplay, SkipIdempotency } from './idempotency.interceptor';
-import { IdempotencyStore } from './idempotency.store';
+import { type IdempotencyClaim, IdempotencyStore, idempotencyStream, type Reservation } from './idempotency.store';
 import { PROBLEM_CONTENT_TYPE, ProblemDetailsFilter } from './problem-details.filter';
 import { setPrincipal } from './principal';
 import { ReadYourWrites } from './read-your-writes';
@@ -95,39 +95,50 @@ class TestAuthGuard implements CanActivate {
   }
 }
 
-/** What the app's global modules provide to ResourceApiModule (unused here). */
-@Global()
-@Module({
-  providers: [
-    { provide: ReadYourWrites, useValue: {} },
-    { provide: EVENT_STORE, useValue: {} },
-  ],
-  exports: [ReadYourWrites, EVENT_STORE],
-})
-class StubsModule {}
+/** What the app's global modules provide to ResourceApiModule: an event store (the keys live there), a stub for the rest. */
+function storeModule(store: EventStore) {
+  @Global()
+  @Module({
+    providers: [
+      { provide: ReadYourWrites, useValue: {} },
+      { provide: EVENT_STORE, useValue: store },
+    ],
+    exports: [ReadYourWrites, EVENT_STORE],
+  })
+  class StoreModule {}
+  return StoreModule;
+}
+
+/** One service instance: the interceptors over real HTTP, on `store`. */
+async function startInstance(store: EventStore, dir: string): Promise<{ app: NestFastifyApplication; url: string }> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [storeModule(store), ResourceApiModule.forRoot({ cursorKeyFile: join(dir, 'cursor.key'), idempotencyInFlightWaitMs: 300 })],
+    controllers: [ThingsController],
+    providers: [
+      { provide: APP_GUARD, useClass: TestAuthGuard },
+      { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+    ],
+  }).compile();
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { logger: false });
+  app.useGlobalPipes(createValidationPipe());
+  await app.listen(0, '127.0.0.1');
+  return { app, url: await app.getUrl() };
+}
 
 describe('Idempotency-Key and JSON-only bodies (interceptors over real HTTP)', () => {
   let app: NestFastifyApplication;
   let url: string;
   let dir: string;
+  let store: SqliteEventStore;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'idempotency-'));
-    const moduleRef = await Test.createTestingModule({
-      imports: [StubsModule, ResourceApiModule.forRoot({ idempotencyFile: join(dir, 'idempotency.db'), cursorKeyFile: join(dir, 'cursor.key') })],
-      controllers: [ThingsController],
-      providers: [
-        { provide: APP_GUARD, useClass: TestAuthGuard },
-        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
-      ],
-    }).compile();
-    app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { logger: false });
-    app.useGlobalPipes(createValidationPipe());
-    await app.listen(0, '127.0.0.1');
-    url = await app.getUrl();
+    store = new SqliteEventStore({ file: join(dir, 'events.db') });
+    ({ app, url } = await startInstance(store, dir));
   });
   afterAll(async () => {
     await app.close();
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
   beforeEach(() => {
@@ -300,31 +311,128 @@ describe('Idempotency-Key and JSON-only bodies (interceptors over real HTTP)', (
   });
 });
 
+describe('Idempotency-Key across instances on one event store', () => {
+  let dir: string;
+  let store: SqliteEventStore;
+  let instances: Array<{ app: NestFastifyApplication; url: string }>;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'idempotency-two-'));
+    store = new SqliteEventStore({ file: join(dir, 'events.db') });
+    instances = [await startInstance(store, dir), await startInstance(store, dir)];
+  });
+  afterAll(async () => {
+    for (const { app } of instances) await app.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  beforeEach(() => {
+    runs = 0;
+    gate = null;
+  });
+
+  const post = async (url: string, key: string, name = 'a') => {
+    const res = await fetch(`${url}/external-api/v1/things`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-account': 'acc-race', 'idempotency-key': key },
+      body: JSON.stringify({ name }),
+    });
+    return { status: res.status, replayed: res.headers.get('idempotent-replayed'), location: res.headers.get('location'), text: await res.text() };
+  };
+
+  it('the same key sent to two instances at once runs once, and both get the same answer', async () => {
+    for (let round = 0; round < 10; round++) {
+      runs = 0;
+      const key = `race-${round}-${Date.now()}`;
+      const [a, b] = await Promise.all(instances.map(({ url }) => post(url, key)));
+      expect(runs).toBe(1);
+      expect([a.status, b.status]).toEqual([201, 201]);
+      expect(b.text).toBe(a.text);
+      expect(b.location).toBe(a.location);
+      expect(new Set([a.replayed, b.replayed])).toEqual(new Set(['true', null])); // one ran, one replayed
+    }
+  });
+
+  it('a retry on the other instance replays; another body there is a 422', async () => {
+    const key = `retry-${Date.now()}`;
+    const first = await post(instances[0].url, key);
+    const again = await post(instances[1].url, key);
+    expect([again.status, again.replayed, again.text]).toEqual([201, 'true', first.text]);
+    expect((await post(instances[1].url, key, 'b')).status).toBe(422);
+    expect(runs).toBe(1);
+  });
+});
+
 describe('IdempotencyStore', () => {
-  it('forgets a key after the TTL, and releases keys left in flight by a crash', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'idempotency-store-'));
-    const file = join(dir, 'idempotency.db');
-    let now = 1_000_000;
-    const store = new IdempotencyStore({ file, ttlMs: 1000, now: () => now });
-    try {
-      expect(store.reserve('a', 'k', 'f1').kind).toBe('reserved');
-      store.complete('a', 'k', { status: 201, headers: { etag: '"0"' }, body: '{}' });
-      expect(store.reserve('a', 'k', 'f1')).toEqual({
-        kind: 'replay',
-        response: { status: 201, headers: { etag: '"0"' }, body: '{}' },
-      });
-      now += 1000;
-      expect(store.reserve('a', 'k', 'f2').kind).toBe('reserved'); // expired: a new first use
-      expect(store.reserve('a', 'k', 'f2').kind).toBe('in-flight');
-    } finally {
-      store.close();
-    }
-    const restarted = new IdempotencyStore({ file, ttlMs: 1000, now: () => now });
-    try {
-      expect(restarted.reserve('a', 'k', 'f2').kind).toBe('reserved');
-    } finally {
-      restarted.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+  const context = { account_id: 'acc', actor: 'client:c1', correlation_id: 'r1', causation_id: null };
+  const response = { status: 201, headers: { etag: '"0"' }, body: '{"id":"x"}' };
+  let dir: string;
+  let events: SqliteEventStore;
+  let now: number;
+  const storeOf = () => new IdempotencyStore({ store: events, ttlMs: 10_000, leaseMs: 1_000, now: () => now });
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'idempotency-store-'));
+    events = new SqliteEventStore({ file: join(dir, 'events.db') });
+    now = Date.now();
+  });
+  afterEach(async () => {
+    await events.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const reserved = (r: Reservation): IdempotencyClaim => {
+    if (r.kind !== 'reserved') throw new Error(`expected the key to be free, got ${r.kind}`);
+    return r.claim;
+  };
+
+  it('replays a recorded answer until the TTL, then the key is new again; the stream asks the store to drop it after the TTL', async () => {
+    const store = storeOf();
+    const claim = reserved(await store.reserve('a', 'k', 'f1', context));
+    await store.complete(claim, response);
+    expect(await store.reserve('a', 'k', 'f1', context)).toEqual({ kind: 'replay', response });
+    expect(await store.reserve('a', 'k', 'f2', context)).toEqual({ kind: 'mismatch' });
+    expect(await events.getStreamMetadata(idempotencyStream('a', 'k'))).toEqual({ maxAge: 10 });
+    now += 10_000;
+    reserved(await store.reserve('a', 'k', 'f2', context)); // expired: a first use with another body
+    expect((await store.reserve('a', 'k', 'f2', context)).kind).toBe('in-flight');
+  });
+
+  it('a released key (an answer not kept) may be claimed again at once', async () => {
+    const store = storeOf();
+    await store.release(reserved(await store.reserve('a', 'k', 'f1', context)));
+    await store.complete(reserved(await store.reserve('a', 'k', 'f2', context)), response);
+    expect(await store.reserve('a', 'k', 'f2', context)).toEqual({ kind: 'replay', response });
+  });
+
+  it('a claim left without an answer (its instance died) is taken over after its lease; the late answer of the old holder is not kept', async () => {
+    const store = storeOf();
+    const abandoned = reserved(await store.reserve('a', 'k', 'f1', context));
+    now += 999;
+    expect((await store.reserve('a', 'k', 'f1', context)).kind).toBe('in-flight');
+    now += 1;
+    const taken = reserved(await store.reserve('a', 'k', 'f1', context));
+    await store.complete(abandoned, { ...response, body: 'late' });
+    await store.complete(taken, response);
+    expect(await store.reserve('a', 'k', 'f1', context)).toEqual({ kind: 'replay', response });
+  });
+
+  it('of many stores racing one key exactly one claims it; the others see it in flight, then replay its answer', async () => {
+    const stores = Array.from({ length: 8 }, storeOf);
+    const outcomes = await Promise.all(stores.map((s) => s.reserve('a', 'race', 'f', context)));
+    const winners = outcomes.filter((o) => o.kind === 'reserved');
+    expect(winners).toHaveLength(1);
+    expect(outcomes.filter((o) => o.kind === 'in-flight')).toHaveLength(7);
+    const waiting = stores.map((s) => s.reserve('a', 'race', 'f', context, 5_000));
+    await stores[0].complete(reserved(winners[0]), response);
+    for (const outcome of await Promise.all(waiting)) expect(outcome).toEqual({ kind: 'replay', response });
+  });
+
+  it('keys are per scope, and a key holding any characters names a fixed-length stream', async () => {
+    const store = storeOf();
+    reserved(await store.reserve('a', 'k', 'f', context));
+    reserved(await store.reserve('b', 'k', 'f', context));
+    expect(idempotencyStream('a', '~'.repeat(255))).toMatch(/^idempotency-[0-9a-f]{64}$/);
+    expect(idempotencyStream('a|b', 'c')).not.toBe(idempotencyStream('a', 'b|c'));
   });
 });

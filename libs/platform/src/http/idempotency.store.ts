@@ -1,8 +1,27 @@
-import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import {
+  type EventStore,
+  type ExpectedRevision,
+  type JsonObject,
+  NO_STREAM,
+  type RecordedEvent,
+  type StreamRevision,
+  WrongExpectedVersionError,
+} from '@filing/event-store';
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { buildMetadata, type CommandContext, streamName, toEventData } from '../events/envelope';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** A claim with no answer after this long is taken to be abandoned (its instance died) and may be claimed again. */
+export const IDEMPOTENCY_LEASE_MS = 60_000;
+/** How long a request waits for the answer of a concurrent one with the same key before its 409. */
+export const IDEMPOTENCY_IN_FLIGHT_WAIT_MS = 2_000;
+
+export const IdempotencyEvents = {
+  KeyClaimed: 'idempotency.KeyClaimed',
+  ResponseRecorded: 'idempotency.ResponseRecorded',
+  KeyReleased: 'idempotency.KeyReleased',
+} as const;
 
 /** A final answer as it was sent: replayed byte for byte. */
 export interface StoredResponse {
@@ -11,115 +30,148 @@ export interface StoredResponse {
   readonly body: string;
 }
 
+/** The winner's hold on a key: what it records its answer (or release) against. */
+export interface IdempotencyClaim {
+  readonly streamId: string;
+  readonly revision: StreamRevision;
+  readonly context: CommandContext;
+}
+
 export type Reservation =
-  /** First use of the key: the caller runs the request, then `complete()`s or `release()`s it. */
-  | { readonly kind: 'reserved' }
-  /** The first request with this key has not answered yet. */
+  /** First use of the key: the caller runs the request, then `complete()`s or `release()`s the claim. */
+  | { readonly kind: 'reserved'; readonly claim: IdempotencyClaim }
+  /** The first request with this key has not answered yet (after waiting for it as long as asked). */
   | { readonly kind: 'in-flight' }
   /** The key was used with another request (method, path or body). */
   | { readonly kind: 'mismatch' }
   | { readonly kind: 'replay'; readonly response: StoredResponse };
 
 export interface IdempotencyStoreOptions {
-  /** `DATA_DIR/idempotency.db` (not read.db: a projection rebuild must not forget keys), or `:memory:`. */
-  readonly file: string;
+  readonly store: EventStore;
   readonly ttlMs?: number;
+  readonly leaseMs?: number;
   readonly now?: () => number;
 }
 
-interface Row {
-  fingerprint: string;
-  state: 'in_flight' | 'done';
-  status: number | null;
-  headers: string | null;
-  body: string | null;
-  created_at: number;
-}
+/** What a key's stream says now. */
+type KeyState =
+  | { readonly kind: 'free'; readonly expected: ExpectedRevision }
+  | { readonly kind: 'in-flight'; readonly fingerprint: string }
+  | { readonly kind: 'done'; readonly fingerprint: string; readonly response: StoredResponse };
 
 /**
- * Idempotency keys and the answers they replay, per scope (the account), for 24 h. One process
- * owns the file, so a key left in flight by a crash is released at start.
+ * Idempotency keys and the answers they replay, per scope (the account), for 24 h, in the event
+ * store, so every instance sees the same keys: one stream per (scope, key), named by a hash of
+ * both. The first request appends a claim expecting the stream as it read it (`no_stream` for a
+ * new key), so of several instances racing one key exactly one wins; the winner appends its answer
+ * (or a release, for an answer that is not kept). The stream's `$maxAge` is 24 h, so the store
+ * can scavenge it; a claim older than that counts as absent whatever the store still shows.
  */
 export class IdempotencyStore {
-  private readonly db: Database.Database;
+  private readonly store: EventStore;
   private readonly ttlMs: number;
+  private readonly leaseMs: number;
   private readonly now: () => number;
-  private lastPurge = 0;
-  private readonly statements: ReturnType<IdempotencyStore['prepare']>;
 
   constructor(options: IdempotencyStoreOptions) {
+    this.store = options.store;
     this.ttlMs = options.ttlMs ?? IDEMPOTENCY_TTL_MS;
+    this.leaseMs = options.leaseMs ?? IDEMPOTENCY_LEASE_MS;
     this.now = options.now ?? Date.now;
-    if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true });
-    this.db = new Database(options.file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.exec(`CREATE TABLE IF NOT EXISTS idempotency_keys (
-      scope TEXT NOT NULL,
-      key TEXT NOT NULL,
-      fingerprint TEXT NOT NULL,
-      state TEXT NOT NULL,
-      status INTEGER,
-      headers TEXT,
-      body TEXT,
-      created_at INTEGER NOT NULL,
-      PRIMARY KEY (scope, key)
-    ) WITHOUT ROWID`);
-    this.db.exec('CREATE INDEX IF NOT EXISTS idempotency_keys_created_at ON idempotency_keys (created_at)');
-    this.db.prepare("DELETE FROM idempotency_keys WHERE state = 'in_flight'").run();
-    this.statements = this.prepare();
   }
 
-  private prepare() {
-    return {
-      get: this.db.prepare<[string, string], Row>(
-        'SELECT fingerprint, state, status, headers, body, created_at FROM idempotency_keys WHERE scope = ? AND key = ?',
-      ),
-      insert: this.db.prepare<[string, string, string, number]>(
-        "INSERT OR REPLACE INTO idempotency_keys (scope, key, fingerprint, state, created_at) VALUES (?, ?, ?, 'in_flight', ?)",
-      ),
-      complete: this.db.prepare<[number, string, string, string, string]>(
-        "UPDATE idempotency_keys SET state = 'done', status = ?, headers = ?, body = ? WHERE scope = ? AND key = ?",
-      ),
-      release: this.db.prepare<[string, string]>("DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND state = 'in_flight'"),
-      purge: this.db.prepare<[number]>('DELETE FROM idempotency_keys WHERE created_at <= ?'),
-    };
-  }
-
-  /** Synchronous (better-sqlite3), so two requests with one key cannot both reserve it. */
-  reserve(scope: string, key: string, fingerprint: string): Reservation {
-    const now = this.now();
-    this.purgeExpired(now);
-    const row = this.statements.get.get(scope, key);
-    if (!row || row.created_at <= now - this.ttlMs) {
-      this.statements.insert.run(scope, key, fingerprint, now);
-      return { kind: 'reserved' };
+  /**
+   * Claims the key, or says why not. While another request holds it, waits up to `waitMs` for its
+   * answer (polling the stream: the holder may be another instance), so a concurrent retry gets
+   * the same answer rather than a 409 when the first answers in time.
+   */
+  async reserve(scope: string, key: string, fingerprint: string, context: CommandContext, waitMs = 0): Promise<Reservation> {
+    const streamId = idempotencyStream(scope, key);
+    const deadline = this.now() + waitMs;
+    for (let pause = 25; ; pause = Math.min(pause * 2, 200)) {
+      const outcome = await this.tryClaim(streamId, fingerprint, context);
+      if (outcome.kind !== 'in-flight' || this.now() + pause > deadline) return outcome;
+      await sleep(pause);
     }
-    if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
-    if (row.state === 'in_flight') return { kind: 'in-flight' };
-    return {
-      kind: 'replay',
-      response: { status: row.status!, headers: JSON.parse(row.headers!) as Record<string, string>, body: row.body! },
-    };
   }
 
-  complete(scope: string, key: string, response: StoredResponse): void {
-    this.statements.complete.run(response.status, JSON.stringify(response.headers), response.body, scope, key);
+  async complete(claim: IdempotencyClaim, response: StoredResponse): Promise<void> {
+    await this.appendAfterClaim(claim, IdempotencyEvents.ResponseRecorded, { ...response });
   }
 
-  /** Forgets a reservation whose request gave no final answer (5xx, crash), so a retry runs it again. */
-  release(scope: string, key: string): void {
-    this.statements.release.run(scope, key);
+  /** Forgets a claim whose request gave no answer worth keeping (400, 429, 5xx), so a retry runs it again. */
+  async release(claim: IdempotencyClaim): Promise<void> {
+    await this.appendAfterClaim(claim, IdempotencyEvents.KeyReleased, {});
   }
 
-  close(): void {
-    if (this.db.open) this.db.close();
+  private async tryClaim(streamId: string, fingerprint: string, context: CommandContext): Promise<Reservation> {
+    // Set when the stream read empty but exists: all of it is past `$maxAge`, so claim after it.
+    let hiddenUpTo: StreamRevision | null = null;
+    // A few rounds at most: a lost race re-reads the stream and finds the winner's claim.
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const state = this.stateOf(await this.store.readStream(streamId));
+      if (state.kind === 'done' || state.kind === 'in-flight') {
+        if (state.fingerprint !== fingerprint) return { kind: 'mismatch' };
+        return state.kind === 'done' ? { kind: 'replay', response: state.response } : { kind: 'in-flight' };
+      }
+      const expected = state.expected === NO_STREAM && hiddenUpTo !== null ? hiddenUpTo : state.expected;
+      try {
+        const revision = await this.append(streamId, IdempotencyEvents.KeyClaimed, { fingerprint, claimed_at_ms: this.now() }, context, expected);
+        if (expected === NO_STREAM) await this.expireAfterTtl(streamId);
+        return { kind: 'reserved', claim: { streamId, revision, context } };
+      } catch (err) {
+        if (!(err instanceof WrongExpectedVersionError)) throw err;
+        hiddenUpTo = err.actual === NO_STREAM ? null : err.actual;
+      }
+    }
+    return { kind: 'in-flight' };
   }
 
-  /** At most once a minute: expired rows are also ignored on read, this only bounds the file. */
-  private purgeExpired(now: number): void {
-    if (now - this.lastPurge < 60_000) return;
-    this.lastPurge = now;
-    this.statements.purge.run(now - this.ttlMs);
+  private async append(streamId: string, type: string, data: JsonObject, context: CommandContext, expectedRevision: ExpectedRevision): Promise<StreamRevision> {
+    const event = toEventData({ type, data }, buildMetadata(context, new Date(this.now())));
+    return (await this.store.appendToStream(streamId, [event], { expectedRevision })).nextExpectedRevision;
   }
+
+  /** Lets the store drop the key's events after 24 h. The claim holds without it: a failure only delays that cleanup. */
+  private async expireAfterTtl(streamId: string): Promise<void> {
+    try {
+      await this.store.setStreamMetadata(streamId, { maxAge: Math.ceil(this.ttlMs / 1000) });
+    } catch {
+      // see above
+    }
+  }
+
+  private stateOf(events: readonly RecordedEvent[]): KeyState {
+    if (events.length === 0) return { kind: 'free', expected: NO_STREAM };
+    const free: KeyState = { kind: 'free', expected: events[events.length - 1].revision };
+    let claimIndex = -1;
+    for (let i = events.length - 1; i >= 0; i--) {
+      if (events[i].type === IdempotencyEvents.KeyClaimed) {
+        claimIndex = i;
+        break;
+      }
+    }
+    if (claimIndex < 0) return free;
+    const { fingerprint, claimed_at_ms: claimedAt } = events[claimIndex].data as { fingerprint: string; claimed_at_ms: number };
+    const age = this.now() - claimedAt;
+    if (age >= this.ttlMs) return free;
+    const after = events[claimIndex + 1];
+    if (!after) return age >= this.leaseMs ? free : { kind: 'in-flight', fingerprint };
+    if (after.type !== IdempotencyEvents.ResponseRecorded) return free; // released
+    return { kind: 'done', fingerprint, response: after.data as unknown as StoredResponse };
+  }
+
+  /** Appends right after the claim; a claim taken over meanwhile (its lease ran out) keeps the newer holder's outcome. */
+  private async appendAfterClaim(claim: IdempotencyClaim, type: string, data: JsonObject): Promise<void> {
+    try {
+      await this.append(claim.streamId, type, data, claim.context, claim.revision);
+    } catch (err) {
+      if (!(err instanceof WrongExpectedVersionError)) throw err;
+    }
+  }
+}
+
+/** `idempotency-<sha256 of scope and key>`: a fixed-length name whatever the key holds. */
+export function idempotencyStream(scope: string, key: string): string {
+  return streamName('idempotency', createHash('sha256').update(JSON.stringify([scope, key])).digest('hex'));
 }

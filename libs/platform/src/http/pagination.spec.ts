@@ -1,11 +1,12 @@
 import Database from 'better-sqlite3';
 import { validateSync } from 'class-validator';
 import { plainToInstance } from 'class-transformer';
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
+import { ServiceKeys } from '../crypto/service-keys';
 import { ValidationError } from '../errors/domain-errors';
 import { CursorCodec, keysetPage, PageQueryDto, pageRequest, toPage } from './pagination';
 
@@ -142,6 +143,41 @@ describe('CursorCodec.fromKeyFile', () => {
     writeFileSync(file, 'secret-ish text');
     expect(() => CursorCodec.fromKeyFile(file)).toThrow(/holds 15 bytes, not 32/);
     expect(() => CursorCodec.fromKeyFile(file)).not.toThrow(/secret-ish/);
+  });
+});
+
+describe('CursorCodec.fromServiceKeys', () => {
+  const secretsKey = randomBytes(32);
+
+  it('with SECRETS_KEY: a cursor from one instance pages on another, and not on a deployment with another key', () => {
+    const a = CursorCodec.fromServiceKeys(ServiceKeys.fromSecretsKey(Buffer.from(secretsKey)));
+    const b = CursorCodec.fromServiceKeys(ServiceKeys.fromSecretsKey(Buffer.from(secretsKey)));
+    const cursor = a.encode('entities', 'abc');
+    expect(b.decode(cursor)).toEqual({ v: 2, c: 'entities', k: 'abc' });
+    expect(CursorCodec.fromServiceKeys(ServiceKeys.fromSecretsKey(randomBytes(32))).decode(cursor)).toBeNull();
+    // Signed with a derived key, not with SECRETS_KEY itself.
+    expect(new CursorCodec(secretsKey).decode(cursor)).toBeNull();
+  });
+
+  it('during a rotation accepts cursors signed under SECRETS_KEY_PREVIOUS, and signs with the new key', () => {
+    const next = randomBytes(32);
+    const before = CursorCodec.fromServiceKeys(ServiceKeys.fromSecretsKey(secretsKey)).encode('entities', 'abc');
+    const rotated = CursorCodec.fromServiceKeys(ServiceKeys.fromSecretsKey(next, secretsKey));
+    expect(rotated.decode(before)).toEqual({ v: 2, c: 'entities', k: 'abc' });
+    const after = rotated.encode('entities', 'abd');
+    expect(CursorCodec.fromServiceKeys(ServiceKeys.fromSecretsKey(next)).decode(after)).not.toBeNull();
+    expect(CursorCodec.fromServiceKeys(ServiceKeys.fromSecretsKey(next)).decode(before)).toBeNull();
+  });
+
+  it('without SECRETS_KEY: DATA_DIR/cursor.key signs as it always has, so cursors issued before stay valid', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cursor-key-'));
+    try {
+      const file = join(dir, 'cursor.key');
+      const issuedBefore = CursorCodec.fromKeyFile(file).encode('entities', 'abc');
+      expect(CursorCodec.fromServiceKeys(ServiceKeys.fromKeyFile(file)).decode(issuedBefore)).toEqual({ v: 2, c: 'entities', k: 'abc' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

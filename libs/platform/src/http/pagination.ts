@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import { IsOptional, IsString, ValidateBy } from 'class-validator';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { KEY_FILE_BYTES, loadOrCreateKeyFile } from '../crypto/key-file';
+import type { ServiceKeys } from '../crypto/service-keys';
 import { type FieldError, ValidationError } from '../errors/domain-errors';
 import { cachedStatement } from '../projections/statements';
 
@@ -12,6 +13,8 @@ export const MAX_PAGE_LIMIT = 200;
 /** 2: signed (1 was unsigned JSON, and is refused like any cursor this service did not issue). */
 const CURSOR_VERSION = 2;
 const CURSOR_KEY_BYTES = KEY_FILE_BYTES;
+/** The ServiceKeys purpose of the cursor key when the root is SECRETS_KEY. */
+const CURSOR_KEY_PURPOSE = 'pagination.cursor';
 /** HMAC-SHA256 truncated to 128 bits: forging one takes ~2^128 guesses, each a request. */
 const CURSOR_MAC_BYTES = 16;
 const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,1024}$/;
@@ -46,16 +49,33 @@ export interface CursorBody {
  * by the versioned JSON body it covers (version, collection, key). Only a cursor this service
  * issued verifies, so a client cannot jump to a key of its choosing by writing its own.
  *
- * One per app, from `DATA_DIR/cursor.key` ({@link CursorCodec.fromKeyFile}, wired by
- * ResourceApiModule): a restart on the same DATA_DIR keeps accepting the cursors it gave out. The
- * key stays in this object (a private field: not in `inspect`, JSON, a log or an error).
+ * One per app, from the ServiceKeys ({@link CursorCodec.fromServiceKeys}, wired by
+ * ResourceApiModule): with `SECRETS_KEY` every instance signs with the same derived key, so a
+ * cursor from one instance pages on another; without it, `DATA_DIR/cursor.key` signs, so a restart
+ * on the same DATA_DIR keeps accepting the cursors it gave out. Keys stay in this object (private
+ * fields: not in `inspect`, JSON, a log or an error).
  */
 export class CursorCodec {
   readonly #key: Buffer;
+  /** Keys whose cursors are still accepted (a rotated-out SECRETS_KEY_PREVIOUS); never used to sign. */
+  readonly #accepted: readonly Buffer[];
 
-  constructor(key: Uint8Array) {
-    if (key.length !== CURSOR_KEY_BYTES) throw new Error(`a cursor key is ${CURSOR_KEY_BYTES} bytes, not ${key.length}`);
+  constructor(key: Uint8Array, accepted: readonly Uint8Array[] = []) {
+    for (const k of [key, ...accepted]) {
+      if (k.length !== CURSOR_KEY_BYTES) throw new Error(`a cursor key is ${CURSOR_KEY_BYTES} bytes, not ${k.length}`);
+    }
     this.#key = Buffer.from(key);
+    this.#accepted = accepted.map((k) => Buffer.from(k));
+  }
+
+  /**
+   * From SECRETS_KEY: a derived key (and the previous root's, accepted). From the key file: the
+   * file's own bytes, as before derived keys existed, so cursors issued earlier stay valid.
+   */
+  static fromServiceKeys(keys: ServiceKeys): CursorCodec {
+    if (keys.source === 'key-file') return new CursorCodec(keys.legacyRoot());
+    const [current, ...accepted] = keys.deriveAccepted(CURSOR_KEY_PURPOSE);
+    return new CursorCodec(current, accepted);
   }
 
   /** A codec with a fresh random key: for unit tests, and nothing that must survive a restart. */
@@ -77,13 +97,18 @@ export class CursorCodec {
   /** The cursor's body, or null for anything this codec did not issue (the tag compared in constant time). */
   decode(text: unknown): CursorBody | null {
     const token = splitToken(text);
-    if (!token || !timingSafeEqual(token.tag, this.tag(token.payload))) return null;
-    return token.body;
+    if (!token) return null;
+    const valid = [this.#key, ...this.#accepted].some((key) => timingSafeEqual(token.tag, tag(key, token.payload)));
+    return valid ? token.body : null;
   }
 
   private tag(payload: Buffer): Buffer {
-    return createHmac('sha256', this.#key).update(payload).digest().subarray(0, CURSOR_MAC_BYTES);
+    return tag(this.#key, payload);
   }
+}
+
+function tag(key: Buffer, payload: Buffer): Buffer {
+  return createHmac('sha256', key).update(payload).digest().subarray(0, CURSOR_MAC_BYTES);
 }
 
 interface CursorToken {

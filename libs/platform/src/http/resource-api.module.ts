@@ -1,15 +1,15 @@
+import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
+import { SecretBox } from '../crypto/secret-box';
 import { ServiceKeys } from '../crypto/service-keys';
 import { IDEMPOTENCY_OPTIONS, IdempotencyHooks, IdempotencyInterceptor, type IdempotencyOptions } from './idempotency.interceptor';
-import { IdempotencyStore } from './idempotency.store';
+import { IDEMPOTENCY_IN_FLIGHT_WAIT_MS, IdempotencyStore } from './idempotency.store';
 import { JSON_API_PREFIXES, JsonBodyInterceptor } from './json-body.interceptor';
 import { CursorCodec } from './pagination';
 import { ReferencesModule } from './references';
 
 export interface ResourceApiModuleOptions {
-  /** `DATA_DIR/idempotency.db`. */
-  readonly idempotencyFile: string;
   /**
    * Default: both APIs, `/external-api/v1/` and `/internal-api/v1/` (CONTRACT.md §3: any POST). An
    * answer with a secret shown once (an operator's client create and rotation) is marked
@@ -17,19 +17,23 @@ export interface ResourceApiModuleOptions {
    */
   readonly idempotencyPathPrefixes?: readonly string[];
   readonly idempotencyTtlMs?: number;
+  /** How long a request waits for a concurrent one with the same Idempotency-Key to answer (default 2 s), then 409. */
+  readonly idempotencyInFlightWaitMs?: number;
+  /** The root of the ServiceKeys from `SECRETS_KEY` (config `secretsKey`); when null or absent, `cursorKeyFile`. */
+  readonly secretsKey?: ServiceKeys | null;
   /**
-   * `DATA_DIR/cursor.key`: the key that signs pagination cursors, made on first start. Kept in
-   * DATA_DIR so cursors survive a restart and every process on the same data agrees. It is also
-   * the root of the ServiceKeys (e.g. the settings screen's sign-in CSRF key).
+   * `DATA_DIR/cursor.key`: the root of the ServiceKeys when there is no SECRETS_KEY (sqlite only),
+   * made on first start; it then also signs pagination cursors itself, as it always has.
    */
   readonly cursorKeyFile: string;
 }
 
 /**
  * The HTTP mechanisms every resource family shares and that need wiring: the global JSON-only
- * and Idempotency-Key interceptors (with the key store), the CursorCodec that signs and checks
- * pagination cursors (pass it to `pageRequest`), the ServiceKeys, plus the cross-family reference checker
- * (ReferencesModule). Needs the event store and the projections module (both global).
+ * and Idempotency-Key interceptors (with the key store, in the event store), the CursorCodec that
+ * signs and checks pagination cursors (pass it to `pageRequest`), the ServiceKeys and the
+ * SecretBox they make, plus the cross-family reference checker (ReferencesModule). Needs the event
+ * store and the projections module (both global).
  */
 @Global()
 @Module({})
@@ -37,6 +41,7 @@ export class ResourceApiModule {
   static forRoot(options: ResourceApiModuleOptions): DynamicModule {
     const idempotency: IdempotencyOptions = {
       pathPrefixes: options.idempotencyPathPrefixes ?? JSON_API_PREFIXES,
+      inFlightWaitMs: options.idempotencyInFlightWaitMs ?? IDEMPOTENCY_IN_FLIGHT_WAIT_MS,
     };
     return {
       module: ResourceApiModule,
@@ -46,17 +51,19 @@ export class ResourceApiModule {
         { provide: IDEMPOTENCY_OPTIONS, useValue: idempotency },
         {
           provide: IdempotencyStore,
-          useFactory: () => new IdempotencyStore({ file: options.idempotencyFile, ttlMs: options.idempotencyTtlMs }),
+          useFactory: (store: EventStore) => new IdempotencyStore({ store, ttlMs: options.idempotencyTtlMs }),
+          inject: [EVENT_STORE],
         },
         // Global interceptors run in this order: a non-JSON body is refused before a key is reserved.
         { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
         IdempotencyInterceptor,
         { provide: APP_INTERCEPTOR, useExisting: IdempotencyInterceptor },
         IdempotencyHooks,
-        { provide: CursorCodec, useFactory: () => CursorCodec.fromKeyFile(options.cursorKeyFile) },
-        { provide: ServiceKeys, useFactory: () => ServiceKeys.fromKeyFile(options.cursorKeyFile) },
+        { provide: ServiceKeys, useFactory: () => options.secretsKey ?? ServiceKeys.fromKeyFile(options.cursorKeyFile) },
+        { provide: CursorCodec, useFactory: (keys: ServiceKeys) => CursorCodec.fromServiceKeys(keys), inject: [ServiceKeys] },
+        { provide: SecretBox, useFactory: (keys: ServiceKeys) => keys.secretBox(), inject: [ServiceKeys] },
       ],
-      exports: [ReferencesModule, IdempotencyStore, CursorCodec, ServiceKeys],
+      exports: [ReferencesModule, IdempotencyStore, CursorCodec, ServiceKeys, SecretBox],
     };
   }
 }
