@@ -27,7 +27,7 @@ const sendable: DeliveryTarget = {
   url: 'https://example.com/hook',
   endpoint: 'enabled',
   notificationsEnabled: true,
-  signingKeys: ['f1'],
+  signingSecrets: ['v1.k1.s1'],
 };
 const at = new Date('2026-11-22T10:00:01.000Z');
 const attempt = (over: Partial<AttemptRecord>): AttemptRecord => ({

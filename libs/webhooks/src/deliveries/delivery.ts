@@ -98,8 +98,12 @@ export interface DeliveryTarget {
   readonly endpoint: 'enabled' | 'disabled' | 'deleted';
   /** The account switch *Webhook Notifications*. */
   readonly notificationsEnabled: boolean;
-  /** Fingerprints of the secrets that sign now: the current one, and the previous one while a rotation's overlap lasts. */
-  readonly signingKeys: readonly string[];
+  /**
+   * The secrets that sign now, sealed (SecretBox): the current one, and the previous one while a
+   * rotation's overlap lasts. One an older version never put in the stream (and that was not
+   * imported from its webhook-secrets.db) is missing.
+   */
+  readonly signingSecrets: readonly string[];
 }
 
 /** Why nothing may be sent to the target now, or null when it may. */

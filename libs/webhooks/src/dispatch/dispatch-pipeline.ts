@@ -1,13 +1,13 @@
 import type { Position, StreamRevision } from '@filing/event-store';
-import { APP_CONFIG, type AppConfig, Metrics } from '@filing/platform';
+import { APP_CONFIG, type AppConfig, Metrics, SecretBox, SecretBoxError } from '@filing/platform';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Counter, Histogram } from 'prom-client';
 import { decideDispatch, type DeliveryState, type DeliveryTarget } from '../deliveries/delivery';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
 import { classifyAttempt, endpointDisabledBy, errorMessage } from '../deliveries/outcome';
+import { secretContext } from '../endpoints/endpoint.events';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { DeliveryTargets } from '../read-model/delivery-target.queries';
-import { SecretStore } from '../secrets/secret-store';
 import { signatureHeader } from '../signing/signature';
 import { claimLeaseMs, DispatcherInstance } from './dispatcher-instance';
 import { type SendResult, USER_AGENT, WEBHOOK_SENDER, WebhookSender } from './webhook-sender';
@@ -68,7 +68,7 @@ export class DispatchPipeline {
     @Inject(WEBHOOK_SENDER) private readonly sender: WebhookSender,
     private readonly deliveries: DeliveryCommands,
     private readonly targets: DeliveryTargets,
-    private readonly secrets: SecretStore,
+    private readonly box: SecretBox,
     private readonly endpoints: EndpointsService,
     private readonly instance: DispatcherInstance,
     @Optional() metrics?: Metrics,
@@ -131,8 +131,8 @@ export class DispatchPipeline {
     }
     const attempt = { deliveryId, delivery: claimed, target: decision.target, attemptedAt: now };
 
-    const { endpointId, signingKeys, url } = decision.target;
-    const secrets = signingKeys.map((key) => this.secrets.get(endpointId, key)).filter((s): s is string => s !== null);
+    const { url } = decision.target;
+    const secrets = this.openSecrets(decision.target);
     if (secrets.length === 0) return { ...attempt, kind: 'unsigned' };
     const body = JSON.stringify(state.payload);
     const timestamp = Math.floor(now.getTime() / 1000);
@@ -190,9 +190,25 @@ export class DispatchPipeline {
     return pending;
   }
 
-  /** No secret of the endpoint is on this server: nothing is sent, and the attempt fails (and is retried). */
+  /** The target's sealed secrets, opened; one this instance cannot open is left out (and logged: a SECRETS_KEY problem). */
+  private openSecrets(target: DeliveryTarget): string[] {
+    const opened: string[] = [];
+    for (const sealed of target.signingSecrets) {
+      try {
+        opened.push(this.box.open(sealed, secretContext(target.endpointId)));
+      } catch (err) {
+        if (!(err instanceof SecretBoxError)) throw err;
+        this.logger.error(`Webhook endpoint ${target.endpointId}: ${err.message}`);
+      }
+    }
+    return opened;
+  }
+
+  /** No secret of the endpoint can be opened: nothing is sent, and the attempt fails (and is retried). */
   private unsent(prepared: Extract<PreparedDispatch, { kind: 'unsigned' }>): SendResult {
-    this.logger.error(`No signing secret on this server for webhook endpoint ${prepared.target.endpointId}; not sending`);
+    this.logger.error(
+      `No signing secret for webhook endpoint ${prepared.target.endpointId} (one an older version kept and never imported needs a rotation); not sending`,
+    );
     return { result: { kind: 'error', error: 'other' }, durationMs: 0, retryAfterMs: null };
   }
 }
