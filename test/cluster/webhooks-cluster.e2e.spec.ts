@@ -72,6 +72,7 @@ async function deliveryStreams(cluster: Cluster<unknown>, endpointId: string): P
   return streams;
 }
 
+const ENDED = new Set(['webhooks.DeliverySucceeded', 'webhooks.DeliveryFailed', 'webhooks.DeliveryCancelled']);
 const answeredOk = (requests: readonly ReceivedRequest[]) => requests.filter((r) => r.answered === 200);
 const countBy = <T>(items: readonly T[], key: (t: T) => string) => {
   const counts = new Map<string, number>();
@@ -83,12 +84,15 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
   let pki: TestPki;
   let fast: WebhookReceiver;
   let crashy: WebhookReceiver;
-  let cluster: Cluster<{ steady: Tenant; crash: Tenant }>;
+  let gone: WebhookReceiver;
+  let cluster: Cluster<{ steady: Tenant; crash: Tenant; gone: Tenant }>;
 
   beforeAll(async () => {
     pki = makeTestPki();
     fast = await startReceiver(pki);
     crashy = await startReceiver(pki);
+    gone = await startReceiver(pki);
+    gone.fallback = { status: 410 };
     cluster = await startCluster({
       size: 3,
       env: {
@@ -97,7 +101,11 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
         WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
         WEBHOOK_RETRY_DELAYS: '250ms,500ms,1s,2s,2s,2s,2s,2s,2s,2s,2s,2s',
       },
-      setup: async (service) => ({ steady: await tenant(service, fast), crash: await tenant(service, crashy) }),
+      setup: async (service) => ({
+        steady: await tenant(service, fast),
+        crash: await tenant(service, crashy),
+        gone: await tenant(service, gone),
+      }),
     });
   }, 90_000);
 
@@ -105,6 +113,7 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
     await cluster?.stop();
     await fast?.close();
     await crashy?.close();
+    await gone?.close();
     if (pki) rmSync(pki.dir, { recursive: true, force: true });
   });
 
@@ -142,8 +151,30 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
     const ids = new Set(cluster.instances.map((i) => i.dispatcherId));
     expect([...claimers].every((id) => ids.has(id))).toBe(true);
     expect(claimers.size).toBeGreaterThanOrEqual(2);
-    // The fan-outs of three instances scheduled one delivery per order.
+    // The fan-outs of three instances scheduled one delivery per order, each once.
     expect(streams.size).toBe(ORDERS);
+    expect([...streams.values()].every((events) => events.filter((e) => e.type === 'webhooks.DeliveryScheduled').length === 1)).toBe(true);
+  }, 90_000);
+
+  it('a 410 heard by several instances disables the endpoint once; each pending delivery ends once', async () => {
+    const { gone: who } = cluster.setup;
+    const orders = new Set((await submitOrders(cluster, who, 30)).map((id) => `order-${id}`));
+    const disabledAt = await eventually(async () => {
+      const events = await cluster.store().readStream(`webhookendpoint-${who.endpointId}`);
+      return events.find((e) => e.type === 'webhooks.EndpointDisabled')?.position.commit;
+    }, 100);
+    // An order submitted after the disable (in the stream's order) is no longer sent to the endpoint.
+    const before = (await cluster.store().readAll({ maxCount: 1_000_000 })).filter((e) => orders.has(e.streamId) && e.position.commit < disabledAt);
+    expect(before.length).toBeGreaterThanOrEqual(1);
+    const streams = await eventually(async () => {
+      const s = await deliveryStreams(cluster, who.endpointId);
+      const ended = [...s.values()].filter((events) => events.some((e) => ENDED.has(e.type)));
+      return s.size === before.length && ended.length === before.length ? s : undefined;
+    }, 250);
+    const disables = (await cluster.store().readStream(`webhookendpoint-${who.endpointId}`)).filter((e) => e.type === 'webhooks.EndpointDisabled');
+    expect(disables.map((e) => e.data)).toEqual([{ endpoint_id: who.endpointId, reason: 'gone' }]);
+    // The fan-outs of three instances cancel as of the disable's position, the dispatchers at send time: one ending each.
+    for (const events of streams.values()) expect(events.filter((e) => ENDED.has(e.type)).map((e) => e.type)).toHaveLength(1);
   }, 90_000);
 
   it('one instance SIGKILLed with attempts in flight: every delivery still arrives, the others take over its claims', async () => {
