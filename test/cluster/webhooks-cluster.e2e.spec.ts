@@ -72,6 +72,16 @@ async function deliveryStreams(cluster: Cluster<unknown>, endpointId: string): P
   return streams;
 }
 
+/** An instance's claims with no attempt recorded after them (its attempts in flight), by delivery stream. */
+async function inFlight(cluster: Cluster<unknown>, endpointId: string, instance: string): Promise<Map<string, RecordedEvent>> {
+  const claims = new Map<string, RecordedEvent>();
+  for (const [id, events] of await deliveryStreams(cluster, endpointId)) {
+    const last = events.filter((e) => e.type === 'webhooks.DeliveryClaimed' || e.type === 'webhooks.DeliveryAttempted').at(-1);
+    if (last?.type === 'webhooks.DeliveryClaimed' && last.data.instance === instance) claims.set(id, last);
+  }
+  return claims;
+}
+
 const ENDED = new Set(['webhooks.DeliverySucceeded', 'webhooks.DeliveryFailed', 'webhooks.DeliveryCancelled']);
 const answeredOk = (requests: readonly ReceivedRequest[]) => requests.filter((r) => r.answered === 200);
 const countBy = <T>(items: readonly T[], key: (t: T) => string) => {
@@ -85,7 +95,8 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
   let fast: WebhookReceiver;
   let crashy: WebhookReceiver;
   let gone: WebhookReceiver;
-  let cluster: Cluster<{ steady: Tenant; crash: Tenant; gone: Tenant }>;
+  let slow: WebhookReceiver;
+  let cluster: Cluster<{ steady: Tenant; crash: Tenant; gone: Tenant; rolling: Tenant }>;
 
   beforeAll(async () => {
     pki = makeTestPki();
@@ -93,6 +104,8 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
     crashy = await startReceiver(pki);
     gone = await startReceiver(pki);
     gone.fallback = { status: 410 };
+    slow = await startReceiver(pki);
+    slow.fallback = { status: 200, delayMs: 400 };
     cluster = await startCluster({
       size: 3,
       env: {
@@ -105,6 +118,7 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
         steady: await tenant(service, fast),
         crash: await tenant(service, crashy),
         gone: await tenant(service, gone),
+        rolling: await tenant(service, slow),
       }),
     });
   }, 90_000);
@@ -114,6 +128,7 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
     await fast?.close();
     await crashy?.close();
     await gone?.close();
+    await slow?.close();
     if (pki) rmSync(pki.dir, { recursive: true, force: true });
   });
 
@@ -177,6 +192,32 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
     for (const events of streams.values()) expect(events.filter((e) => ENDED.has(e.type)).map((e) => e.type)).toHaveLength(1);
   }, 90_000);
 
+  it('a rolling restart (SIGTERM, start again) mid-load: its attempts in flight finish and are recorded, nothing is sent twice', async () => {
+    const { rolling } = cluster.setup;
+    const stopping = cluster.instances[1];
+    const before = stopping.dispatcherId;
+    const orders = await submitOrders(cluster, rolling, ORDERS_UNDER_CRASH);
+    await eventually(async () => ((await inFlight(cluster, rolling.endpointId, before)).size >= 3 ? true : undefined), 50);
+    await stopping.kill('SIGTERM');
+    await stopping.start();
+    expect(stopping.dispatcherId).not.toBe(before);
+
+    const streams = await eventually(async () => {
+      const s = await deliveryStreams(cluster, rolling.endpointId);
+      const done = [...s.values()].filter((events) => events.some((e) => e.type === 'webhooks.DeliverySucceeded'));
+      return done.length === ORDERS_UNDER_CRASH ? s : undefined;
+    }, 250);
+    expect(new Set(answeredOk(slow.requests).map((r) => r.json.order_id))).toEqual(new Set(orders));
+    expect([...countBy(slow.requests, (r) => String(r.headers['webhook-id']))].filter(([, n]) => n > 1)).toEqual([]);
+    // Every claim of the stopped process was followed by its own attempt: one claim and one attempt per delivery.
+    for (const events of streams.values()) {
+      expect(events.filter((e) => e.type === 'webhooks.DeliveryClaimed' || e.type === 'webhooks.DeliveryAttempted').map((e) => e.type)).toEqual([
+        'webhooks.DeliveryClaimed',
+        'webhooks.DeliveryAttempted',
+      ]);
+    }
+  }, 90_000);
+
   it('one instance SIGKILLed with attempts in flight: every delivery still arrives, the others take over its claims', async () => {
     const { crash } = cluster.setup;
     // Slow at first: every attempt hangs until WEBHOOK_TIMEOUT_MS, so each instance holds claims in flight.
@@ -184,15 +225,7 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
     const victim = cluster.instances[0];
     const orders = await submitOrders(cluster, crash, ORDERS_UNDER_CRASH);
 
-    /** The victim's claims with no attempt recorded after them: its attempts in flight. */
-    const victimInFlight = async () => {
-      const inFlight = new Map<string, RecordedEvent>();
-      for (const [id, events] of await deliveryStreams(cluster, crash.endpointId)) {
-        const last = events.filter((e) => e.type === 'webhooks.DeliveryClaimed' || e.type === 'webhooks.DeliveryAttempted').at(-1);
-        if (last?.type === 'webhooks.DeliveryClaimed' && last.data.instance === victim.dispatcherId) inFlight.set(id, last);
-      }
-      return inFlight;
-    };
+    const victimInFlight = () => inFlight(cluster, crash.endpointId, victim.dispatcherId);
     await eventually(async () => ((await victimInFlight()).size >= 3 ? true : undefined), 100);
     await victim.kill('SIGKILL');
     const killedAt = Date.now();

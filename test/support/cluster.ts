@@ -160,7 +160,9 @@ class Instance implements ClusterInstance {
 
   async start(): Promise<void> {
     if (this.child) return;
+    // The markers of this start only: a restart logs a new dispatcher id.
     this.id = '';
+    this.log = '';
     const child = spawn(process.execPath, ['-r', '@swc-node/register', CHILD], {
       cwd: REPO_ROOT,
       // info: the dispatcher's instance id is logged at start.
