@@ -65,7 +65,7 @@ describe('pagination cursors across restarts and DATA_DIRs', () => {
     expect((await api.call(owner, 'GET', `/entities?limit=1&cursor=${next_cursor}`)).status).toBe(200);
   }, 60_000);
 
-  it('the key is in no log line, and in no other file of DATA_DIR (events, read models, idempotency.db)', () => {
+  it('the key is in no log line, and in no other file of DATA_DIR (events, read models)', () => {
     const key = readFileSync(join(service.dataDir, 'cursor.key'));
     const files = readdirSync(service.dataDir, { recursive: true, encoding: 'utf8' })
       .map((name) => join(service.dataDir, name))

@@ -40,13 +40,18 @@ export function csrfOf(page: string): string {
 
 /** A browser stand-in: keeps cookies, never follows redirects. */
 export class HttpSession {
-  readonly cookies = new Map<string, string>();
   /** `extraHeaders` go on every request (e.g. X-Forwarded-Proto); `fetchImpl` e.g. undici's with a test CA. */
   constructor(
     readonly baseUrl: string,
     private readonly extraHeaders: Record<string, string> = {},
     private readonly fetchImpl: typeof fetch = fetch,
+    readonly cookies = new Map<string, string>(),
   ) {}
+
+  /** The same browser (one cookie jar) talking to another instance of the site, as behind a load balancer. */
+  at(baseUrl: string): HttpSession {
+    return new HttpSession(baseUrl, this.extraHeaders, this.fetchImpl, this.cookies);
+  }
 
   get(path: string): Promise<PageResponse> {
     return this.request('GET', path);

@@ -29,12 +29,12 @@ import { EndpointsProjection } from './read-model/endpoints.projection';
 import { EndpointsQueries } from './read-model/endpoints.queries';
 import { SecretSealing } from './secrets/secret-sealing';
 import { SettingsService } from './settings/settings.service';
-import { SETTINGS_SCREEN_CONTROLLERS, SETTINGS_SCREEN_PROVIDERS } from './settings-screen';
+import { SETTINGS_SCREEN_CONTROLLERS, SETTINGS_SCREEN_PROJECTIONS, SETTINGS_SCREEN_PROVIDERS } from './settings-screen';
 import type { Resolver } from './address/address-guard';
 
-/** The read models alone (endpoints, settings, deliveries): what the CLI's replay and audit need. */
+/** The read models alone (endpoints, settings, deliveries, settings-screen sessions): what the CLI's replay and audit need. */
 @Module({
-  providers: [DeliverySignal, EndpointsProjection, DeliveriesProjection],
+  providers: [DeliverySignal, EndpointsProjection, DeliveriesProjection, ...SETTINGS_SCREEN_PROJECTIONS],
   exports: [DeliverySignal],
 })
 export class WebhooksCoreModule {}

@@ -398,6 +398,18 @@ describe('IdempotencyStore', () => {
     expect((await store.reserve('a', 'k', 'f2', context)).kind).toBe('in-flight');
   });
 
+  it('a key whose old events the store already hides (past $maxAge) is claimed after them, by one store of many', async () => {
+    const store = storeOf();
+    await store.complete(reserved(await store.reserve('a', 'k', 'f1', context)), response);
+    const streamId = idempotencyStream('a', 'k');
+    // What $maxAge does once the events are old, without waiting a day: stream reads show nothing.
+    await events.setStreamMetadata(streamId, { truncateBefore: 2n });
+    expect(await events.readStream(streamId)).toEqual([]);
+    const outcomes = await Promise.all([storeOf(), storeOf(), storeOf()].map((s) => s.reserve('a', 'k', 'f2', context)));
+    expect(outcomes.filter((o) => o.kind === 'reserved').map((o) => reserved(o).revision)).toEqual([2n]);
+    expect(outcomes.filter((o) => o.kind === 'in-flight')).toHaveLength(2);
+  });
+
   it('a released key (an answer not kept) may be claimed again at once', async () => {
     const store = storeOf();
     await store.release(reserved(await store.reserve('a', 'k', 'f1', context)));

@@ -109,7 +109,7 @@ export class IdempotencyStore {
     let hiddenUpTo: StreamRevision | null = null;
     // A few rounds at most: a lost race re-reads the stream and finds the winner's claim.
     for (let attempt = 0; attempt < 4; attempt++) {
-      const state = this.stateOf(await this.store.readStream(streamId));
+      const state = this.stateOf(await this.store.readStream(streamId, { direction: 'backwards', maxCount: 2 }));
       if (state.kind === 'done' || state.kind === 'in-flight') {
         if (state.fingerprint !== fingerprint) return { kind: 'mismatch' };
         return state.kind === 'done' ? { kind: 'replay', response: state.response } : { kind: 'in-flight' };
@@ -141,24 +141,18 @@ export class IdempotencyStore {
     }
   }
 
-  private stateOf(events: readonly RecordedEvent[]): KeyState {
-    if (events.length === 0) return { kind: 'free', expected: NO_STREAM };
-    const free: KeyState = { kind: 'free', expected: events[events.length - 1].revision };
-    let claimIndex = -1;
-    for (let i = events.length - 1; i >= 0; i--) {
-      if (events[i].type === IdempotencyEvents.KeyClaimed) {
-        claimIndex = i;
-        break;
-      }
-    }
-    if (claimIndex < 0) return free;
-    const { fingerprint, claimed_at_ms: claimedAt } = events[claimIndex].data as { fingerprint: string; claimed_at_ms: number };
+  /** From the stream's last two events: an outcome is always appended right after its claim. */
+  private stateOf(newestFirst: readonly RecordedEvent[]): KeyState {
+    const [last, before] = newestFirst;
+    if (!last) return { kind: 'free', expected: NO_STREAM };
+    const free: KeyState = { kind: 'free', expected: last.revision };
+    const claim = last.type === IdempotencyEvents.KeyClaimed ? last : before;
+    if (claim?.type !== IdempotencyEvents.KeyClaimed || last.type === IdempotencyEvents.KeyReleased) return free;
+    const { fingerprint, claimed_at_ms: claimedAt } = claim.data as { fingerprint: string; claimed_at_ms: number };
     const age = this.now() - claimedAt;
     if (age >= this.ttlMs) return free;
-    const after = events[claimIndex + 1];
-    if (!after) return age >= this.leaseMs ? free : { kind: 'in-flight', fingerprint };
-    if (after.type !== IdempotencyEvents.ResponseRecorded) return free; // released
-    return { kind: 'done', fingerprint, response: after.data as unknown as StoredResponse };
+    if (last === claim) return age >= this.leaseMs ? free : { kind: 'in-flight', fingerprint };
+    return { kind: 'done', fingerprint, response: last.data as unknown as StoredResponse };
   }
 
   /** Appends right after the claim; a claim taken over meanwhile (its lease ran out) keeps the newer holder's outcome. */

@@ -1,6 +1,13 @@
-import type { Position } from '@filing/event-store';
-import { Injectable, Logger } from '@nestjs/common';
+import { EVENT_STORE, type EventStore, type Position } from '@filing/event-store';
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ProjectionRunner } from '../projections/projection-runner';
+
+/** How long a request waits for this instance's read models to catch up with the store before it is answered anyway. */
+export const HEAD_BARRIER_TIMEOUT_MS = 2_000;
+/** Probes answer at once: a load balancer must see a slow store as such, not a slow probe. */
+const UNWAITED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
  * Read-your-writes over asynchronous projections: a write handler awaits the position its
@@ -9,8 +16,14 @@ import { ProjectionRunner } from '../projections/projection-runner';
 @Injectable()
 export class ReadYourWrites {
   private readonly logger = new Logger(ReadYourWrites.name);
+  private readonly barrier: HeadBarrier;
 
-  constructor(private readonly runner: ProjectionRunner) {}
+  constructor(private readonly runner: ProjectionRunner) {
+    this.barrier = new HeadBarrier(
+      () => runner.headPosition(),
+      (position, timeoutMs) => runner.waitFor(position, timeoutMs),
+    );
+  }
 
   /**
    * Resolves once every projection has reached `position` (at once for null: nothing written).
@@ -26,5 +39,108 @@ export class ReadYourWrites {
         `Read models did not reach ${position.commit}/${position.prepare} within ${timeoutMs} ms; answering anyway`,
       );
     }
+  }
+
+  /**
+   * Resolves once this instance's read models hold everything the store held when the call was
+   * made — whichever instance wrote it — or after `timeoutMs` (false). See {@link HeadBarrier}.
+   */
+  awaitHead(timeoutMs = HEAD_BARRIER_TIMEOUT_MS): Promise<boolean> {
+    return this.barrier.pass(timeoutMs);
+  }
+}
+
+/**
+ * "The store's head as of now, reached locally", shared by concurrent callers: one head read at
+ * a time, and a caller joins the next read that *starts* after it arrived — never one already in
+ * flight, which may have been answered before the caller's predecessor wrote. Then it waits for
+ * the local read models to reach that position. Bounded: at the timeout, or when the head cannot
+ * be read, it gives up (false) and the caller proceeds on what it has.
+ */
+export class HeadBarrier {
+  private inFlight: Promise<Position | null> | null = null;
+  private queued: Promise<Position | null> | null = null;
+
+  constructor(
+    private readonly readHead: () => Promise<Position | null>,
+    private readonly waitFor: (position: Position, timeoutMs: number) => Promise<boolean>,
+  ) {}
+
+  async pass(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+    try {
+      const head = await Promise.race([this.nextHead(), timeout]);
+      if (head === 'timeout') return false;
+      if (head === null) return true;
+      return await this.waitFor(head, Math.max(0, deadline - Date.now()));
+    } catch {
+      return false; // the store did not answer: reads go on from the local read models
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private nextHead(): Promise<Position | null> {
+    if (this.queued) return this.queued;
+    if (!this.inFlight) return this.start();
+    const settled = this.inFlight.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.queued = settled.then(() => {
+      this.queued = null;
+      return this.start();
+    });
+    return this.queued;
+  }
+
+  private start(): Promise<Position | null> {
+    const read = this.readHead();
+    this.inFlight = read;
+    const clear = () => {
+      if (this.inFlight === read) this.inFlight = null;
+    };
+    read.then(clear, clear);
+    return read;
+  }
+}
+
+/**
+ * With EVENT_STORE=esdb several instances share one store, each with its own read models: every
+ * request first passes the HeadBarrier, before any guard looks a token, session or client up, so
+ * what any instance acknowledged is seen here (a token issued by another instance works on this
+ * one's very next request). With sqlite one process owns the data and its own writes already wait
+ * for its read models: no barrier.
+ */
+@Injectable()
+export class HeadBarrierHooks implements OnModuleInit {
+  private readonly logger = new Logger(ReadYourWrites.name);
+  private lastWarning = 0;
+
+  constructor(
+    private readonly ryw: ReadYourWrites,
+    private readonly adapterHost: HttpAdapterHost,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+  ) {}
+
+  onModuleInit(): void {
+    const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
+    if (!fastify?.addHook || this.store.kind !== 'esdb') return;
+    fastify.addHook('onRequest', async (request: FastifyRequest) => {
+      if (UNWAITED_PATHS.has(request.url.split('?', 1)[0])) return;
+      if (!(await this.ryw.awaitHead())) this.warnLate();
+    });
+  }
+
+  /** At most one line per 10 s: a lagging instance would otherwise log every request. */
+  private warnLate(): void {
+    const now = Date.now();
+    if (now - this.lastWarning < 10_000) return;
+    this.lastWarning = now;
+    this.logger.warn(
+      `Read models did not reach the event store's head within ${HEAD_BARRIER_TIMEOUT_MS} ms; answering from what this instance has (writes of other instances may not show yet)`,
+    );
   }
 }

@@ -237,8 +237,13 @@ export class ProjectionRunner {
   async isCaughtUp(): Promise<boolean> {
     if (!this.running || this.fatal !== null || this.halted.size > 0) return false;
     if (this.processor && !this.processor.running && this.processor.status().state !== 'finished') return false;
-    const head = await this.store.headPosition();
+    const head = await this.headPosition();
     return head === null || this.reached(head);
+  }
+
+  /** The head of the log this runner follows, as the store has it now (null: empty). */
+  headPosition(): Promise<Position | null> {
+    return this.store.headPosition();
   }
 
   /** True once every projection has reached `position`; false at the timeout or on a failure. */

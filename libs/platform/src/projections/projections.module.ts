@@ -14,7 +14,7 @@ import {
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
-import { ReadYourWrites } from '../http/read-your-writes';
+import { HeadBarrierHooks, ReadYourWrites } from '../http/read-your-writes';
 import { ProcessorRegistry } from '../processors/processor-registry';
 import type { Projection } from './projection';
 import { ProjectionRunner } from './projection-runner';
@@ -141,6 +141,7 @@ export class ProjectionsModule {
         },
         ProjectionRunnerLifecycle,
         ReadYourWrites,
+        HeadBarrierHooks,
         ProcessorRegistry,
       ],
       exports: [ProjectionRunner, ReadYourWrites, ProcessorRegistry],

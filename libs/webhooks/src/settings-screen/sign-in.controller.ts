@@ -34,8 +34,8 @@ export class SignInController {
   ) {}
 
   @Get()
-  root(@Req() request: FastifyRequest, @Res() reply: FastifyReply): void {
-    redirect(reply, this.sessions.get(readCookies(request).get(SESSION_COOKIE)) ? PROFILE_URL : '/settings/sign-in');
+  async root(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    redirect(reply, (await this.sessions.get(readCookies(request).get(SESSION_COOKIE))) ? PROFILE_URL : '/settings/sign-in');
   }
 
   @Get('assets/settings.css')
@@ -44,8 +44,8 @@ export class SignInController {
   }
 
   @Get('sign-in')
-  page(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Query('expired') expired?: string, @Query('signed_out') signedOut?: string): void {
-    if (this.sessions.get(readCookies(request).get(SESSION_COOKIE))) return redirect(reply, PROFILE_URL);
+  async page(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Query('expired') expired?: string, @Query('signed_out') signedOut?: string): Promise<void> {
+    if (await this.sessions.get(readCookies(request).get(SESSION_COOKIE))) return redirect(reply, PROFILE_URL);
     const notice = signedOut ? 'You are signed out.' : expired ? 'Your session has ended. Sign in again to continue.' : undefined;
     sendPage(reply, signInPage({ csrfToken: this.signInToken(request, reply), notice }));
   }
@@ -69,8 +69,8 @@ export class SignInController {
       return again(401, 'The email or password is not correct.');
     }
     // A new session id at sign-in (no fixation); the sign-in token has done its job.
-    this.sessions.destroy(readCookies(request).get(SESSION_COOKIE));
-    const { token } = this.sessions.create(user);
+    await this.sessions.destroy(readCookies(request).get(SESSION_COOKIE));
+    const { token } = await this.sessions.create(user);
     clearCookie(reply, request, SIGN_IN_CSRF_COOKIE);
     setCookie(reply, request, SESSION_COOKIE, token);
     redirect(reply, PROFILE_URL);
@@ -78,8 +78,8 @@ export class SignInController {
 
   @Post('sign-out')
   @UseGuards(SettingsSessionGuard)
-  signOut(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Session() current: CurrentSession): void {
-    this.sessions.destroy(current.token);
+  async signOut(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Session() current: CurrentSession): Promise<void> {
+    await this.sessions.destroy(current.token);
     clearCookie(reply, request, SESSION_COOKIE);
     redirect(reply, '/settings/sign-in?signed_out=1');
   }

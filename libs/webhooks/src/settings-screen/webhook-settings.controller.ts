@@ -14,8 +14,8 @@ import type { EndpointDetails, EndpointView } from '../endpoints/endpoint-views'
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { CreateEndpointDto, UpdateEndpointDto } from '../http/webhooks.dto';
 import { SettingsService } from '../settings/settings.service';
+import { setFlash, takeFlash } from './session/flash';
 import { type CurrentSession, Session, SettingsSessionGuard } from './session/session.guard';
-import { SettingsSessionStore } from './session/session-store';
 import { SettingsErrorFilter } from './settings-errors.filter';
 import { redirect, sendPage } from './settings-http';
 import { EMPTY_ENDPOINT_FORM, type EndpointFormValues, type FieldErrors } from './views/endpoint-form';
@@ -44,7 +44,6 @@ export class WebhookSettingsController {
     private readonly settings: SettingsService,
     private readonly deliveries: DeliveriesQueries,
     private readonly redelivery: RedeliveryService,
-    private readonly sessions: SettingsSessionStore,
   ) {}
 
   @Get()
@@ -56,7 +55,7 @@ export class WebhookSettingsController {
   async switchNotifications(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Body() body: Form, @Res() reply: FastifyReply) {
     const enabled = body.notifications_enabled === 'true';
     await this.settings.set(ctx, current.session.accountId, enabled);
-    this.sessions.setFlash(current.token, `Webhook Notifications are ${enabled ? 'on' : 'off'}.`);
+    setFlash(reply, current.token, `Webhook Notifications are ${enabled ? 'on' : 'off'}.`);
     redirect(reply, `${PROFILE_URL}#webhook-settings`);
   }
 
@@ -72,7 +71,7 @@ export class WebhookSettingsController {
       if (!(err instanceof ValidationError)) throw err;
       return this.renderProfile(reply, ctx, current, { values, errors: fieldErrors(err) }, 400);
     }
-    this.sessions.setFlash(current.token, `Endpoint ${created.url} was created. It stays disabled until you enable it.`);
+    setFlash(reply, current.token, `Endpoint ${created.url} was created. It stays disabled until you enable it.`);
     redirect(reply, `${PROFILE_URL}#endpoint-${created.id}`);
   }
 
@@ -94,7 +93,7 @@ export class WebhookSettingsController {
       if (!(err instanceof ValidationError)) throw err;
       return this.renderEndpoint(reply, ctx, current, endpoint, { values, errors: fieldErrors(err) }, 400);
     }
-    this.sessions.setFlash(current.token, 'Your changes to the endpoint were saved.');
+    setFlash(reply, current.token, 'Your changes to the endpoint were saved.');
     redirect(reply, endpointUrl(endpoint.id));
   }
 
@@ -118,7 +117,7 @@ export class WebhookSettingsController {
   async delete(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply) {
     const endpoint = this.endpoints.get(ctx, checkId(id));
     await this.endpoints.action(ctx, endpoint.id, 'delete');
-    this.sessions.setFlash(current.token, `Endpoint ${endpoint.url} was deleted.`);
+    setFlash(reply, current.token, `Endpoint ${endpoint.url} was deleted.`);
     redirect(reply, `${PROFILE_URL}#webhook-settings`);
   }
 
@@ -140,13 +139,13 @@ export class WebhookSettingsController {
   @Post('webhook-deliveries/:id/redeliver')
   async redeliver(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply) {
     const delivery = await this.redelivery.request(ctx, current.session.accountId, checkId(id));
-    this.sessions.setFlash(current.token, 'The delivery will be sent again.');
+    setFlash(reply, current.token, 'The delivery will be sent again.');
     redirect(reply, `${endpointUrl(delivery.endpoint_id)}#deliveries`);
   }
 
   private async toggle(ctx: CommandContext, current: CurrentSession, id: string, kind: 'enable' | 'disable', body: Form, reply: FastifyReply) {
     const endpoint = (await this.endpoints.action(ctx, id, kind))!;
-    this.sessions.setFlash(current.token, `Endpoint ${endpoint.url} is ${kind === 'enable' ? 'enabled' : 'disabled'}.`);
+    setFlash(reply, current.token, `Endpoint ${endpoint.url} is ${kind === 'enable' ? 'enabled' : 'disabled'}.`);
     redirect(reply, body.back === 'endpoint' ? endpointUrl(id) : `${PROFILE_URL}#endpoint-${id}`);
   }
 
@@ -161,7 +160,7 @@ export class WebhookSettingsController {
     const page = this.endpoints.listDetails(ctx, { limit: ENDPOINTS_PER_PAGE, cursor });
     const model = {
       user: { ...userOf(current), accountId: current.session.accountId },
-      flash: this.sessions.takeFlash(current.token),
+      flash: takeFlash(reply, current.token),
       notificationsEnabled: this.settings.get(current.session.accountId).notifications_enabled,
       endpoints: page.data,
       nextCursor: page.next_cursor,
@@ -181,7 +180,7 @@ export class WebhookSettingsController {
   ): void {
     const model = {
       user: userOf(current),
-      flash: this.sessions.takeFlash(current.token),
+      flash: takeFlash(reply, current.token),
       endpoint,
       secret,
       deliveries: this.deliveries.recent(ctx, endpoint.id, RECENT_DELIVERIES),

@@ -42,10 +42,10 @@ const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 export class SettingsSessionGuard implements CanActivate {
   constructor(private readonly sessions: SettingsSessionStore) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<WithSession>();
     const token = readCookies(request).get(SESSION_COOKIE);
-    const session = this.sessions.get(token);
+    const session = await this.sessions.get(token);
     if (!token || !session) throw new SignInRequired();
     if (UNSAFE.has(request.method)) {
       const sent = (request.body as Record<string, unknown> | undefined)?._csrf;

@@ -26,4 +26,13 @@ describe('SignInCsrf', () => {
     expect(csrf.verify(nonce, [field])).toBe(false);
     expect(csrf.verify(nonce, field.slice(0, -1))).toBe(false);
   });
+
+  it('during a key rotation accepts a form signed under the previous key, and signs with the new one', () => {
+    const [oldKey, newKey] = [randomBytes(32), randomBytes(32)];
+    const nonce = SignInCsrf.nonce();
+    const rotated = new SignInCsrf(newKey, [oldKey]);
+    expect(rotated.verify(nonce, new SignInCsrf(oldKey).field(nonce))).toBe(true);
+    expect(new SignInCsrf(newKey).verify(nonce, rotated.field(nonce))).toBe(true);
+    expect(new SignInCsrf(newKey).verify(nonce, new SignInCsrf(oldKey).field(nonce))).toBe(false);
+  });
 });

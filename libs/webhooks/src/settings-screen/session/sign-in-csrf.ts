@@ -15,9 +15,12 @@ const NONCE = /^[A-Za-z0-9_-]{43}$/;
  */
 export class SignInCsrf {
   readonly #key: Buffer;
+  /** Keys whose fields are still accepted (from SECRETS_KEY_PREVIOUS, during a rotation); never used to sign. */
+  readonly #accepted: readonly Buffer[];
 
-  constructor(key: Uint8Array) {
+  constructor(key: Uint8Array, accepted: readonly Uint8Array[] = []) {
     this.#key = Buffer.from(key);
+    this.#accepted = accepted.map((k) => Buffer.from(k));
   }
 
   /** A new nonce for the cookie. */
@@ -32,11 +35,15 @@ export class SignInCsrf {
 
   /** The form field that goes with the cookie's nonce. */
   field(nonce: string): string {
-    return createHmac('sha256', this.#key).update(`sign-in:${nonce}`).digest('base64url');
+    return fieldOf(this.#key, nonce);
   }
 
   /** Whether `field` is the one for the cookie's nonce (compared in constant time). */
   verify(nonce: string | undefined, field: unknown): boolean {
-    return SignInCsrf.isNonce(nonce) && tokensEqual(field, this.field(nonce));
+    return SignInCsrf.isNonce(nonce) && [this.#key, ...this.#accepted].some((key) => tokensEqual(field, fieldOf(key, nonce)));
   }
+}
+
+function fieldOf(key: Buffer, nonce: string): string {
+  return createHmac('sha256', key).update(`sign-in:${nonce}`).digest('base64url');
 }
