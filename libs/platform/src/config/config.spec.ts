@@ -31,6 +31,15 @@ describe('loadConfig', () => {
     expect(config.webhookAllowPrivateNetworks).toBe(false);
     expect(config.tls).toBeNull();
     expect(config.apiRateLimit).toEqual({ limit: 100, windowMs: 1_000 });
+    expect(config.webhookDisableAfterMs).toBe(5 * 86_400_000);
+  });
+
+  it('reads WEBHOOK_DISABLE_AFTER as one duration and names it when it is not one', () => {
+    expect(loadConfig({ WEBHOOK_DISABLE_AFTER: '2s' }).webhookDisableAfterMs).toBe(2_000);
+    expect(loadConfig({ WEBHOOK_DISABLE_AFTER: '3d' }).webhookDisableAfterMs).toBe(3 * 86_400_000);
+    for (const bad of ['5', '1d,2d', '0s', '-1h', '5 days', '366d']) {
+      expect(problemsOf({ WEBHOOK_DISABLE_AFTER: bad })).toEqual([expect.stringMatching(/^WEBHOOK_DISABLE_AFTER must be one duration with a unit/)]);
+    }
   });
 
   it('names each bad variable, all of them at once', () => {
@@ -42,12 +51,13 @@ describe('loadConfig', () => {
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'maybe',
       WEBHOOK_CA_FILE: '/nonexistent/ca.pem',
       API_RATE_LIMIT: 'lots',
+      WEBHOOK_DISABLE_AFTER: 'soon',
     });
     const text = problems.join('\n');
-    for (const name of ['PORT', 'EVENT_STORE', 'TOKEN_TTL_SECONDS', 'WEBHOOK_RETRY_DELAYS', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'WEBHOOK_CA_FILE', 'API_RATE_LIMIT']) {
+    for (const name of ['PORT', 'EVENT_STORE', 'TOKEN_TTL_SECONDS', 'WEBHOOK_RETRY_DELAYS', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'WEBHOOK_CA_FILE', 'API_RATE_LIMIT', 'WEBHOOK_DISABLE_AFTER']) {
       expect(text).toContain(name);
     }
-    expect(problems).toHaveLength(7);
+    expect(problems).toHaveLength(8);
   });
 
   it('requires a connection string for esdb', () => {
@@ -230,10 +240,10 @@ describe('loadConfig: files and directories', () => {
 });
 
 describe('parseDurations', () => {
-  it('reads units ms, s, m, h', () => {
-    expect(parseDurations('5ms, 2s,3m,1h')).toEqual([5, 2_000, 180_000, 3_600_000]);
+  it('reads units ms, s, m, h, d', () => {
+    expect(parseDurations('5ms, 2s,3m,1h,2d')).toEqual([5, 2_000, 180_000, 3_600_000, 172_800_000]);
   });
-  it.each(['', '10', '1d', '1m,,2m', '-1s'])('refuses %j', (text) => {
+  it.each(['', '10', '1w', '1m,,2m', '-1s', '1.5d'])('refuses %j', (text) => {
     expect(() => parseDurations(text)).toThrow();
   });
 });

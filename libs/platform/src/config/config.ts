@@ -20,6 +20,8 @@ export interface AppConfig {
   readonly webhookTimeoutMs: number;
   readonly webhookAllowPrivateNetworks: boolean;
   readonly webhookCaFile: string | null;
+  /** An endpoint whose attempts have all failed for this long is disabled (reason `failing`). */
+  readonly webhookDisableAfterMs: number;
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Requests per account to `/external-api/v1` in a sliding window; null: unlimited (`off`). */
@@ -44,6 +46,9 @@ export class ConfigError extends Error {
 
 export const DEFAULT_RETRY_DELAYS = '10s,1m,5m,30m,2h,6h,12h,24h';
 export const DEFAULT_API_RATE_LIMIT = '100/1s';
+export const DEFAULT_WEBHOOK_DISABLE_AFTER = '5d';
+/** A longer WEBHOOK_DISABLE_AFTER is more likely a typo than a wish. */
+const MAX_DISABLE_AFTER_MS = 365 * 86_400_000;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Validates the environment; collects every problem before failing so one start shows them all. */
@@ -106,6 +111,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     problems.push(`WEBHOOK_RETRY_DELAYS ${(err as Error).message}`);
   }
 
+  let webhookDisableAfterMs = 0;
+  try {
+    webhookDisableAfterMs = parseDuration(value('WEBHOOK_DISABLE_AFTER') ?? DEFAULT_WEBHOOK_DISABLE_AFTER, MAX_DISABLE_AFTER_MS);
+  } catch (err) {
+    problems.push(`WEBHOOK_DISABLE_AFTER ${(err as Error).message}`);
+  }
+
   const certFile = file('TLS_CERT_FILE');
   const keyFile = file('TLS_KEY_FILE');
   if (Boolean(value('TLS_CERT_FILE')) !== Boolean(value('TLS_KEY_FILE'))) {
@@ -141,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     webhookTimeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, 1, 120_000),
     webhookAllowPrivateNetworks: boolean('WEBHOOK_ALLOW_PRIVATE_NETWORKS'),
     webhookCaFile,
+    webhookDisableAfterMs,
     tls: certFile && keyFile ? { certFile, keyFile } : null,
     logLevel,
     apiRateLimit,
@@ -249,19 +262,30 @@ function decodeBase64Key(text: string): Buffer | string {
   return bytes.length === 32 ? bytes : `it decodes to ${bytes.length} bytes`;
 }
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DURATION = /^(\d+)(ms|s|m|h|d)$/;
 
-/** `10s,1m,5m` → [10000, 60000, 300000]. Every item needs a unit (ms, s, m, h). */
+/** `10s,1m,5m` → [10000, 60000, 300000]. Every item needs a unit (ms, s, m, h, d). */
 export function parseDurations(text: string): number[] {
   const items = text.split(',').map((s) => s.trim());
   if (items.length === 0 || items.some((s) => s === '')) {
     throw new Error('must be a comma-separated list of durations like 10s,1m,5m');
   }
   return items.map((item) => {
-    const match = /^(\d+)(ms|s|m|h)$/.exec(item);
-    if (!match) throw new Error(`has ${JSON.stringify(item)}: each duration needs a whole number and a unit (ms, s, m, h)`);
+    const match = DURATION.exec(item);
+    if (!match) throw new Error(`has ${JSON.stringify(item)}: each duration needs a whole number and a unit (ms, s, m, h, d)`);
     return Number(match[1]) * UNIT_MS[match[2]];
   });
+}
+
+/** One duration (`5d`, `2s`), from 1 ms to `maxMs`. */
+export function parseDuration(text: string, maxMs: number): number {
+  const match = DURATION.exec(text);
+  const ms = match ? Number(match[1]) * UNIT_MS[match[2]] : 0;
+  if (!match || ms < 1 || ms > maxMs) {
+    throw new Error(`must be one duration with a unit (ms, s, m, h, d) like 5d or 12h, from 1ms to ${maxMs / 86_400_000}d (got ${JSON.stringify(text)})`);
+  }
+  return ms;
 }
 
 /** `100/1s` → at most 100 requests in any 1 s; `off` → null (no limit). */
