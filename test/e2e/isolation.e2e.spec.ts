@@ -146,7 +146,7 @@ describe.each(['sqlite', 'esdb'] as const)('tenant isolation over every publishe
 
   /** Routes without an id: what B sends and what it must get (its own state, or a 400 on A's references). */
   const otherRoutes = (): Record<string, { body?: unknown; expect: (res: Answer) => void }> => ({
-    [`GET ${V1}/webhook-event-types`]: { expect: (res) => expect({ status: res.status, count: res.body.data.length }).toEqual({ status: 200, count: 11 }) },
+    [`GET ${V1}/webhook-event-types`]: { expect: (res) => expect({ status: res.status, count: res.body.data.length }).toEqual({ status: 200, count: 12 }) },
     [`GET ${V1}/webhook-settings`]: { expect: (res) => expect([res.status, res.body]).toEqual([200, { notifications_enabled: false }]) },
     [`PUT ${V1}/webhook-settings`]: {
       body: { notifications_enabled: false },

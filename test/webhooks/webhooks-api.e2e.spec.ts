@@ -25,7 +25,7 @@ describe('webhook endpoints API', () => {
   it('lists the event-type catalog', async () => {
     const res = await api('GET', `${V1}/webhook-event-types`);
     expect(res.status).toBe(200);
-    expect(res.body.data).toHaveLength(11);
+    expect(res.body.data).toHaveLength(12);
     expect(res.body.data[0]).toEqual({ name: 'entity.created', label: 'New Entity', category: 'Entities' });
     expect(res.body.data[7]).toEqual({ name: 'task.created', label: 'New Task Instance', category: 'Tasks' });
   });

@@ -1,7 +1,7 @@
 import { isWebhookEventType, selectionIncludes, WEBHOOK_EVENT_TYPES } from './event-types';
 
 describe('event-type catalog', () => {
-  it('lists the eleven types with the contract labels and categories', () => {
+  it('lists the eleven types and the operational one with the contract labels and categories', () => {
     expect(WEBHOOK_EVENT_TYPES.map((t) => [t.category, t.label, t.name])).toEqual([
       ['Entities', 'New Entity', 'entity.created'],
       ['Entities', 'Update Entity', 'entity.updated'],
@@ -14,6 +14,7 @@ describe('event-type catalog', () => {
       ['Orders', 'Order Submitted', 'order.submitted'],
       ['Orders', 'Order Cancelled', 'order.cancelled'],
       ['Orders', 'Order Completed', 'order.completed'],
+      ['Webhooks', 'Endpoint Disabled', 'webhook_endpoint.disabled'],
     ]);
   });
 
@@ -22,5 +23,13 @@ describe('event-type catalog', () => {
     expect(isWebhookEventType('task.updated')).toBe(false);
     expect(selectionIncludes([], 'task.created')).toBe(true);
     expect(selectionIncludes(['entity.created'], 'task.created')).toBe(false);
+  });
+
+  it('leaves the operational notification out of "all": an endpoint gets it only by naming it', () => {
+    expect(isWebhookEventType('webhook_endpoint.disabled')).toBe(true);
+    expect(selectionIncludes([], 'webhook_endpoint.disabled')).toBe(false);
+    expect(selectionIncludes(['entity.created'], 'webhook_endpoint.disabled')).toBe(false);
+    expect(selectionIncludes(['webhook_endpoint.disabled'], 'webhook_endpoint.disabled')).toBe(true);
+    expect(selectionIncludes(['webhook_endpoint.disabled'], 'entity.created')).toBe(false);
   });
 });

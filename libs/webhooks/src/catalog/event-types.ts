@@ -17,7 +17,15 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = Object.freeze([
   { name: 'order.submitted', label: 'Order Submitted', category: 'Orders' },
   { name: 'order.cancelled', label: 'Order Cancelled', category: 'Orders' },
   { name: 'order.completed', label: 'Order Completed', category: 'Orders' },
+  { name: 'webhook_endpoint.disabled', label: 'Endpoint Disabled', category: 'Webhooks' },
 ]);
+
+/**
+ * Operational notifications (CONTRACT.md §4): about the webhooks themselves, not the account's
+ * resources. Never part of "all events": only an endpoint (or an Events API filter) that names
+ * one gets it, so receivers that take everything see nothing new.
+ */
+export const OPERATIONAL_EVENT_TYPES: readonly WebhookEventTypeName[] = Object.freeze(['webhook_endpoint.disabled']);
 
 export type WebhookEventTypeName = (typeof WEBHOOK_EVENT_TYPES)[number]['name'];
 
@@ -27,7 +35,11 @@ export function isWebhookEventType(name: string): boolean {
   return NAMES.has(name);
 }
 
-/** An endpoint's selection: empty means every type. */
+export function isOperationalEventType(name: string): boolean {
+  return (OPERATIONAL_EVENT_TYPES as readonly string[]).includes(name);
+}
+
+/** An endpoint's selection: empty means every type but the operational ones, which must be named. */
 export function selectionIncludes(selection: readonly string[], eventType: string): boolean {
-  return selection.length === 0 || selection.includes(eventType);
+  return selection.length === 0 ? !isOperationalEventType(eventType) : selection.includes(eventType);
 }

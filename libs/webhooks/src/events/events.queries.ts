@@ -10,6 +10,7 @@ import {
   ValidationError,
 } from '@filing/platform';
 import { Inject, Injectable } from '@nestjs/common';
+import { OPERATIONAL_EVENT_TYPES } from '../catalog/event-types';
 import { parseEventTypeFilter } from './event-filters';
 
 /** One item of `GET /events`: the webhook payload, plus `occurred_at`. */
@@ -32,7 +33,11 @@ const COLLECTION = 'events';
 /** How long an `after_event_id` not (yet) in the read model waits for it to catch up with the store. */
 const CATCH_UP_WAIT_MS = 2000;
 
-/** The Events API (CONTRACT.md §3 "Events"): the account's notifications, oldest first. */
+/**
+ * The Events API (CONTRACT.md §3 "Events"): the account's notifications, oldest first. The
+ * operational `webhook_endpoint.disabled` is listed only when `event_type` names it: like an
+ * endpoint's selection, "all events" never includes it, so a client catching up sees nothing new.
+ */
 @Injectable()
 export class EventsQueries {
   constructor(
@@ -49,13 +54,15 @@ export class EventsQueries {
     let after = request.after ?? 0;
     if (query.after_event_id !== undefined) after = Math.max(after, await this.seqOf(accountId, query.after_event_id));
 
+    // No filter is "all events": as for an endpoint, the operational ones only when named.
     const types = filter?.types ?? [];
+    const [op, names] = types.length > 0 ? ['IN', types] : ['NOT IN', OPERATIONAL_EVENT_TYPES];
     const rows = stmt(
       this.runner.db,
       `SELECT seq, occurred_at, payload FROM webhook_notifications
-       WHERE account_id = ? AND seq > ?${types.length > 0 ? ` AND event_type IN (${types.map(() => '?').join(', ')})` : ''}
+       WHERE account_id = ? AND seq > ? AND event_type ${op} (${names.map(() => '?').join(', ')})
        ORDER BY seq LIMIT ?`,
-    ).all(accountId, after, ...types, request.limit + 1) as NotificationRow[];
+    ).all(accountId, after, ...names, request.limit + 1) as NotificationRow[];
     const page = toPage(rows, request, COLLECTION, (r) => r.seq);
     return { data: page.data.map((r) => ({ ...(JSON.parse(r.payload) as EventItem), occurred_at: r.occurred_at })), next_cursor: page.next_cursor };
   }

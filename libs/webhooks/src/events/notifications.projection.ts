@@ -10,8 +10,8 @@ import {
 } from '../notifications/notification-mapper';
 
 /**
- * `webhook_notifications`: every notification of every account, one row per domain event, in
- * stream order (the Events API, CONTRACT.md §3). `seq` is the row's rowid: rows are only ever
+ * `webhook_notifications`: every notification of every account (the operational ones too), one
+ * row per domain event, in stream order (the Events API, CONTRACT.md §3). `seq` is the row's rowid: rows are only ever
  * appended, in the order the runner applies events (their `$all` order), so it grows with the
  * position and a rebuild numbers them the same. A page keyed on it can never skip a row that a
  * later page could show before it: a row with a smaller seq is committed with or before it.
@@ -23,7 +23,8 @@ import {
 @RegisterProjection()
 export class NotificationsProjection implements Projection {
   readonly name = 'webhooks.notifications';
-  readonly version = 1;
+  // 2: webhook_endpoint.disabled (from webhooks.EndpointDisabled) too.
+  readonly version = 2;
   readonly tables = ['webhook_notifications', 'webhook_notification_facts'];
   readonly handles = NOTIFIABLE_EVENT_PREFIXES;
 

@@ -75,6 +75,29 @@ describe('fan-out step', () => {
     expect(fanOutStep(view, () => undefined, switched(true)).cancel).toBeNull();
   });
 
+  it('sends a disable by the service as webhook_endpoint.disabled to the other enabled endpoints that named it, and to no other', () => {
+    const byService = (id: string, reason: string) => ev('webhooks.EndpointDisabled', { endpoint_id: id, reason }, 'A', `webhookendpoint-${id}`);
+    const setup = [
+      ...[created('FAILING'), created('WATCHER', ['webhook_endpoint.disabled']), created('ALL'), created('ORDERS', ['order.submitted'])],
+      ...[created('OFF', ['webhook_endpoint.disabled', 'entity.created']), created('OTHER', ['webhook_endpoint.disabled'])],
+      ...['FAILING', 'WATCHER', 'ALL', 'ORDERS', 'OTHER'].map(enabled),
+      switched(true),
+    ];
+    setup[5] = ev('webhooks.EndpointCreated', { endpoint_id: 'OTHER', event_types: ['webhook_endpoint.disabled'] }, 'B');
+    const failing = byService('FAILING', 'failing');
+    const manual = byService('ORDERS', 'manual');
+    const gone = byService('ALL', 'gone');
+    const view = new MemoryFanOutView();
+    const steps = [...setup, failing, manual, gone].map((e) => fanOutStep(view, () => undefined, e));
+    const scheduled = steps.flatMap((s) => s.scheduled.map((d) => [d.data.event_id, d.data.endpoint_id, d.data.payload]));
+    expect(scheduled).toEqual([
+      [failing.id, 'WATCHER', { event_id: failing.id, event_type: 'webhook_endpoint.disabled', timestamp: AT.toISOString(), endpoint_id: 'FAILING', reason: 'failing', status: 'disabled' }],
+      [gone.id, 'WATCHER', { event_id: gone.id, event_type: 'webhook_endpoint.disabled', timestamp: AT.toISOString(), endpoint_id: 'ALL', reason: 'gone', status: 'disabled' }],
+    ]);
+    // The disabled endpoint's own pending deliveries are still cancelled.
+    expect(steps[steps.length - 1].cancel).toEqual({ endpointId: 'ALL' });
+  });
+
   it('makes one stable delivery id per (event, endpoint): a UUID v7 carrying the event time', () => {
     const id = deliveryId('a', 'b', AT);
     expect(id).toBe(deliveryId('A', 'B', AT));

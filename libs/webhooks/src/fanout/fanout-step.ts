@@ -1,6 +1,6 @@
 import type { JsonObject, RecordedEvent } from '@filing/event-store';
 import { positionToString } from '@filing/event-store';
-import { notificationOf, type ResourceFacts } from '../notifications/notification-mapper';
+import { notificationOf, type ResourceFacts, type SourceNotification } from '../notifications/notification-mapper';
 import type { DeliveryScheduled } from '../deliveries/delivery.events';
 import { deliveryId } from './delivery-id';
 import { type MemoryFanOutView, recipients } from './fanout-view';
@@ -61,21 +61,28 @@ export function fanOutStep(
         view.putEndpoint({ ...current, enabled: true });
         return { ...NONE, endpointChanged: id };
       case 'webhooks.EndpointDisabled':
-      case 'webhooks.EndpointDeleted':
+      case 'webhooks.EndpointDeleted': {
         if (!current) return NONE;
         view.putEndpoint({ ...current, enabled: false, deleted: current.deleted || event.type === 'webhooks.EndpointDeleted' });
-        return { ...NONE, endpointChanged: id, cancel: { endpointId: id } };
+        // A disable by the service is also `webhook_endpoint.disabled`, to the account's other endpoints that chose it.
+        const scheduled = event.type === 'webhooks.EndpointDisabled' ? schedule(view, event, notificationOf(event, undefined)) : [];
+        return { ...NONE, scheduled, endpointChanged: id, cancel: { endpointId: id } };
+      }
       default:
         return NONE;
     }
   }
 
   const mapped = notificationOf(event, factsOf(event.streamId));
-  const { accountId, occurredAt } = mapped;
   const facts = mapped.facts ? ([event.streamId, mapped.facts] as const) : null;
-  if (!mapped.notification || !accountId) return { ...NONE, facts };
-  const notification = mapped.notification;
-  const scheduled = recipients(view, accountId, notification.event_type).map(
+  return { ...NONE, scheduled: schedule(view, event, mapped), facts };
+}
+
+/** One delivery of the event's notification (if it is one) per endpoint subscribed to it at the event's position. */
+function schedule(view: MemoryFanOutView, event: RecordedEvent, mapped: SourceNotification): DeliveryScheduled[] {
+  const { notification, accountId, occurredAt } = mapped;
+  if (!notification || !accountId) return [];
+  return recipients(view, accountId, notification.event_type).map(
     (endpoint): DeliveryScheduled => ({
       type: 'webhooks.DeliveryScheduled',
       data: {
@@ -90,5 +97,4 @@ export function fanOutStep(
       },
     }),
   );
-  return { ...NONE, scheduled, facts };
 }

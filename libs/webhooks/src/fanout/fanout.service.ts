@@ -35,7 +35,7 @@ import { MemoryFanOutView } from './fanout-view';
 
 // Delivery events too: which deliveries are pending at a disable's position is read from the
 // stream, never from the live read model (a replay would then cancel today's redeliveries).
-const FILTER_PREFIXES = [...NOTIFIABLE_EVENT_PREFIXES, 'webhooks.Endpoint', 'webhooks.NotificationsSwitched', 'webhooks.Delivery'];
+const FILTER_PREFIXES = [...new Set([...NOTIFIABLE_EVENT_PREFIXES, 'webhooks.Endpoint', 'webhooks.NotificationsSwitched', 'webhooks.Delivery'])];
 const DELIVERY_CLOSED = new Set(['webhooks.DeliverySucceeded', 'webhooks.DeliveryFailed', 'webhooks.DeliveryCancelled']);
 const MAX_BATCH = 500;
 

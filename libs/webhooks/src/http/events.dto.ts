@@ -13,7 +13,8 @@ export class ListEventsQueryDto extends PageQueryDto {
     type: [String],
     enum: EVENT_TYPE_NAMES,
     isArray: true,
-    description: 'Only these types: repeat the parameter (`event_type=a&event_type=b`) or separate names with commas (`event_type=a,b`)',
+    description:
+      'Only these types: repeat the parameter (`event_type=a&event_type=b`) or separate names with commas (`event_type=a,b`). Without it every type but the operational `webhook_endpoint.disabled`, which is listed only when named',
   })
   @IsOptional()
   @SatisfiesRule('isEventTypeFilter', eventTypeFilterProblem)
@@ -42,8 +43,8 @@ export class EventDto {
   @ApiProperty({ format: 'date-time', description: 'When the domain event happened (as in the webhook body)' })
   timestamp!: string;
 
-  @ApiProperty({ ...ID, description: 'Every type: the entity itself (entity.*), or the one the resource belongs to' })
-  entity_id!: string;
+  @ApiPropertyOptional({ ...ID, description: 'Every type but webhook_endpoint.disabled: the entity itself (entity.*), or the one the resource belongs to' })
+  entity_id?: string;
 
   @ApiPropertyOptional({ ...ID, description: 'document.*' })
   document_id?: string;
@@ -57,7 +58,13 @@ export class EventDto {
   @ApiPropertyOptional({ ...ID, nullable: true, description: 'order.*; document.* (null when the document belongs to no order)' })
   order_id?: string | null;
 
-  @ApiProperty({ type: String, description: 'The resource\'s status after the event (`available`/`deleted` for documents)' })
+  @ApiPropertyOptional({ ...ID, description: 'webhook_endpoint.disabled: the endpoint the service disabled' })
+  endpoint_id?: string;
+
+  @ApiPropertyOptional({ type: String, enum: ['gone', 'failing'], description: 'webhook_endpoint.disabled: why (its `disabled_reason`)' })
+  reason?: string;
+
+  @ApiProperty({ type: String, description: 'The resource\'s status after the event (`available`/`deleted` for documents; `disabled` for webhook_endpoint.disabled)' })
   status!: string;
 
   @ApiProperty({ format: 'date-time', description: 'When the domain event happened (the instant of `timestamp`): the Events API\'s own field' })

@@ -71,6 +71,19 @@ describe('notification mapper', () => {
     ]);
   });
 
+  it('an endpoint disabled by the service (410 Gone, failing) is webhook_endpoint.disabled; a user\'s disable is none', () => {
+    const gone = ev('webhooks.EndpointDisabled', 'webhookendpoint-W1', { endpoint_id: 'W1', reason: 'gone' });
+    const failing = ev('webhooks.EndpointDisabled', 'webhookendpoint-W2', { endpoint_id: 'W2', reason: 'failing', failing_since: at });
+    const manual = ev('webhooks.EndpointDisabled', 'webhookendpoint-W3', { endpoint_id: 'W3', reason: 'manual' });
+    const schema1 = ev('webhooks.EndpointDisabled', 'webhookendpoint-W4', { endpoint_id: 'W4' });
+    expect(run([gone, failing, manual, schema1])).toEqual([
+      { event_id: gone.id, event_type: 'webhook_endpoint.disabled', timestamp: at, endpoint_id: 'W1', reason: 'gone', status: 'disabled' },
+      { event_id: failing.id, event_type: 'webhook_endpoint.disabled', timestamp: at, endpoint_id: 'W2', reason: 'failing', status: 'disabled' },
+      null,
+      null,
+    ]);
+  });
+
   it('takes the resource id from the stream when the data does not carry it', () => {
     const created = ev('entities.EntityCreated', 'entity-E9', { name: 'x' });
     expect(run([created])[0]).toEqual(expect.objectContaining({ entity_id: 'E9', status: 'active' }));

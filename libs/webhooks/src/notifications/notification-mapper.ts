@@ -1,5 +1,6 @@
 import type { Json, JsonObject } from '@filing/event-store';
 import type { WebhookEventTypeName } from '../catalog/event-types';
+import { disabledReasonOf } from '../endpoints/endpoint.events';
 
 /** The JSON body sent to receivers (CONTRACT.md §4 table). */
 export interface Notification extends JsonObject {
@@ -35,14 +36,17 @@ export function serializeNotification(notification: JsonObject): string {
 }
 
 export interface MapResult {
-  /** null: the event is not one of the eleven notifications (e.g. TaskUpdated). */
+  /** null: the event is not a notification (e.g. TaskUpdated, a user's disable). */
   readonly notification: Notification | null;
   /** The resource's facts after the event; null when the event concerns no tracked resource. */
   readonly facts: ResourceFacts | null;
 }
 
-/** Event type prefixes whose events the mapper reads (for the subscription filter). */
-export const NOTIFIABLE_EVENT_PREFIXES = ['entities.', 'jurisdictions.', 'documents.', 'tasks.', 'orders.'] as const;
+/**
+ * Event type prefixes whose events the mapper reads (for the subscription filter): the five
+ * families, and the endpoint disable behind the operational `webhook_endpoint.disabled`.
+ */
+export const NOTIFIABLE_EVENT_PREFIXES = ['entities.', 'jurisdictions.', 'documents.', 'tasks.', 'orders.', 'webhooks.EndpointDisabled'] as const;
 
 const str = (v: Json | undefined): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
 
@@ -125,6 +129,16 @@ export function mapNotification(event: MappableEvent, known: ResourceFacts | und
       return {
         notification: { ...base, event_type: type, order_id: id, entity_id: facts.entity_id ?? null, status },
         facts: { ...facts, order_id: id, status },
+      };
+    }
+    case 'webhooks.EndpointDisabled': {
+      // Operational: only the service's own disables (410 Gone, failing), never a user's.
+      const reason = disabledReasonOf(d);
+      if (reason === 'manual') return { notification: null, facts: null };
+      const endpointId = str(d.endpoint_id) ?? streamResourceId(event.streamId);
+      return {
+        notification: { ...base, event_type: 'webhook_endpoint.disabled', endpoint_id: endpointId, reason, status: 'disabled' },
+        facts: null,
       };
     }
     default:

@@ -67,7 +67,7 @@ export function endpointFields(values: EndpointFormValues, errors: FieldErrors):
 </div>
 <fieldset id="event-types"${describedBy('event-types', true, errors.event_types)}>
   <legend>Event Types</legend>
-  <p class="hint" id="event-types-hint">Leave every box unchecked to receive all events.</p>
+  <p class="hint" id="event-types-hint">Leave every box unchecked to receive all events. Endpoint Disabled (another endpoint of yours was disabled by the service) is sent only when checked.</p>
   ${fieldError('event-types', errors.event_types)}
   <div class="checkbox-groups">
   ${eventTypeGroups().map(
