@@ -75,19 +75,19 @@ const BODIES: Record<string, string[]> = {
   [`PATCH ${V1}/tasks/{id}`]: ['title', 'description', 'due_date', 'status'],
   [`POST ${V1}/orders`]: ['entity_id', 'order_type', 'jurisdiction_code', 'details'],
   [`POST ${V1}/orders/{id}/cancel`]: ['reason'],
-  [`POST ${V1}/webhook-endpoints`]: ['url', 'description', 'event_types'],
-  [`PATCH ${V1}/webhook-endpoints/{id}`]: ['url', 'description', 'event_types'],
+  [`POST ${V1}/webhook-endpoints`]: ['url', 'description', 'event_types', 'rate_limit_per_second'],
+  [`PATCH ${V1}/webhook-endpoints/{id}`]: ['url', 'description', 'event_types', 'rate_limit_per_second'],
   [`PUT ${V1}/webhook-settings`]: ['notifications_enabled'],
   [`POST ${V1}/webhook-endpoints/{id}/recover`]: ['since'],
 };
 
 const RESOURCE = ['id', 'created_at', 'updated_at', 'version'];
-const ENDPOINT = [...RESOURCE, 'url', 'description', 'event_types', 'enabled', 'disabled_reason'];
+const ENDPOINT = [...RESOURCE, 'url', 'description', 'event_types', 'enabled', 'disabled_reason', 'rate_limit_per_second'];
 const DELIVERY = ['id', 'event_id', 'event_type', 'endpoint_id', 'status', 'attempt_count', 'last_attempt_at', 'next_attempt_at', 'created_at'];
 
 const STATS = ['delivered', 'failed', 'pending', 'p50_ms', 'p99_ms', 'last_success_at', 'failing_since'];
 /** An Events API item: the webhook payload (every type's fields, CONTRACT.md §4 table) plus occurred_at. */
-const EVENT = ['event_id', 'event_type', 'timestamp', 'entity_id', 'document_id', 'jurisdiction_id', 'task_id', 'order_id', 'status', 'occurred_at'];
+const EVENT = ['event_id', 'event_type', 'timestamp', 'entity_id', 'document_id', 'jurisdiction_id', 'task_id', 'order_id', 'endpoint_id', 'reason', 'status', 'occurred_at'];
 
 /** Success answers with fields CONTRACT.md lists exactly (§3 history, §4 webhooks). */
 const ANSWERS: Record<string, string[]> = {

@@ -64,8 +64,8 @@ const createOrder: Required<CreateOrder> = { entity_id: ID, order_type: 'formati
 const cancelOrder: Required<CancelOrder> = { reason: 'r' };
 const createDocument: Required<CreateDocument> = { entity_id: ID, order_id: ID, title: 't', document_type: 'd', content_type: 'text/plain', content_base64: 'eA==' };
 const updateDocument: Required<UpdateDocument> = { title: 't', document_type: 'd' };
-const createEndpoint: Required<CreateWebhookEndpoint> = { url: 'https://example.com/h', description: 'd', event_types: [] };
-const updateEndpoint: Required<UpdateWebhookEndpoint> = { url: 'https://example.com/h', description: null, event_types: [] };
+const createEndpoint: Required<CreateWebhookEndpoint> = { url: 'https://example.com/h', description: 'd', event_types: [], rate_limit_per_second: 5 };
+const updateEndpoint: Required<UpdateWebhookEndpoint> = { url: 'https://example.com/h', description: null, event_types: [], rate_limit_per_second: null };
 
 /** Every SDK operation, called once. */
 async function callEverything(c: FilingClient): Promise<void> {

@@ -310,7 +310,7 @@ describe('settings screen over HTTP', () => {
       expect(page.body).toContain('<label for="url">Endpoint URL');
       expect(page.body).toContain('<label for="description">Description</label>');
       expect(page.body).toContain('<legend>Event Types</legend>');
-      for (const category of ['Entities', 'Documents', 'Jurisdictions', 'Tasks', 'Orders']) expect(page.body).toContain(`<legend>${category}</legend>`);
+      for (const category of ['Entities', 'Documents', 'Jurisdictions', 'Tasks', 'Orders', 'Webhooks']) expect(page.body).toContain(`<legend>${category}</legend>`);
       const labels = [...page.body.matchAll(/name="event_types" value="([\w.]+)"[^>]*> ([^<]+)<\/label>/g)].map((m) => [m[1], m[2]]);
       expect(labels).toEqual([
         ['entity.created', 'New Entity'],
@@ -324,6 +324,7 @@ describe('settings screen over HTTP', () => {
         ['order.submitted', 'Order Submitted'],
         ['order.cancelled', 'Order Cancelled'],
         ['order.completed', 'Order Completed'],
+        ['webhook_endpoint.disabled', 'Endpoint Disabled'],
       ]);
     });
 
@@ -413,6 +414,26 @@ describe('settings screen over HTTP', () => {
       expect((await t.session.post(`${ENDPOINTS}/${all}/delete`, { _csrf: t.csrf })).status).toBe(303);
       expect((await t.api('GET', `${V1}/webhook-endpoints/${all}`)).status).toBe(404);
       expect((await t.session.get(`${ENDPOINTS}/${all}`)).status).toBe(404);
+    });
+
+    it('sets, shows and clears the rate limit in the form; a bad one is named next to its field and saves nothing', async () => {
+      const t = await tenant();
+      const id = await createEndpoint(t, 'https://127.0.0.1:9/rate', { rate_limit_per_second: '5' });
+      expect((await t.api('GET', `${V1}/webhook-endpoints/${id}`)).body.rate_limit_per_second).toBe(5);
+      const page = (await t.session.get(`${ENDPOINTS}/${id}`)).body;
+      expect(page).toContain('<dt>Rate limit</dt><dd>5 per second</dd>');
+      expect(page).toMatch(/<input type="number" id="rate-limit" name="rate_limit_per_second" min="1" max="1000"[^>]* value="5"/);
+      for (const bad of ['0', '1001', '2.5', 'fast']) {
+        const res = await t.session.post(`${ENDPOINTS}/${id}`, { _csrf: t.csrf, url: 'https://127.0.0.1:9/rate', rate_limit_per_second: bad });
+        expect(res.status).toBe(400);
+        expect(res.body).toMatch(/<input type="number" id="rate-limit"[^>]*aria-invalid="true" aria-describedby="rate-limit-hint rate-limit-error">/);
+        expect(res.body).toContain('rate_limit_per_second must be a whole number from 1 to 1000, or null for no limit');
+      }
+      expect((await t.api('GET', `${V1}/webhook-endpoints/${id}`)).body).toMatchObject({ rate_limit_per_second: 5, version: 0 });
+      const cleared = await t.session.post(`${ENDPOINTS}/${id}`, { _csrf: t.csrf, url: 'https://127.0.0.1:9/rate', rate_limit_per_second: '' });
+      expect(cleared.status).toBe(303);
+      expect((await t.api('GET', `${V1}/webhook-endpoints/${id}`)).body.rate_limit_per_second).toBeNull();
+      expect((await t.session.get(`${ENDPOINTS}/${id}`)).body).toContain('<dt>Rate limit</dt><dd><span class="hint">No limit</span></dd>');
     });
 
     it('reveals and rotates the signing secret (the API’s secret), never cached', async () => {

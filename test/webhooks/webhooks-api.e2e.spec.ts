@@ -41,6 +41,7 @@ describe('webhook endpoints API', () => {
       enabled: false,
       // Created disabled: it waits for a user to enable it.
       disabled_reason: 'manual',
+      rate_limit_per_second: null,
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       created_at: expect.stringMatching(/Z$/),
       updated_at: expect.any(String),
@@ -66,6 +67,14 @@ describe('webhook endpoints API', () => {
       { field: 'event_types', message: expect.stringMatching(/task\.updated/) },
     ]);
     expect((await api('POST', `${V1}/webhook-endpoints`, { url: 'https://a.example', extra: 1 })).status).toBe(400);
+    for (const limit of [0, 1001, 2.5, '5', true, -1]) {
+      const refused = await api('POST', `${V1}/webhook-endpoints`, { url: 'https://127.0.0.1:9/limit', rate_limit_per_second: limit });
+      expect([limit, refused.status, refused.body.errors]).toEqual([
+        limit,
+        400,
+        [{ field: 'rate_limit_per_second', message: 'rate_limit_per_second must be a whole number from 1 to 1000, or null for no limit' }],
+      ]);
+    }
     expect((await api('POST', `${V1}/webhook-endpoints`, {})).status).toBe(400);
   });
 
@@ -95,6 +104,18 @@ describe('webhook endpoints API', () => {
     expect((await api('DELETE', `${V1}/webhook-endpoints/${ep.id}`)).status).toBe(204);
     expect((await api('GET', `${V1}/webhook-endpoints/${ep.id}`)).status).toBe(404);
     expect((await api('POST', `${V1}/webhook-endpoints/${ep.id}/enable`)).status).toBe(404);
+  });
+
+  it('sets rate_limit_per_second on create and PATCH (null: none), and names it when it is not 1–1,000', async () => {
+    const { body: ep } = await api('POST', `${V1}/webhook-endpoints`, { url: 'https://127.0.0.1:9/rate', rate_limit_per_second: 5 });
+    expect(ep).toMatchObject({ rate_limit_per_second: 5, version: 0 });
+    const patched = await api('PATCH', `${V1}/webhook-endpoints/${ep.id}`, { rate_limit_per_second: 1000 });
+    expect(patched.body).toMatchObject({ rate_limit_per_second: 1000, version: 1 });
+    expect((await api('PATCH', `${V1}/webhook-endpoints/${ep.id}`, { description: 'kept' })).body).toMatchObject({ rate_limit_per_second: 1000 });
+    expect((await api('PATCH', `${V1}/webhook-endpoints/${ep.id}`, { rate_limit_per_second: null })).body).toMatchObject({ rate_limit_per_second: null, version: 3 });
+    const tooFast = await api('PATCH', `${V1}/webhook-endpoints/${ep.id}`, { rate_limit_per_second: 1001 });
+    expect([tooFast.status, tooFast.body.errors.map((e: { field: string }) => e.field)]).toEqual([400, ['rate_limit_per_second']]);
+    expect((await api('GET', `${V1}/webhook-endpoints/${ep.id}`)).body).toMatchObject({ rate_limit_per_second: null, version: 3 });
   });
 
   it('rotates the secret', async () => {

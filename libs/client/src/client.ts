@@ -234,7 +234,7 @@ export class WebhookEndpointsApi {
 export class EventsApi {
   constructor(private readonly http: ApiTransport) {}
 
-  /** One page; `event_type` may name several types. */
+  /** One page; `event_type` may name several types (`webhook_endpoint.disabled` is listed only when named). */
   list(filters?: EventFilters, options?: RequestOptions): Promise<Page<EventListItem>> {
     const { event_type, ...rest } = filters ?? {};
     const types = typeof event_type === 'string' ? event_type : event_type?.join(',');
@@ -277,7 +277,7 @@ export class WebhookSettingsApi {
 export class WebhookEventTypesApi {
   constructor(private readonly http: ApiTransport) {}
 
-  /** The catalog of the eleven notification types (the `data` of `GET /webhook-event-types`). */
+  /** The catalog of the notification types, the operational one last (the `data` of `GET /webhook-event-types`). */
   async list(options?: RequestOptions): Promise<WebhookEventTypeInfo[]> {
     const body = await this.http.json<{ data: WebhookEventTypeInfo[] }>({ method: 'GET', path: '/webhook-event-types', options });
     return body.data;

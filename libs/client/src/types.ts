@@ -206,20 +206,24 @@ export type WebhookEventTypeName =
   | 'task.created'
   | 'order.submitted'
   | 'order.cancelled'
-  | 'order.completed';
+  | 'order.completed'
+  /** Operational: only to endpoints that list it (never part of "all events"). */
+  | 'webhook_endpoint.disabled';
 
 export interface WebhookEndpoint extends Resource {
   readonly url: string;
   readonly description: string | null;
-  /** Empty: every event type. */
+  /** Empty: every event type but the operational `webhook_endpoint.disabled`, sent only when listed. */
   readonly event_types: WebhookEventTypeName[];
   readonly enabled: boolean;
   /**
    * null while enabled; else `manual` (disabled by a user, or new and not enabled yet), `gone`
-   * (the receiver answered 410 Gone) or `failing` (every attempt failed for a long time).
-   * Enabling clears it.
+   * (the receiver answered 410 Gone) or `failing` (every attempt failed for WEBHOOK_DISABLE_AFTER,
+   * 5 days by default). Enabling clears it.
    */
   readonly disabled_reason: WebhookEndpointDisabledReason | null;
+  /** Requests per second at most (1–1,000); null: no limit. Deliveries beyond it wait, none is dropped. */
+  readonly rate_limit_per_second: number | null;
 }
 export type WebhookEndpointDisabledReason = 'manual' | 'gone' | 'failing';
 /** Create and rotate-secret answer with the signing secret (`whsec_…`). */
@@ -231,11 +235,15 @@ export interface CreateWebhookEndpoint {
   url: string;
   description?: string;
   event_types?: WebhookEventTypeName[];
+  /** 1–1,000 requests per second; null or absent: no limit. */
+  rate_limit_per_second?: number | null;
 }
 export interface UpdateWebhookEndpoint {
   url?: string;
   description?: string | null;
   event_types?: WebhookEventTypeName[];
+  /** null removes the limit. */
+  rate_limit_per_second?: number | null;
 }
 export interface WebhookEndpointSecret {
   readonly secret: string;

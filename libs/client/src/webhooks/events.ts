@@ -1,4 +1,4 @@
-import type { EntityStatus, JurisdictionStatus, PageParams, TaskStatus, WebhookEventTypeName } from '../types';
+import type { EntityStatus, JurisdictionStatus, PageParams, TaskStatus, WebhookEndpointDisabledReason, WebhookEventTypeName } from '../types';
 
 /** Fields of every notification (CONTRACT.md §4). */
 export interface WebhookEventBase<Type extends WebhookEventTypeName> {
@@ -66,6 +66,16 @@ export interface OrderCompletedEvent extends WebhookEventBase<'order.completed'>
   readonly status: 'completed';
 }
 
+/**
+ * Operational: one of your endpoints was disabled by the service (it answered 410 Gone, or every
+ * attempt failed for WEBHOOK_DISABLE_AFTER). Only endpoints that list it in `event_types` get it.
+ */
+export interface WebhookEndpointDisabledEvent extends WebhookEventBase<'webhook_endpoint.disabled'> {
+  readonly endpoint_id: string;
+  readonly reason: Exclude<WebhookEndpointDisabledReason, 'manual'>;
+  readonly status: 'disabled';
+}
+
 /** Notification type name → its payload. */
 export interface WebhookEventMap {
   'entity.created': EntityCreatedEvent;
@@ -79,12 +89,16 @@ export interface WebhookEventMap {
   'order.submitted': OrderSubmittedEvent;
   'order.cancelled': OrderCancelledEvent;
   'order.completed': OrderCompletedEvent;
+  'webhook_endpoint.disabled': WebhookEndpointDisabledEvent;
 }
 
 /** Any notification: narrow on `event_type` (`switch (event.event_type) { case 'order.submitted': … }`). */
 export type WebhookEvent = WebhookEventMap[WebhookEventTypeName];
 
-/** The eleven names, in the catalog's order. */
+/** The operational names: never part of "all events" (an empty `event_types`, an unfiltered `GET /events`). */
+export const OPERATIONAL_EVENT_TYPE_NAMES: readonly WebhookEventTypeName[] = Object.freeze(['webhook_endpoint.disabled']);
+
+/** The catalog's names, in its order: the eleven about your resources, then the operational one. */
 export const WEBHOOK_EVENT_TYPE_NAMES: readonly WebhookEventTypeName[] = Object.freeze([
   'entity.created',
   'entity.updated',
@@ -97,6 +111,7 @@ export const WEBHOOK_EVENT_TYPE_NAMES: readonly WebhookEventTypeName[] = Object.
   'order.submitted',
   'order.cancelled',
   'order.completed',
+  'webhook_endpoint.disabled',
 ]);
 
 export function isWebhookEventType(name: unknown): name is WebhookEventTypeName {
@@ -115,7 +130,7 @@ export type EventListItem = WebhookEvent & {
   readonly occurred_at: string;
 };
 export interface EventFilters extends PageParams {
-  /** Only these types (several are sent comma-separated). */
+  /** Only these types (several are sent comma-separated). Without it, every type but `webhook_endpoint.disabled`. */
   readonly event_type?: WebhookEventTypeName | readonly WebhookEventTypeName[];
   /** Start right after this event: the `event_id` of the last notification you processed. */
   readonly after_event_id?: string;

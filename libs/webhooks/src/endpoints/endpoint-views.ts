@@ -9,6 +9,8 @@ export interface EndpointView {
   readonly enabled: boolean;
   /** null while enabled. */
   readonly disabled_reason: DisabledReason | null;
+  /** Sends per second at most; null: no limit. */
+  readonly rate_limit_per_second: number | null;
   readonly created_at: string;
   readonly updated_at: string;
   readonly version: number;
@@ -21,6 +23,9 @@ export interface EndpointRow {
   description: string | null;
   event_types: string;
   enabled: number;
+  /** When it was last enabled; null if never. */
+  enabled_at: string | null;
+  rate_limit_per_second: number | null;
   /** Both null while enabled. */
   disabled_reason: DisabledReason | null;
   disabled_at: string | null;
@@ -47,6 +52,7 @@ export function endpointView(row: EndpointRow): EndpointView {
     event_types: JSON.parse(row.event_types) as string[],
     enabled: row.enabled === 1,
     disabled_reason: row.disabled_reason,
+    rate_limit_per_second: row.rate_limit_per_second,
     created_at: row.created_at,
     updated_at: row.updated_at,
     version: row.version,

@@ -18,25 +18,34 @@ export type EndpointCreated = DomainEvent<
     secret_fingerprint: string;
     /** Schema 2 on. */
     secret_sealed?: string;
+    /** Sends per second at most; null (or absent, before throttling existed): no limit. */
+    rate_limit_per_second?: number | null;
   }
 >;
 /** Only the fields that changed, with their new values. */
 export type EndpointUpdated = DomainEvent<
   'webhooks.EndpointUpdated',
-  { endpoint_id: string; url?: string; description?: string | null; event_types?: string[] }
+  { endpoint_id: string; url?: string; description?: string | null; event_types?: string[]; rate_limit_per_second?: number | null }
 >;
 export type EndpointEnabled = DomainEvent<'webhooks.EndpointEnabled', { endpoint_id: string }>;
 
 /**
  * Why an endpoint is disabled (CONTRACT.md §4 `disabled_reason`): `manual`, by a user (a new
- * endpoint, too, until a user enables it); `gone`, the receiver answered 410; `failing`,
- * reserved for the auto-disable of an endpoint that keeps failing (CONTRACT.md §5).
+ * endpoint, too, until a user enables it); `gone`, the receiver answered 410; `failing`, every
+ * attempt failed for WEBHOOK_DISABLE_AFTER (CONTRACT.md §5).
  */
 export const DISABLED_REASONS = ['manual', 'gone', 'failing'] as const;
 export type DisabledReason = (typeof DISABLED_REASONS)[number];
 
-/** Schema 2 carries `reason`; schema 1 had none. Read any disable through `disabledReasonOf`. */
-export type EndpointDisabled = DomainEvent<'webhooks.EndpointDisabled', { endpoint_id: string; reason: DisabledReason }>;
+/**
+ * Schema 2 carries `reason`; schema 1 had none. Read any disable through `disabledReasonOf`.
+ * A `failing` disable carries its evidence: the first and the last of the failed attempts (none
+ * succeeded between them, nor since the endpoint was last enabled) that span WEBHOOK_DISABLE_AFTER.
+ */
+export type EndpointDisabled = DomainEvent<
+  'webhooks.EndpointDisabled',
+  { endpoint_id: string; reason: DisabledReason; failing_since?: string; last_failure_at?: string }
+>;
 
 /** The upcast of schema 1: every disable before reasons existed was a user's. */
 export function disabledReasonOf(data: { readonly reason?: unknown }): DisabledReason {

@@ -15,6 +15,7 @@ const create: EndpointCommand = {
   url: 'https://example.com/hook',
   description: null,
   eventTypes: [],
+  rateLimitPerSecond: null,
   secretFingerprint: 'f1',
   secretSealed: 'v1.k1.sealed-1',
 };
@@ -28,7 +29,7 @@ describe('webhook endpoint', () => {
       {
         type: 'webhooks.EndpointCreated',
         data: { endpoint_id: 'E', url: 'https://example.com/hook', description: null, event_types: [], secret_generation: 1, secret_fingerprint: 'f1',
-          secret_sealed: 'v1.k1.sealed-1' },
+          secret_sealed: 'v1.k1.sealed-1', rate_limit_per_second: null },
       },
     ]);
     expect(created).toEqual(expect.objectContaining({ exists: true, enabled: false, accountId: 'A' }));
@@ -66,6 +67,41 @@ describe('webhook endpoint', () => {
     const { events } = run(created, { kind: 'update', accountId: 'A', endpointId: 'E', url: 'https://example.com/hook', description: 'd', eventTypes: ['entity.created'] });
     expect(events).toEqual([{ type: 'webhooks.EndpointUpdated', data: { endpoint_id: 'E', description: 'd', event_types: ['entity.created'] } }]);
     expect(run(created, { kind: 'update', accountId: 'A', endpointId: 'E', url: 'https://example.com/hook' }).events).toEqual([]);
+  });
+
+  it('sets, changes and clears the rate limit, recording only a change', () => {
+    const limited = run(created, { kind: 'update', accountId: 'A', endpointId: 'E', rateLimitPerSecond: 5 });
+    expect(limited.events).toEqual([{ type: 'webhooks.EndpointUpdated', data: { endpoint_id: 'E', rate_limit_per_second: 5 } }]);
+    expect(limited.state.rateLimitPerSecond).toBe(5);
+    expect(run(limited.state, { kind: 'update', accountId: 'A', endpointId: 'E', rateLimitPerSecond: 5 }).events).toEqual([]);
+    // Absent leaves it; null clears it.
+    expect(run(limited.state, { kind: 'update', accountId: 'A', endpointId: 'E', description: 'x' }).state.rateLimitPerSecond).toBe(5);
+    const cleared = run(limited.state, { kind: 'update', accountId: 'A', endpointId: 'E', rateLimitPerSecond: null });
+    expect(cleared.events).toEqual([{ type: 'webhooks.EndpointUpdated', data: { endpoint_id: 'E', rate_limit_per_second: null } }]);
+    expect(cleared.state.rateLimitPerSecond).toBeNull();
+    expect(run(initialEndpoint, { ...create, rateLimitPerSecond: 1000 } as EndpointCommand).state.rateLimitPerSecond).toBe(1000);
+  });
+
+  describe('auto-disable (failing)', () => {
+    const at = (iso: string) => (e: EndpointEvent) => ({ ...envelope(e), metadata: { account_id: 'A', occurred_at: iso } }) as RecordedEnvelope<EndpointEvent>;
+    const enabledAt = (iso: string) => decideEndpoint(created, { kind: 'enable', accountId: 'A', endpointId: 'E' }).map(at(iso)).reduce(evolveEndpoint, created);
+    const failing = (since: string) =>
+      ({ kind: 'disable', accountId: 'A', endpointId: 'E', reason: 'failing', failing: { since, lastFailureAt: '2026-11-27T10:00:00.000Z' } }) as const;
+
+    it('records the attempts it was judged on', () => {
+      const state = enabledAt('2026-11-01T00:00:00.000Z');
+      expect(decideEndpoint(state, failing('2026-11-22T10:00:00.000Z'))).toEqual([
+        {
+          type: 'webhooks.EndpointDisabled',
+          data: { endpoint_id: 'E', reason: 'failing', failing_since: '2026-11-22T10:00:00.000Z', last_failure_at: '2026-11-27T10:00:00.000Z' },
+        },
+      ]);
+    });
+
+    it('does nothing when the endpoint was enabled again after the failing began: enabling starts the count again', () => {
+      expect(decideEndpoint(enabledAt('2026-11-23T00:00:00.000Z'), failing('2026-11-22T10:00:00.000Z'))).toEqual([]);
+      expect(decideEndpoint(enabledAt('2026-11-22T10:00:00.000Z'), failing('2026-11-22T10:00:00.000Z'))).toEqual([]);
+    });
   });
 
   it('rotates the secret: the previous one keeps signing for 24 h', () => {

@@ -14,6 +14,10 @@ export interface EndpointState {
   readonly url: string;
   readonly description: string | null;
   readonly eventTypes: readonly string[];
+  /** Sends per second at most; null: no limit. */
+  readonly rateLimitPerSecond: number | null;
+  /** When it was last enabled (null: never). A failing streak counts from then at the earliest. */
+  readonly enabledAt: string | null;
   readonly secretGeneration: number;
   readonly secretFingerprint: string;
   /** Until the next rotation: the previous secret's fingerprint (null before the first). */
@@ -31,6 +35,8 @@ export const initialEndpoint: EndpointState = {
   url: '',
   description: null,
   eventTypes: [],
+  rateLimitPerSecond: null,
+  enabledAt: null,
   secretGeneration: 0,
   secretFingerprint: '',
   previousFingerprint: null,
@@ -49,6 +55,7 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
         url: event.data.url,
         description: event.data.description,
         eventTypes: event.data.event_types,
+        rateLimitPerSecond: event.data.rate_limit_per_second ?? null,
         secretGeneration: event.data.secret_generation,
         secretFingerprint: event.data.secret_fingerprint,
         sealedSecrets: sealedOnly(event.data.secret_fingerprint, event.data.secret_sealed),
@@ -59,9 +66,10 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
         url: event.data.url ?? state.url,
         description: event.data.description !== undefined ? event.data.description : state.description,
         eventTypes: event.data.event_types ?? state.eventTypes,
+        rateLimitPerSecond: event.data.rate_limit_per_second !== undefined ? event.data.rate_limit_per_second : state.rateLimitPerSecond,
       };
     case 'webhooks.EndpointEnabled':
-      return { ...state, enabled: true, disabledReason: null };
+      return { ...state, enabled: true, disabledReason: null, enabledAt: event.metadata.occurred_at ?? null };
     case 'webhooks.EndpointDisabled':
       return { ...state, enabled: false, disabledReason: disabledReasonOf(event.data) };
     case 'webhooks.EndpointDeleted':
@@ -96,6 +104,7 @@ export type EndpointCommand =
       readonly url: string;
       readonly description: string | null;
       readonly eventTypes: readonly string[];
+      readonly rateLimitPerSecond: number | null;
       readonly secretFingerprint: string;
       readonly secretSealed: string;
     }
@@ -106,9 +115,18 @@ export type EndpointCommand =
       readonly url?: string;
       readonly description?: string | null;
       readonly eventTypes?: readonly string[];
+      /** null clears the limit; absent leaves it. */
+      readonly rateLimitPerSecond?: number | null;
     }
   | { readonly kind: 'enable' | 'delete'; readonly accountId: string; readonly endpointId: string }
-  | { readonly kind: 'disable'; readonly accountId: string; readonly endpointId: string; readonly reason: DisabledReason }
+  | {
+      readonly kind: 'disable';
+      readonly accountId: string;
+      readonly endpointId: string;
+      readonly reason: DisabledReason;
+      /** An auto-disable's evidence (`failing`): the failed attempts it was judged on, first and last. */
+      readonly failing?: { readonly since: string; readonly lastFailureAt: string };
+    }
   | {
       readonly kind: 'rotate-secret';
       readonly accountId: string;
@@ -147,6 +165,7 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
           secret_generation: 1,
           secret_fingerprint: command.secretFingerprint,
           secret_sealed: command.secretSealed,
+          rate_limit_per_second: command.rateLimitPerSecond,
         },
       },
     ];
@@ -162,17 +181,31 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
   }
   switch (command.kind) {
     case 'update': {
-      const data: { endpoint_id: string; url?: string; description?: string | null; event_types?: string[] } = { endpoint_id };
+      const data: Extract<EndpointEvent, { type: 'webhooks.EndpointUpdated' }>['data'] = { endpoint_id };
       if (command.url !== undefined && command.url !== state.url) data.url = command.url;
       if (command.description !== undefined && command.description !== state.description) data.description = command.description;
       if (command.eventTypes !== undefined && !sameList(command.eventTypes, state.eventTypes)) data.event_types = [...command.eventTypes];
+      if (command.rateLimitPerSecond !== undefined && command.rateLimitPerSecond !== state.rateLimitPerSecond) {
+        data.rate_limit_per_second = command.rateLimitPerSecond;
+      }
       return Object.keys(data).length > 1 ? [{ type: 'webhooks.EndpointUpdated', data }] : [];
     }
     case 'enable':
       return state.enabled ? [] : [{ type: 'webhooks.EndpointEnabled', data: { endpoint_id } }];
-    case 'disable':
+    case 'disable': {
       // Already disabled: the first reason stands (a late 410 does not relabel a user's disable).
-      return state.enabled ? [{ type: 'webhooks.EndpointDisabled', data: { endpoint_id, reason: command.reason } }] : [];
+      if (!state.enabled) return [];
+      const failing = command.failing;
+      if (!failing) return [{ type: 'webhooks.EndpointDisabled', data: { endpoint_id, reason: command.reason } }];
+      // Judged on attempts from before the last enable (a read model behind the stream): enabling starts the count again.
+      if (state.enabledAt !== null && Date.parse(state.enabledAt) >= Date.parse(failing.since)) return [];
+      return [
+        {
+          type: 'webhooks.EndpointDisabled',
+          data: { endpoint_id, reason: command.reason, failing_since: failing.since, last_failure_at: failing.lastFailureAt },
+        },
+      ];
+    }
     case 'delete':
       return [{ type: 'webhooks.EndpointDeleted', data: { endpoint_id } }];
     case 'rotate-secret':

@@ -35,6 +35,8 @@ export interface CreateEndpointInput {
   readonly url: string;
   readonly description?: string | null;
   readonly event_types?: string[];
+  /** 1–1,000 (the DTO checks it); null or absent: no limit. */
+  readonly rate_limit_per_second?: number | null;
 }
 export type UpdateEndpointInput = Partial<CreateEndpointInput>;
 
@@ -64,6 +66,7 @@ export class EndpointsService {
       url: input.url,
       description: input.description ?? null,
       eventTypes: dedupe(eventTypes),
+      rateLimitPerSecond: input.rate_limit_per_second ?? null,
       ...this.sealed(id, secret),
     });
     return { ...this.get(ctx, id), secret };
@@ -80,6 +83,7 @@ export class EndpointsService {
       url: input.url,
       description: input.description,
       eventTypes: input.event_types ? dedupe(input.event_types) : undefined,
+      rateLimitPerSecond: input.rate_limit_per_second,
     });
     return this.get(ctx, id);
   }
@@ -93,14 +97,21 @@ export class EndpointsService {
   }
 
   /**
-   * Disabled by the service, not a user: the dispatcher's answer to a 410 Gone. Records nothing
-   * when the endpoint is already disabled (its first reason stands) or no longer exists.
+   * Disabled by the service, not a user: the dispatcher's answer to a 410 Gone, or the
+   * auto-disable of an endpoint failing for too long (with the attempts it was judged on).
+   * Records nothing when the endpoint is already disabled (its first reason stands), was enabled
+   * again after the failing began, or no longer exists.
    */
-  async disableBySystem(accountId: string, endpointId: string, reason: Exclude<DisabledReason, 'manual'>): Promise<Position | null> {
+  async disableBySystem(
+    accountId: string,
+    endpointId: string,
+    reason: Exclude<DisabledReason, 'manual'>,
+    failing?: { since: string; lastFailureAt: string },
+  ): Promise<Position | null> {
     const context = { account_id: accountId, actor: SYSTEM_ACTOR, correlation_id: randomUUID(), causation_id: null };
     try {
-      // Every in-flight attempt may hear the 410: decide again on a concurrent write.
-      return (await this.append(context, undefined, { kind: 'disable', accountId, endpointId, reason }, 10)).position;
+      // Every in-flight attempt may hear the 410 (every instance judge it failing): decide again on a concurrent write.
+      return (await this.append(context, undefined, { kind: 'disable', accountId, endpointId, reason, failing }, 10)).position;
     } catch (err) {
       if (err instanceof NotFoundError) return null;
       throw err;

@@ -1,4 +1,4 @@
-import { IsOptionalNonNull, PageQueryDto } from '@filing/platform';
+import { IsOptionalNonNull, PageQueryDto, SatisfiesRule } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsIn, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { WEBHOOK_EVENT_TYPES } from '../catalog/event-types';
@@ -28,9 +28,25 @@ const EVENT_TYPES = {
   enum: EVENT_TYPE_NAMES,
   isArray: true,
   maxItems: MAX_EVENT_TYPES,
-  description: 'The event types to send (GET /webhook-event-types); empty means every type',
+  description:
+    'The event types to send (GET /webhook-event-types); empty means every type but the operational `webhook_endpoint.disabled`, which an endpoint receives only when it lists it',
 };
 const VERSION = { description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 };
+const RATE_LIMIT_MAX = 1000;
+const RATE_LIMIT = {
+  type: 'integer' as const,
+  minimum: 1,
+  maximum: RATE_LIMIT_MAX,
+  nullable: true,
+  description:
+    'Requests per second at most to this endpoint (1–1,000; null: no limit). Deliveries beyond it wait their turn, none is dropped. Applied by each service instance on its own',
+};
+
+/** `rate_limit_per_second`: a whole number 1–1,000; null (or absent) is no limit. */
+function rateLimitProblem(value: unknown): string | null {
+  const fine = typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= RATE_LIMIT_MAX;
+  return fine ? null : `rate_limit_per_second must be a whole number from 1 to ${RATE_LIMIT_MAX}, or null for no limit`;
+}
 const NULLABLE_TIME = { type: String, format: 'date-time', nullable: true };
 
 export class CreateEndpointDto {
@@ -53,9 +69,14 @@ export class CreateEndpointDto {
   @ArrayMaxSize(MAX_EVENT_TYPES)
   @IsString({ each: true })
   event_types?: string[];
+
+  @ApiPropertyOptional({ ...RATE_LIMIT, default: null })
+  @IsOptional()
+  @SatisfiesRule('isRateLimit', rateLimitProblem)
+  rate_limit_per_second?: number | null;
 }
 
-/** PATCH: absent fields stay as they are; `description: null` clears it; `url` and `event_types` cannot be null (`[]` is every type). */
+/** PATCH: absent fields stay as they are; `description: null` and `rate_limit_per_second: null` clear them; `url` and `event_types` cannot be null (`[]` is every type). */
 export class UpdateEndpointDto {
   @ApiPropertyOptional(URL_FIELD)
   @IsOptionalNonNull()
@@ -76,6 +97,11 @@ export class UpdateEndpointDto {
   @ArrayMaxSize(MAX_EVENT_TYPES)
   @IsString({ each: true })
   event_types?: string[];
+
+  @ApiPropertyOptional({ ...RATE_LIMIT, description: `${RATE_LIMIT.description}. null removes the limit` })
+  @IsOptional()
+  @SatisfiesRule('isRateLimit', rateLimitProblem)
+  rate_limit_per_second?: number | null;
 }
 
 /** The account switch *Webhook Notifications*: the PUT body and the answer of GET and PUT. */
@@ -115,9 +141,12 @@ export class WebhookEndpointDto {
     enum: DISABLED_REASONS,
     nullable: true,
     description:
-      'null while enabled; else why it is disabled: `manual` (by a user; also a new endpoint until it is enabled), `gone` (the receiver answered 410 Gone), `failing` (reserved for the auto-disable of an endpoint that keeps failing). Enabling clears it.',
+      'null while enabled; else why it is disabled: `manual` (by a user; also a new endpoint until it is enabled), `gone` (the receiver answered 410 Gone), `failing` (every attempt failed for WEBHOOK_DISABLE_AFTER, 5 days by default). Enabling clears it.',
   })
   disabled_reason!: DisabledReason | null;
+
+  @ApiProperty(RATE_LIMIT)
+  rate_limit_per_second!: number | null;
 
   @ApiProperty({ format: 'date-time' })
   created_at!: string;

@@ -11,14 +11,15 @@ export class EndpointsProjection implements Projection {
   readonly name = 'webhooks.endpoints';
   // 3: disabled_reason and disabled_at (why and since when it is disabled).
   // 4: secret_sealed and previous_sealed (the signing secrets, sealed, from the stream).
-  readonly version = 4;
+  // 5: rate_limit_per_second; enabled_at (when a failing streak may begin at the earliest).
+  readonly version = 5;
   readonly tables = ['webhook_endpoints', 'webhook_settings'];
   readonly handles = ['webhooks.Endpoint', 'webhooks.NotificationsSwitched'];
 
   setup(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_endpoints (
       id TEXT PRIMARY KEY, account_id TEXT NOT NULL, url TEXT NOT NULL, description TEXT, event_types TEXT NOT NULL,
-      enabled INTEGER NOT NULL, disabled_reason TEXT, disabled_at TEXT, deleted INTEGER NOT NULL, secret_generation INTEGER NOT NULL, secret_fingerprint TEXT NOT NULL,
+      enabled INTEGER NOT NULL, enabled_at TEXT, disabled_reason TEXT, disabled_at TEXT, deleted INTEGER NOT NULL, rate_limit_per_second INTEGER, secret_generation INTEGER NOT NULL, secret_fingerprint TEXT NOT NULL,
       secret_sealed TEXT, previous_generation INTEGER, previous_fingerprint TEXT, previous_sealed TEXT, previous_expires_at TEXT,
       created_at TEXT NOT NULL, updated_at TEXT NOT NULL, version INTEGER NOT NULL);
     CREATE INDEX IF NOT EXISTS webhook_endpoints_account ON webhook_endpoints (account_id, deleted, id);
@@ -52,24 +53,28 @@ export class EndpointsProjection implements Projection {
         stmt(
           db,
           `INSERT INTO webhook_endpoints (id, account_id, url, description, event_types, enabled, disabled_reason, disabled_at, deleted,
-             secret_generation, secret_fingerprint, secret_sealed, created_at, updated_at, version)
-           VALUES (?, ?, ?, ?, ?, 0, 'manual', ?, 0, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+             rate_limit_per_second, secret_generation, secret_fingerprint, secret_sealed, created_at, updated_at, version)
+           VALUES (?, ?, ?, ?, ?, 0, 'manual', ?, 0, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
         ).run(id, event.metadata.account_id, event.data.url, event.data.description, JSON.stringify(event.data.event_types), at,
-          event.data.secret_generation, event.data.secret_fingerprint, event.data.secret_sealed ?? null, at, at, version);
+          event.data.rate_limit_per_second ?? null, event.data.secret_generation, event.data.secret_fingerprint, event.data.secret_sealed ?? null,
+          at, at, version);
         return;
       case 'webhooks.EndpointUpdated': {
         const d = event.data;
         touch(
-          'url = coalesce(?, url), description = CASE WHEN ? THEN ? ELSE description END, event_types = coalesce(?, event_types)',
+          `url = coalesce(?, url), description = CASE WHEN ? THEN ? ELSE description END, event_types = coalesce(?, event_types),
+           rate_limit_per_second = CASE WHEN ? THEN ? ELSE rate_limit_per_second END`,
           d.url ?? null,
           d.description !== undefined ? 1 : 0,
           d.description ?? null,
           d.event_types ? JSON.stringify(d.event_types) : null,
+          d.rate_limit_per_second !== undefined ? 1 : 0,
+          d.rate_limit_per_second ?? null,
         );
         return;
       }
       case 'webhooks.EndpointEnabled':
-        touch('enabled = 1, disabled_reason = NULL, disabled_at = NULL');
+        touch('enabled = 1, enabled_at = ?, disabled_reason = NULL, disabled_at = NULL', at);
         return;
       case 'webhooks.EndpointDisabled':
         touch('enabled = 0, disabled_reason = ?, disabled_at = ?', disabledReasonOf(event.data), at);

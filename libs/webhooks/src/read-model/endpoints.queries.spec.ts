@@ -48,6 +48,19 @@ describe('endpoints read model: endpoints, the account switch, delivery targets'
     expect(details()).toMatchObject({ enabled: false, disabled_reason: 'gone', disabled_at: iso(2) });
   });
 
+  it('keeps the rate limit (absent on events before throttling existed: none) and when the endpoint was last enabled', () => {
+    expect(details()).toMatchObject({ rate_limit_per_second: null });
+    apply({ type: 'webhooks.EndpointUpdated', data: { endpoint_id: 'E', rate_limit_per_second: 5 } }, 1);
+    apply({ type: 'webhooks.EndpointUpdated', data: { endpoint_id: 'E', description: 'd' } }, 2);
+    expect(details()).toMatchObject({ rate_limit_per_second: 5, description: 'd' });
+    apply({ type: 'webhooks.EndpointUpdated', data: { endpoint_id: 'E', rate_limit_per_second: null } }, 3);
+    expect(details()).toMatchObject({ rate_limit_per_second: null });
+    apply({ type: 'webhooks.EndpointEnabled', data: { endpoint_id: 'E' } }, 4);
+    apply({ type: 'webhooks.EndpointDisabled', data: { endpoint_id: 'E', reason: 'manual' } }, 5, 2);
+    apply({ type: 'webhooks.EndpointEnabled', data: { endpoint_id: 'E' } }, 6);
+    expect(new EndpointsQueries(runner()).endpoint('A', 'E')).toMatchObject({ enabled_at: iso(6) });
+  });
+
   it('replays a disable written before reasons existed (schema 1, no reason) as manual', () => {
     apply({ type: 'webhooks.EndpointEnabled', data: { endpoint_id: 'E' } }, 1);
     apply({ type: 'webhooks.EndpointDisabled', data: { endpoint_id: 'E' } } as unknown as EndpointEvent, 3);

@@ -214,12 +214,26 @@ function text(value: unknown): string {
 function formValues(body: Form): EndpointFormValues {
   const types = body.event_types;
   const list = Array.isArray(types) ? types : types === undefined ? [] : [types];
-  return { url: text(body.url), description: text(body.description), event_types: list.filter((t): t is string => typeof t === 'string') };
+  return {
+    url: text(body.url),
+    description: text(body.description),
+    event_types: list.filter((t): t is string => typeof t === 'string'),
+    rate_limit_per_second: text(body.rate_limit_per_second),
+  };
 }
 
-/** The API's body for the same change: an empty description is none; no box checked is every event. */
-function toInput(values: EndpointFormValues): { url: string; description: string | null; event_types: string[] } {
-  return { url: values.url, description: values.description || null, event_types: [...values.event_types] };
+/**
+ * The API's body for the same change: an empty description is none; no box checked is every
+ * event; an empty rate limit is none (a number as typed; anything else goes to the validator as is).
+ */
+function toInput(values: EndpointFormValues): { url: string; description: string | null; event_types: string[]; rate_limit_per_second: number | string | null } {
+  const limit = values.rate_limit_per_second;
+  return {
+    url: values.url,
+    description: values.description || null,
+    event_types: [...values.event_types],
+    rate_limit_per_second: limit === '' ? null : /^\d{1,7}$/.test(limit) ? Number(limit) : limit,
+  };
 }
 
 function requireUrl(values: EndpointFormValues): void {
@@ -227,7 +241,12 @@ function requireUrl(values: EndpointFormValues): void {
 }
 
 function valuesOf(endpoint: EndpointView): EndpointFormValues {
-  return { url: endpoint.url, description: endpoint.description ?? '', event_types: endpoint.event_types };
+  return {
+    url: endpoint.url,
+    description: endpoint.description ?? '',
+    event_types: endpoint.event_types,
+    rate_limit_per_second: endpoint.rate_limit_per_second === null ? '' : String(endpoint.rate_limit_per_second),
+  };
 }
 
 /** `event_types[2]` → `event_types`: one message per form field. */

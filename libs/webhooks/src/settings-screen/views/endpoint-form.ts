@@ -5,12 +5,14 @@ export interface EndpointFormValues {
   readonly url: string;
   readonly description: string;
   readonly event_types: readonly string[];
+  /** As typed; empty: no limit. */
+  readonly rate_limit_per_second: string;
 }
 
 /** Field name → message, shown next to the field. */
 export type FieldErrors = Readonly<Record<string, string>>;
 
-export const EMPTY_ENDPOINT_FORM: EndpointFormValues = { url: '', description: '', event_types: [] };
+export const EMPTY_ENDPOINT_FORM: EndpointFormValues = { url: '', description: '', event_types: [], rate_limit_per_second: '' };
 
 /** The catalog grouped by category, in the catalog's order. */
 export function eventTypeGroups(): Array<{ category: string; types: Array<{ name: string; label: string }> }> {
@@ -27,7 +29,7 @@ export function eventTypeLabel(name: string): string {
   return WEBHOOK_EVENT_TYPES.find((t) => t.name === name)?.label ?? name;
 }
 
-const FIELD_IDS: Record<string, string> = { url: 'url', description: 'description', event_types: 'event-types' };
+const FIELD_IDS: Record<string, string> = { url: 'url', description: 'description', event_types: 'event-types', rate_limit_per_second: 'rate-limit' };
 
 /** "There is a problem" box linking to each bad field; focusable so the page can point at it. */
 export function errorSummary(errors: FieldErrors): Html | null {
@@ -48,7 +50,7 @@ function describedBy(id: string, hint: boolean, error: string | undefined): Html
   return ids ? html` aria-describedby="${ids}"` : null;
 }
 
-/** Endpoint URL, Description, Event Types (checkboxes grouped by category; none = all events). */
+/** Endpoint URL, Description, Rate limit, Event Types (checkboxes grouped by category; none = all events). */
 export function endpointFields(values: EndpointFormValues, errors: FieldErrors): Html {
   const selected = new Set(values.event_types);
   return html`<div class="field">
@@ -64,6 +66,14 @@ export function endpointFields(values: EndpointFormValues, errors: FieldErrors):
     errors.description ? html` aria-invalid="true"` : null
   }${describedBy('description', false, errors.description)}>
   ${fieldError('description', errors.description)}
+</div>
+<div class="field">
+  <label for="rate-limit">Rate limit (requests per second)</label>
+  <p class="hint" id="rate-limit-hint">1 to 1,000; leave empty for no limit. Events beyond it wait their turn, none is dropped.</p>
+  <input type="number" id="rate-limit" name="rate_limit_per_second" min="1" max="1000" step="1" inputmode="numeric" value="${values.rate_limit_per_second}"${
+    errors.rate_limit_per_second ? html` aria-invalid="true"` : null
+  }${describedBy('rate-limit', true, errors.rate_limit_per_second)}>
+  ${fieldError('rate-limit', errors.rate_limit_per_second)}
 </div>
 <fieldset id="event-types"${describedBy('event-types', true, errors.event_types)}>
   <legend>Event Types</legend>

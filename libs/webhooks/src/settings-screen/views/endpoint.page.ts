@@ -4,7 +4,7 @@ import { endpointFields, type EndpointFormValues, errorSummary, eventTypeLabel, 
 import { recoverSection, when } from './endpoint-health.view';
 import { type Html, html } from './html';
 import { csrfField, layout, PROFILE_URL } from './layout';
-import { disabledNote, endpointUrl, eventTypesSummary, statusBadge, toggleForm } from './profile.page';
+import { disabledNote, endpointUrl, eventTypesSummary, rateLimitSummary, statusBadge, toggleForm } from './profile.page';
 
 export interface EndpointPageModel {
   readonly user: { readonly email: string; readonly csrfToken: string };
@@ -58,6 +58,7 @@ export function endpointPage(model: EndpointPageModel): string {
   <dl class="facts">
     <dt>Description</dt><dd>${e.description || html`<span class="hint">None</span>`}</dd>
     <dt>Event types</dt><dd>${eventTypesSummary(e.event_types)}</dd>
+    <dt>Rate limit</dt><dd>${rateLimitSummary(e.rate_limit_per_second)}</dd>
     <dt>Created</dt><dd>${when(e.created_at)}</dd>
   </dl>
   <div class="actions">

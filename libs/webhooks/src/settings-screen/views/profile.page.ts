@@ -47,6 +47,10 @@ export function disabledNote(e: EndpointDetails): Html | null {
   return html`<p class="disabled-reason" id="endpoint-${e.id}-disabled">${reason}, since ${when(e.disabled_at)}. Its pending deliveries were cancelled; enable it to receive events again.</p>`;
 }
 
+export function rateLimitSummary(limit: number | null): Html {
+  return limit === null ? html`<span class="hint">No limit</span>` : html`${limit} per second`;
+}
+
 /** Enable or Disable (whichever applies), as a one-button form. */
 export function toggleForm(endpoint: EndpointView, csrfToken: string, backTo: string): Html {
   const action = endpoint.enabled ? 'disable' : 'enable';
@@ -68,6 +72,7 @@ function endpointItem(e: EndpointDetails, csrfToken: string, health: EndpointHea
   <dl class="facts">
     <dt>Description</dt><dd>${e.description || html`<span class="hint">None</span>`}</dd>
     <dt>Event types</dt><dd>${eventTypesSummary(e.event_types)}</dd>
+    <dt>Rate limit</dt><dd>${rateLimitSummary(e.rate_limit_per_second)}</dd>
     ${healthFacts(health)}
   </dl>
   <div class="actions">
