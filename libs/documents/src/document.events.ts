@@ -48,8 +48,12 @@ export type DocumentEvent = DocumentAdded | DocumentUpdated | DocumentDeleted;
 /** Streams are `document-<id>`. */
 export const DOCUMENT_STREAM_CONTEXT = 'document';
 
-/** One piece of a document's content, in order from index 0; the pieces joined are the bytes. */
-export const DOCUMENT_CONTENT_CHUNK = 'documents.ContentChunk';
+/**
+ * One piece of a document's content, in order from index 0; the pieces joined are the bytes. Its
+ * own type prefix, not `documents.`: whatever follows the documents' events (the read model, the
+ * webhook fan-out's server-side filter) never receives megabytes of content.
+ */
+export const DOCUMENT_CONTENT_CHUNK = 'documentcontent.ContentChunk';
 export type DocumentContentChunkData = {
   readonly document_id: string;
   readonly index: number;
