@@ -31,6 +31,15 @@ export type DeliveryAttempted = DomainEvent<
     duration_ms: number;
   }
 >;
+/**
+ * An instance takes the next attempt: appended expecting the revision it loaded, so of several
+ * instances reaching for one attempt exactly one appends it. Until `lease_until` no other
+ * instance attempts the delivery; after it (the claimer died mid-attempt) any instance may.
+ */
+export type DeliveryClaimed = DomainEvent<
+  'webhooks.DeliveryClaimed',
+  { delivery_id: string; attempt: number; instance: string; lease_until: string }
+>;
 export type DeliveryRetryScheduled = DomainEvent<'webhooks.DeliveryRetryScheduled', { delivery_id: string; next_attempt_at: string }>;
 export type DeliverySucceeded = DomainEvent<'webhooks.DeliverySucceeded', { delivery_id: string; attempt: number }>;
 export type DeliveryFailed = DomainEvent<'webhooks.DeliveryFailed', { delivery_id: string; reason: string }>;
@@ -39,6 +48,7 @@ export type DeliveryRedeliveryRequested = DomainEvent<'webhooks.DeliveryRedelive
 
 export type DeliveryEvent =
   | DeliveryScheduled
+  | DeliveryClaimed
   | DeliveryAttempted
   | DeliveryRetryScheduled
   | DeliverySucceeded

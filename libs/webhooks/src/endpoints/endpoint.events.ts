@@ -1,8 +1,11 @@
 import type { DomainEvent } from '@filing/platform';
 
 /**
- * The endpoint stream's contract (`webhookendpoint-<id>`). No event carries a signing secret:
- * only its generation and a fingerprint; the secret itself is in the secrets file.
+ * The endpoint stream's contract (`webhookendpoint-<id>`). No event carries a signing secret in
+ * plaintext: only its generation, a fingerprint, and the secret sealed with the platform's
+ * SecretBox (AES-256-GCM under SECRETS_KEY, bound to `webhook-endpoint:<id>`; the sealed form names
+ * its key). Schema 1 events (before the secrets moved into the stream) have no `secret_sealed`:
+ * an `EndpointSecretSealed` imported from the old `webhook-secrets.db` supplies it.
  */
 export type EndpointCreated = DomainEvent<
   'webhooks.EndpointCreated',
@@ -13,6 +16,8 @@ export type EndpointCreated = DomainEvent<
     event_types: string[];
     secret_generation: number;
     secret_fingerprint: string;
+    /** Schema 2 on. */
+    secret_sealed?: string;
   }
 >;
 /** Only the fields that changed, with their new values. */
@@ -44,11 +49,22 @@ export type EndpointSecretRotated = DomainEvent<
     endpoint_id: string;
     secret_generation: number;
     secret_fingerprint: string;
+    /** Schema 2 on. */
+    secret_sealed?: string;
     /** The previous secret keeps signing until then (24 h). */
     previous_generation: number;
     previous_fingerprint: string;
     previous_expires_at: string;
   }
+>;
+
+/**
+ * The secret with this fingerprint (the current or the previous one), sealed anew: imported from
+ * a `webhook-secrets.db` of an older version, or re-sealed under a new SECRETS_KEY after a rotation.
+ */
+export type EndpointSecretSealed = DomainEvent<
+  'webhooks.EndpointSecretSealed',
+  { endpoint_id: string; secret_fingerprint: string; secret_sealed: string }
 >;
 
 export type EndpointEvent =
@@ -57,7 +73,8 @@ export type EndpointEvent =
   | EndpointEnabled
   | EndpointDisabled
   | EndpointDeleted
-  | EndpointSecretRotated;
+  | EndpointSecretRotated
+  | EndpointSecretSealed;
 
 /** The account switch *Webhook Notifications* (`webhooksettings-<account id>`). */
 export type NotificationsSwitched = DomainEvent<'webhooks.NotificationsSwitched', { account_id: string; enabled: boolean }>;
@@ -65,7 +82,14 @@ export type NotificationsSwitched = DomainEvent<'webhooks.NotificationsSwitched'
 /** schema_version of the endpoint events written now (default 1). */
 export const ENDPOINT_EVENT_SCHEMA_VERSIONS: Readonly<Partial<Record<EndpointEvent['type'], number>>> = {
   'webhooks.EndpointDisabled': 2,
+  'webhooks.EndpointCreated': 2,
+  'webhooks.EndpointSecretRotated': 2,
 };
+
+/** What a sealed signing secret is bound to: it cannot be moved to another endpoint's event. */
+export function secretContext(endpointId: string): string {
+  return `webhook-endpoint:${endpointId}`;
+}
 
 export const ENDPOINT_STREAM = 'webhookendpoint';
 export const SETTINGS_STREAM = 'webhooksettings';
