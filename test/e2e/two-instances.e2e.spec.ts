@@ -4,7 +4,7 @@
  * instance answered, the other's very next request sees — tokens, writes, cursors,
  * Idempotency-Keys, document bytes, settings sessions. No retries and no waiting in the client:
  * the next request goes straight to the other instance. Last, both instances are replaced by new
- * ones on empty DATA_DIRs, and everything a client holds still works.
+ * ones on empty DATA_DIRs, and everything a client holds still works, signing secrets included.
  */
 import { ProjectionRunner } from '@filing/platform';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
@@ -15,6 +15,8 @@ import { csrfOf, HttpSession, provisionUser } from '../support/settings-screen';
 import { eventually } from '../support/webhooks';
 
 const V1 = '/external-api/v1';
+/** Webhook endpoints on a loopback address (created disabled: nothing is ever sent to it). */
+const env = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
 
 describe('two instances on one EventStoreDB', () => {
   let a: TestService;
@@ -22,8 +24,8 @@ describe('two instances on one EventStoreDB', () => {
   let client: ProvisionedClient & { accountId: string };
 
   beforeAll(async () => {
-    a = await startService({ eventStore: 'esdb' });
-    b = await startService({ eventStore: 'esdb', reuse: { esdb: a.esdb } });
+    a = await startService({ eventStore: 'esdb', env });
+    b = await startService({ eventStore: 'esdb', env, reuse: { esdb: a.esdb } });
     client = await provisionAccount(a);
   }, 60_000);
   afterAll(async () => {
@@ -178,7 +180,7 @@ describe('two instances on one EventStoreDB', () => {
   });
 
   // Last: it replaces both instances.
-  it('after both DATA_DIRs are deleted and new instances started, every token, cursor, Idempotency-Key, document and session a client holds still works', async () => {
+  it('after both DATA_DIRs are deleted and new instances started, every token, cursor, Idempotency-Key, document, session and signing secret a client holds still works', async () => {
     const own = await provisionAccount(a);
     const entities: string[] = [];
     for (let i = 0; i < 5; i++) entities.push((await call(a, 'POST', '/entities', own.token, { name: `Kept ${i}`, entity_type: 'llc' })).body.id);
@@ -196,13 +198,15 @@ describe('two instances on one EventStoreDB', () => {
     const user = await provisionUser(a, own.accountId);
     const browser = new HttpSession(b.url);
     expect((await browser.signIn(user.email, user.password)).location).toBe('/settings/profile');
+    const endpoint = await call(b, 'POST', '/webhook-endpoints', own.token, { url: 'https://127.0.0.1:9/hooks' });
+    expect([endpoint.status, endpoint.body.secret]).toEqual([201, expect.stringMatching(/^whsec_/)]);
 
     // Both instances go, and their DATA_DIRs with them; new ones start on the same event store.
     for (const old of [a, b]) {
       await old.close();
       rmSync(old.dataDir, { recursive: true, force: true });
     }
-    [a, b] = [await startService({ eventStore: 'esdb', reuse: { esdb: a.esdb } }), await startService({ eventStore: 'esdb', reuse: { esdb: a.esdb } })];
+    [a, b] = [await startService({ eventStore: 'esdb', env, reuse: { esdb: a.esdb } }), await startService({ eventStore: 'esdb', env, reuse: { esdb: a.esdb } })];
     // As a load balancer would: traffic once /readyz says the read models have caught up.
     for (const on of [a, b]) await eventually(async () => ((await fetch(`${on.url}/readyz`)).status === 200 ? true : undefined), 50);
 
@@ -216,5 +220,9 @@ describe('two instances on one EventStoreDB', () => {
     expect([got.status, got.bytes.equals(bytes)]).toEqual([200, true]);
     const profile = await browser.at(a.url).get('/settings/profile');
     expect([profile.status, profile.body.includes(user.email)]).toEqual([200, true]);
+    for (const on of [a, b]) {
+      const shown = await call(on, 'GET', `/webhook-endpoints/${endpoint.body.id}/secret`, own.token);
+      expect([shown.status, shown.body]).toEqual([200, { secret: endpoint.body.secret }]);
+    }
   }, 60_000);
 });
