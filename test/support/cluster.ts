@@ -184,15 +184,19 @@ class Instance implements ClusterInstance {
         this.child = null;
         reject(new Error(`${err.message}\n${this.log}`));
       };
+      let port: number | null = null;
       const take = (chunk: string) => {
-        // Keep only the tail: enough to explain a failure.
+        // Markers are read as they arrive (start-up logs can push them out of the kept tail);
+        // only the tail is kept, enough to explain a failure.
+        const window = this.log.slice(-200) + chunk;
         this.log = (this.log + chunk).slice(-16_000);
-        this.id ||= DISPATCHER_LOG.exec(this.log)?.[1] ?? '';
-        const listening = new RegExp(`${LISTENING_MARKER} (\\d+)`).exec(this.log);
-        if (settled || !listening || !this.id) return;
+        this.id ||= DISPATCHER_LOG.exec(window)?.[1] ?? '';
+        const listening = new RegExp(`${LISTENING_MARKER} (\\d+)`).exec(window);
+        if (listening) port = Number(listening[1]);
+        if (settled || port === null || !this.id) return;
         settled = true;
         clearTimeout(timer);
-        this.port = Number(listening[1]);
+        this.port = port;
         resolvePromise();
       };
       child.stdout!.setEncoding('utf8').on('data', take);
