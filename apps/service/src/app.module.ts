@@ -1,6 +1,7 @@
 import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
+import { ScheduleModule } from '@nestjs/schedule';
 import { join } from 'node:path';
 import { AuthModule } from '@filing/auth';
 import { DocumentsModule } from '@filing/documents';
@@ -31,6 +32,8 @@ export class AppModule {
       global: true,
       imports: [
         CqrsModule.forRoot(),
+        // Periodic work (the dispatcher's tick, the webhook auto-disable) as @nestjs/schedule jobs.
+        ScheduleModule.forRoot(),
         EventStoreModule.forRoot(config.eventStore),
         ProjectionsModule.forRoot({ dataDir: config.dataDir }),
         ResourceApiModule.forRoot({ secretsKey: config.secretsKey, cursorKeyFile: join(config.dataDir, 'cursor.key') }),

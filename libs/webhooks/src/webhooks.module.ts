@@ -17,6 +17,7 @@ import { claimLeaseMs, DispatcherInstance } from './dispatch/dispatcher-instance
 import { WEBHOOK_SENDER, WebhookSender } from './dispatch/webhook-sender';
 import { EndpointsService, WEBHOOK_RESOLVER } from './endpoints/endpoints.service';
 import { FanOutService } from './fanout/fanout.service';
+import { AutoDisableJob } from './endpoint-health/auto-disable.job';
 import { EndpointHealthProjection } from './endpoint-health/endpoint-health.projection';
 import { EndpointHealthQueries } from './endpoint-health/endpoint-health.queries';
 import { RecoveryService } from './endpoint-health/recovery.service';
@@ -46,7 +47,7 @@ import type { Resolver } from './address/address-guard';
 })
 export class WebhooksCoreModule {}
 
-/** Starts the fan-out and the dispatcher once the app is up; stops them before the store closes. */
+/** Starts the fan-out, the dispatcher and the auto-disable job once the app is up; stops them before the store closes. */
 @Injectable()
 class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(
@@ -55,6 +56,7 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
     private readonly sender: WebhookSender,
     private readonly sealing: SecretSealing,
     private readonly instance: DispatcherInstance,
+    private readonly autoDisable: AutoDisableJob,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -69,6 +71,7 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
     // Before the first attempt: an older version's secrets must be in the stream to sign with.
     await this.sealing.importLegacyFile();
     this.dispatcher.start();
+    this.autoDisable.start();
     // In the background: it waits for the read models, and the previous key still opens meanwhile.
     this.resealing = this.sealing.resealUnderCurrentKey().catch((err: unknown) => {
       new Logger('WebhookSecrets').error(`Re-sealing signing secrets failed: ${(err as Error).message}`);
@@ -78,6 +81,7 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
   async beforeApplicationShutdown(): Promise<void> {
     this.sealing.stop();
     await this.resealing;
+    await this.autoDisable.stop();
     await this.dispatcher.stop();
     await this.fanOut.stop();
   }
@@ -90,7 +94,7 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
 /**
  * Webhooks (DESIGN.md "Webhooks"): endpoints and the account switch, the catalog, the fan-out
  * subscription, the dispatcher and the delivery log. Needs the event store, the projections
- * module and APP_CONFIG (all global).
+ * module, APP_CONFIG and ScheduleModule.forRoot() (all global; the app module imports them).
  */
 @Module({
   imports: [WebhooksCoreModule],
@@ -131,6 +135,7 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
     DispatcherService,
     DeliveryMetrics,
     SecretSealing,
+    AutoDisableJob,
     WebhookWorkers,
     ...SETTINGS_SCREEN_PROVIDERS,
   ],

@@ -1,6 +1,8 @@
 import type { ProjectionRunner, RecordedEnvelope } from '@filing/platform';
 import Database from 'better-sqlite3';
 import type { DeliveryEvent } from '../deliveries/delivery.events';
+import type { EndpointEvent } from '../endpoints/endpoint.events';
+import { EndpointsProjection } from '../read-model/endpoints.projection';
 import { EndpointHealthProjection } from './endpoint-health.projection';
 import { EndpointHealthQueries } from './endpoint-health.queries';
 
@@ -41,6 +43,7 @@ function healthOf() {
       else apply(done, 'webhooks.DeliveryRetryScheduled', { delivery_id: id, next_attempt_at: done });
     },
     apply,
+    db,
     queries: new EndpointHealthQueries({ db } as unknown as ProjectionRunner),
   };
   return api;
@@ -116,6 +119,44 @@ describe('endpoint health read model', () => {
     h.apply(hoursAgo(0.1), 'webhooks.DeliveryCancelled', { delivery_id: 'x4', reason: 'endpoint disabled or deleted' });
     expect(h.queries.failedSince('EP', new Date(hoursAgo(8)))).toEqual([]);
     expect(h.queries.stats('EP', NOW)).toMatchObject({ failed: 2, pending: 1 });
+  });
+
+  it('finds each enabled endpoint\'s failing streak: its failed attempts after its last success and its last enable', () => {
+    const h = healthOf();
+    const endpoints = new EndpointsProjection();
+    const db = h.db;
+    endpoints.setup(db);
+    let revision = 0;
+    const endpoint = (at: string, event: EndpointEvent) =>
+      endpoints.apply(db, {
+        ...event,
+        id: `ep${revision}`,
+        streamId: `webhookendpoint-${event.data.endpoint_id}`,
+        revision: BigInt(revision),
+        position: { commit: BigInt(revision), prepare: BigInt(revision++) },
+        metadata: { account_id: 'A', actor: 'x', correlation_id: 'c', causation_id: null, occurred_at: at, schema_version: 2 },
+      } as RecordedEnvelope);
+    for (const id of ['EP', 'OFF']) {
+      endpoint(hoursAgo(20), { type: 'webhooks.EndpointCreated', data: { endpoint_id: id, url: 'https://x.example', description: null, event_types: [], secret_generation: 1, secret_fingerprint: 'f' } });
+      endpoint(hoursAgo(20), { type: 'webhooks.EndpointEnabled', data: { endpoint_id: id } });
+    }
+    endpoint(hoursAgo(1), { type: 'webhooks.EndpointDisabled', data: { endpoint_id: 'OFF', reason: 'manual' } });
+    expect(h.queries.failingStreaks()).toEqual([]);
+    h.schedule('a', hoursAgo(10));
+    h.attempt('a', hoursAgo(10), 500, 5, 'retry');
+    h.attempt('a', hoursAgo(9), 200, 5, 'delivered');
+    h.schedule('b', hoursAgo(8));
+    h.attempt('b', hoursAgo(8), null, 5, 'retry');
+    h.attempt('b', hoursAgo(5), 503, 5, 'retry');
+    h.schedule('off', hoursAgo(8), 'OFF');
+    h.attempt('off', hoursAgo(8), 500, 5, 'failed');
+    expect(h.queries.failingStreaks()).toEqual([{ endpointId: 'EP', accountId: 'A', since: hoursAgo(8), lastFailureAt: hoursAgo(5) }]);
+    // Enabled again (after a disable): the count starts over.
+    endpoint(hoursAgo(4), { type: 'webhooks.EndpointDisabled', data: { endpoint_id: 'EP', reason: 'failing' } });
+    endpoint(hoursAgo(4), { type: 'webhooks.EndpointEnabled', data: { endpoint_id: 'EP' } });
+    expect(h.queries.failingStreaks()).toEqual([]);
+    h.attempt('b', hoursAgo(3), 500, 5, 'retry');
+    expect(h.queries.failingStreaks()).toEqual([{ endpointId: 'EP', accountId: 'A', since: hoursAgo(3), lastFailureAt: hoursAgo(3) }]);
   });
 
   it('shows each endpoint\'s newest delivery: its status and its last attempt, or when it was scheduled', () => {

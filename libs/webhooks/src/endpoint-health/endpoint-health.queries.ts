@@ -1,6 +1,6 @@
 import { cachedStatement as stmt, ProjectionRunner } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
-import { type EndpointStats, percentile, STATS_WINDOW_MS } from './endpoint-health';
+import { type EndpointStats, type FailingStreak, percentile, STATS_WINDOW_MS } from './endpoint-health';
 
 /** The newest delivery of an endpoint: its status, and its last attempt (when it was scheduled, before any). */
 export interface LastDelivery {
@@ -71,6 +71,26 @@ export class EndpointHealthQueries {
        ORDER BY event_at, seq`,
     ).all(endpointId, since.toISOString()) as Array<{ delivery_id: string }>;
     return rows.map((r) => r.delivery_id);
+  }
+
+  /**
+   * Every enabled endpoint's failing streak (FailingStreak): its failed attempts after both its
+   * last successful attempt and its last enable. A few index seeks per enabled endpoint.
+   */
+  failingStreaks(): FailingStreak[] {
+    return stmt(
+      this.runner.db,
+      `SELECT id AS endpointId, account_id AS accountId, since, lastFailureAt FROM (
+         SELECT s.id, s.account_id,
+           (SELECT min(a.attempted_at) FROM webhook_health_attempts a WHERE a.endpoint_id = s.id AND a.succeeded = 0 AND a.attempted_at > s.start) AS since,
+           (SELECT max(a.attempted_at) FROM webhook_health_attempts a WHERE a.endpoint_id = s.id AND a.succeeded = 0 AND a.attempted_at > s.start) AS lastFailureAt
+         FROM (
+           SELECT e.id, e.account_id, max(coalesce(e.enabled_at, ''), coalesce(
+             (SELECT max(a.attempted_at) FROM webhook_health_attempts a WHERE a.endpoint_id = e.id AND a.succeeded = 1), '')) AS start
+           FROM webhook_endpoints e WHERE e.enabled = 1 AND e.deleted = 0
+         ) s
+       ) WHERE since IS NOT NULL`,
+    ).all() as FailingStreak[];
   }
 
   private lastDelivery(endpointId: string): LastDelivery | null {

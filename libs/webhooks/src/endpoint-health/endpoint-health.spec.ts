@@ -1,6 +1,20 @@
-import { isSuccessfulAttempt, parseInstant, percentile, sinceProblem, successRate } from './endpoint-health';
+import { autoDisableCheckMs, failingTooLong, isSuccessfulAttempt, parseInstant, percentile, sinceProblem, successRate } from './endpoint-health';
 
 describe('endpoint health rules', () => {
+  it('judges an endpoint failing too long when its failed attempts span WEBHOOK_DISABLE_AFTER, whatever the time is now', () => {
+    const day = 86_400_000;
+    const streak = (since: string, lastFailureAt: string) => ({ since, lastFailureAt });
+    expect(failingTooLong(streak('2026-11-17T10:00:00.000Z', '2026-11-22T10:00:00.000Z'), 5 * day)).toBe(true);
+    expect(failingTooLong(streak('2026-11-17T10:00:00.000Z', '2026-11-22T09:59:59.999Z'), 5 * day)).toBe(false);
+    // One failure long ago and nothing since: silence is not failing.
+    expect(failingTooLong(streak('2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'), 5 * day)).toBe(false);
+    expect(failingTooLong(streak('2026-11-22T10:00:00.000Z', '2026-11-22T10:00:02.000Z'), 2_000)).toBe(true);
+  });
+
+  it('checks every tenth of WEBHOOK_DISABLE_AFTER, at least every minute and at most every 100 ms', () => {
+    expect([autoDisableCheckMs(5 * 86_400_000), autoDisableCheckMs(2_000), autoDisableCheckMs(50)]).toEqual([60_000, 200, 100]);
+  });
+
   it('counts only a 2xx answer as a successful attempt', () => {
     expect([200, 204, 299].map(isSuccessfulAttempt)).toEqual([true, true, true]);
     expect([null, 199, 300, 302, 404, 410, 429, 500].map(isSuccessfulAttempt)).toEqual(Array(8).fill(false));

@@ -25,6 +25,32 @@ export interface EndpointStats {
   readonly failing_since: string | null;
 }
 
+/**
+ * An enabled endpoint's failed attempts since its last success and its last enable (none of its
+ * attempts succeeded in between): the first and the last of them, by attempt time.
+ */
+export interface FailingStreak {
+  readonly endpointId: string;
+  readonly accountId: string;
+  readonly since: string;
+  readonly lastFailureAt: string;
+}
+
+/**
+ * Auto-disable (CONTRACT.md §5): every attempt has failed for `disableAfterMs` when the failed
+ * attempts of the streak span at least that long. Judged on attempt times alone, never on the
+ * clock, so the same events give the same verdict on any instance and on a replay; an endpoint
+ * that failed once and then had nothing to send is not disabled for the silence.
+ */
+export function failingTooLong(streak: Pick<FailingStreak, 'since' | 'lastFailureAt'>, disableAfterMs: number): boolean {
+  return Date.parse(streak.lastFailureAt) - Date.parse(streak.since) >= disableAfterMs;
+}
+
+/** How often the auto-disable check runs: a tenth of WEBHOOK_DISABLE_AFTER, from 100 ms to a minute. */
+export function autoDisableCheckMs(disableAfterMs: number): number {
+  return Math.min(60_000, Math.max(100, Math.floor(disableAfterMs / 10)));
+}
+
 /** An attempt succeeded when the receiver answered 2xx (CONTRACT.md §5). */
 export function isSuccessfulAttempt(statusCode: number | null): boolean {
   return statusCode !== null && statusCode >= 200 && statusCode < 300;
