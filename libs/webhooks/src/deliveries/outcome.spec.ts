@@ -1,4 +1,4 @@
-import { classifyAttempt, endpointDisabledBy, errorKind, errorMessage } from './outcome';
+import { classifyAttempt, endpointDisabledBy, endpointPausedFor, errorKind, errorMessage } from './outcome';
 
 describe('attempt outcome', () => {
   it.each([200, 201, 202, 204, 299])('%d is delivered', (statusCode) =>
@@ -13,6 +13,13 @@ describe('attempt outcome', () => {
   it.each(['timeout', 'connection', 'tls', 'dns', 'address_refused', 'other'] as const)('a %s error is retried', (error) =>
     expect(classifyAttempt({ kind: 'error', error })).toBe('retry'),
   );
+
+  it('a 429 with Retry-After pauses the whole endpoint that long; a 429 without one, a 503 with one, or an error does not', () => {
+    expect(endpointPausedFor({ kind: 'response', statusCode: 429 }, 2_000)).toBe(2_000);
+    expect(endpointPausedFor({ kind: 'response', statusCode: 429 }, null)).toBeNull();
+    expect(endpointPausedFor({ kind: 'response', statusCode: 503 }, 2_000)).toBeNull();
+    expect(endpointPausedFor({ kind: 'error', error: 'timeout' }, null)).toBeNull();
+  });
 
   it('410 Gone also disables the endpoint (reason gone); no other answer or error does', () => {
     expect(endpointDisabledBy({ kind: 'response', statusCode: 410 })).toBe('gone');

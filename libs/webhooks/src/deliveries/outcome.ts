@@ -28,6 +28,14 @@ export function endpointDisabledBy(result: AttemptResult): 'gone' | null {
   return result.kind === 'response' && result.statusCode === 410 ? 'gone' : null;
 }
 
+/**
+ * An answer that pauses the whole endpoint, not only this delivery: a 429 with `Retry-After`
+ * (CONTRACT.md §5). How long, in ms; null for anything else.
+ */
+export function endpointPausedFor(result: AttemptResult, retryAfterMs: number | null): number | null {
+  return result.kind === 'response' && result.statusCode === 429 && retryAfterMs !== null ? retryAfterMs : null;
+}
+
 const TLS_CODES = /^(ERR_TLS_|CERT_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|ERR_SSL_|HOSTNAME_MISMATCH|ERR_OSSL)/;
 
 /** Maps a Node/undici error to its kind, by code (messages may carry URLs or addresses). */

@@ -5,7 +5,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Counter, Histogram } from 'prom-client';
 import { decideDispatch, type DeliveryState, type DeliveryTarget } from '../deliveries/delivery';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
-import { classifyAttempt, endpointDisabledBy, errorMessage } from '../deliveries/outcome';
+import { classifyAttempt, endpointDisabledBy, endpointPausedFor, errorMessage } from '../deliveries/outcome';
 import { secretContext } from '../endpoints/endpoint.events';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { DeliveryTargets } from '../read-model/delivery-target.queries';
@@ -40,6 +40,16 @@ export type PreparedDispatch =
   | { readonly kind: 'settled'; readonly position: Position | null };
 
 type Attempt = Exclude<PreparedDispatch, { kind: 'settled' }>;
+
+/** How the dispatcher paces an endpoint (EndpointPacer) around one attempt. */
+export interface AttemptHooks {
+  /** Asked just before the claim: false leaves the delivery as it is, due and unclaimed (its endpoint is paused). */
+  readonly mayStart?: () => boolean;
+  /** The request goes out now. */
+  readonly sending?: () => void;
+  /** The receiver asked the whole endpoint to wait this long (a 429 with Retry-After). */
+  readonly pause?: (ms: number) => void;
+}
 
 /**
  * One attempt of one delivery as typed stages, after svix's worker (prepare_dispatch →
@@ -96,14 +106,17 @@ export class DispatchPipeline {
     }
   }
 
-  async run(deliveryId: string): Promise<Position | null> {
-    const prepared = await this.prepare(deliveryId);
+  async run(deliveryId: string, hooks: AttemptHooks = {}): Promise<Position | null> {
+    const prepared = await this.prepare(deliveryId, hooks);
     if (prepared.kind === 'settled') return prepared.position;
+    if (prepared.kind === 'send') hooks.sending?.();
     const sent = prepared.kind === 'send' ? await this.send(prepared.request) : this.unsent(prepared);
+    const pauseMs = endpointPausedFor(sent.result, sent.retryAfterMs);
+    if (pauseMs !== null) hooks.pause?.(pauseMs);
     return this.record(prepared, sent);
   }
 
-  async prepare(deliveryId: string): Promise<PreparedDispatch> {
+  async prepare(deliveryId: string, hooks: AttemptHooks = {}): Promise<PreparedDispatch> {
     const delivery = await this.deliveries.load(deliveryId);
     const { state } = delivery;
     const now = new Date();
@@ -118,6 +131,8 @@ export class DispatchPipeline {
       const cancelled = await this.deliveries.execute(decision.command);
       return { kind: 'settled', position: cancelled.position };
     }
+    // A 429 heard since it was picked: not now (it stays due; the dispatcher picks it once the pause is over).
+    if (hooks.mayStart && !hooks.mayStart()) return { kind: 'settled', position: null };
     const claimed = await this.deliveries.claim(delivery, {
       kind: 'claim',
       deliveryId,

@@ -1,17 +1,19 @@
 import { comparePositions, type Position } from '@filing/event-store';
 import { ProjectionRunner } from '@filing/platform';
 import { Injectable, Logger } from '@nestjs/common';
+import { Interval } from '@nestjs/schedule';
 import { DeliveryQueue } from '../read-model/delivery-queue.queries';
 import { DeliverySignal } from '../read-model/delivery-signal';
 import { DispatchPipeline } from './dispatch-pipeline';
 import { DispatcherInstance } from './dispatcher-instance';
+import { EndpointPacer } from './endpoint-pacer';
 import { roundRobin } from './round-robin';
 
 /** Attempts in flight at once, overall and per endpoint. */
 export const DISPATCHER_LIMITS = { overall: 64, perEndpoint: 16 } as const;
 const MAX_IN_FLIGHT = DISPATCHER_LIMITS.overall;
 const MAX_IN_FLIGHT_PER_ENDPOINT = DISPATCHER_LIMITS.perEndpoint;
-/** The safety-net tick: due retries are found even if no signal rang (e.g. after a restart). */
+/** The safety-net tick's period. */
 const TICK_MS = 1000;
 
 /**
@@ -19,8 +21,11 @@ const TICK_MS = 1000;
  * send → record), within the in-flight bounds. One queue per endpoint with due work, served
  * round-robin from where the last round stopped: an endpoint's backlog (one that times out on
  * thousands of deliveries) takes at most its per-endpoint share and never delays another
- * endpoint's due deliveries. Woken by the projection (new work), by a timer set to the next due
- * retry, and by a periodic tick. After an attempt, a delivery is "settling" until the read model
+ * endpoint's due deliveries. An endpoint's `rate_limit_per_second` and a 429's pause
+ * (EndpointPacer, per instance) cap what it may take when it is picked: held-back deliveries stay
+ * due and take no slot. Woken by the projection (new work), by a timer set to the next due retry
+ * or the next opening of a held-back endpoint, and by a periodic tick (a `@nestjs/schedule`
+ * interval). After an attempt, a delivery is "settling" until the read model
  * shows its outcome, so a stale row never sends it twice (its concurrency slot is free at once);
  * after a crash, whatever was in flight is still pending and is sent again (at least once, same
  * webhook-id).
@@ -37,8 +42,8 @@ export class DispatcherService {
   private cursor: string | null = null;
   private running = false;
   private pumpScheduled = false;
-  private tick: NodeJS.Timeout | null = null;
   private nextDue: NodeJS.Timeout | null = null;
+  private readonly pacer = new EndpointPacer();
   private offSignal: (() => void) | null = null;
   private readonly active = new Set<Promise<void>>();
 
@@ -61,14 +66,18 @@ export class DispatcherService {
     if (this.running) return;
     this.running = true;
     this.offSignal = this.signal.on(() => this.schedulePump());
-    this.tick = setInterval(() => this.schedulePump(), TICK_MS);
+    this.schedulePump();
+  }
+
+  /** The safety net: due retries are found even if no signal rang (e.g. after a restart). Idle until started. */
+  @Interval('webhooks.dispatcher-tick', TICK_MS)
+  tick(): void {
     this.schedulePump();
   }
 
   async stop(): Promise<void> {
     this.running = false;
     this.offSignal?.();
-    if (this.tick) clearInterval(this.tick);
     if (this.nextDue) clearTimeout(this.nextDue);
     await Promise.allSettled([...this.active]);
   }
@@ -93,12 +102,15 @@ export class DispatcherService {
     if (free <= 0) return;
     this.pruneSettled();
     const now = new Date();
-    // Endpoints at their cap are listed too but take nothing: list enough beyond them to fill every free slot.
+    const nowMs = now.getTime();
+    // Endpoints at their cap, paused or at their rate limit are listed too but take nothing: list enough beyond them to fill every free slot.
     const full = [...this.perEndpoint.values()].filter((n) => n >= MAX_IN_FLIGHT_PER_ENDPOINT).length;
-    const endpoints = this.endpointsInTurn(now, free + full);
+    const endpoints = this.endpointsInTurn(now, free + full + this.pacer.held(nowMs));
     const held = this.heldByEndpoint();
+    const limits = this.queue.rateLimits(endpoints);
     const queues = endpoints.map((endpointId) => {
-      const spare = MAX_IN_FLIGHT_PER_ENDPOINT - (this.perEndpoint.get(endpointId) ?? 0);
+      const room = this.pacer.available(endpointId, limits.get(endpointId) ?? null, nowMs);
+      const spare = Math.min(MAX_IN_FLIGHT_PER_ENDPOINT - (this.perEndpoint.get(endpointId) ?? 0), room);
       if (spare <= 0) return [];
       // Rows in flight or settling still read as due: ask for that many more, then leave them out.
       // Of the longest due (twice what it takes), each instance takes its own share first
@@ -112,7 +124,7 @@ export class DispatcherService {
     });
     for (const { id, endpointId } of roundRobin(queues, free)) this.launch(id, endpointId);
     if (endpoints.length > 0) this.cursor = endpoints[endpoints.length - 1];
-    this.armNextDue();
+    this.armNextDue(this.pacer.nextOpening(nowMs));
   }
 
   /** Up to `limit` endpoints with due work, starting after the cursor and wrapping around. */
@@ -135,13 +147,23 @@ export class DispatcherService {
   private launch(deliveryId: string, endpointId: string): void {
     this.inFlight.set(deliveryId, endpointId);
     this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
+    this.pacer.reserve(endpointId);
+    let sent = false;
     const task = this.pipeline
-      .run(deliveryId)
+      .run(deliveryId, {
+        mayStart: () => !this.pacer.paused(endpointId, Date.now()),
+        sending: () => {
+          sent = true;
+          this.pacer.sent(endpointId, Date.now());
+        },
+        pause: (ms) => this.pacer.pause(endpointId, Date.now(), ms),
+      })
       .then((position) => {
         if (position !== null) this.settling.set(deliveryId, { endpointId, position });
       })
       .catch((err: unknown) => this.logger.error(`Delivery ${deliveryId}: ${(err as Error).message}`, (err as Error).stack))
       .finally(() => {
+        if (!sent) this.pacer.release(endpointId);
         this.inFlight.delete(deliveryId);
         const n = (this.perEndpoint.get(endpointId) ?? 1) - 1;
         if (n <= 0) this.perEndpoint.delete(endpointId);
@@ -160,13 +182,17 @@ export class DispatcherService {
     }
   }
 
-  /** A timer for the earliest future retry, so short test delays are not rounded up to the tick. */
-  private armNextDue(): void {
+  /**
+   * A timer for the earliest future retry or `opening` (a held-back endpoint may send again), so
+   * short test delays and rate windows are not rounded up to the tick.
+   */
+  private armNextDue(opening: number | null): void {
     if (this.nextDue) clearTimeout(this.nextDue);
     this.nextDue = null;
-    const next = this.queue.nextDueAfter(new Date());
-    if (!next) return;
-    const delay = Date.parse(next) - Date.now();
+    const retry = this.queue.nextDueAfter(new Date());
+    const times = [retry === null ? null : Date.parse(retry), opening].filter((t): t is number => t !== null);
+    if (times.length === 0) return;
+    const delay = Math.min(...times) - Date.now();
     if (delay > TICK_MS) return;
     this.nextDue = setTimeout(() => this.schedulePump(), Math.max(0, delay) + 1);
   }

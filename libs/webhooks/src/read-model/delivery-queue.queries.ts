@@ -57,6 +57,17 @@ export class DeliveryQueue {
     return rows.map((r) => r.id);
   }
 
+  /** The `rate_limit_per_second` of those of these endpoints that have one. */
+  rateLimits(endpointIds: readonly string[]): Map<string, number> {
+    if (endpointIds.length === 0) return new Map();
+    const rows = stmt(
+      this.runner.db,
+      `SELECT id, rate_limit_per_second AS limit_per_second FROM webhook_endpoints
+       WHERE id IN (SELECT value FROM json_each(?)) AND rate_limit_per_second IS NOT NULL`,
+    ).all(JSON.stringify(endpointIds)) as Array<{ id: string; limit_per_second: number }>;
+    return new Map(rows.map((r) => [r.id, r.limit_per_second]));
+  }
+
   /** The earliest retry time after `now`, or null. */
   nextDueAfter(now: Date): string | null {
     const row = stmt(
