@@ -184,7 +184,8 @@ function withPost<V extends ResourceAnswer>(Base: FamilyBase<V>, family: FamilyR
 
 /** Replaces the emitted `design:paramtypes` of one parameter (what the pipes and the OpenAPI explorer read). */
 function setParamType(target: abstract new (...args: never[]) => unknown, method: string, index: number, type: Type<unknown>): void {
-  const types = [...((Reflect.getMetadata('design:paramtypes', target.prototype, method) as unknown[]) ?? [])];
+  const prototype = target.prototype as object;
+  const types = [...((Reflect.getMetadata('design:paramtypes', prototype, method) as unknown[]) ?? [])];
   types[index] = type;
-  Reflect.defineMetadata('design:paramtypes', types, target.prototype, method);
+  Reflect.defineMetadata('design:paramtypes', types, prototype, method);
 }

@@ -1,5 +1,5 @@
 import type { EventStore, JsonObject } from '@filing/event-store';
-import { NotFoundError } from '../errors/domain-errors';
+import type { NotFoundError } from '../errors/domain-errors';
 import { fromRecorded } from '../events/envelope';
 import { type Page, type PageRequest, toPage } from './pagination';
 

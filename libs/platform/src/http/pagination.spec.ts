@@ -3,6 +3,7 @@ import { validateSync } from 'class-validator';
 import { plainToInstance } from 'class-transformer';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type * as NodeFs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
@@ -126,7 +127,7 @@ describe('CursorCodec.fromKeyFile', () => {
     const file = join(dir, 'cursor.key');
     const theirs = Buffer.alloc(32, 9);
     // The module object pagination.ts calls through (an `import * as` here would be a copy).
-    const fs = jest.requireActual<typeof import('node:fs')>('node:fs');
+    const fs = jest.requireActual<typeof NodeFs>('node:fs');
     const link = fs.linkSync;
     jest.spyOn(fs, 'linkSync').mockImplementationOnce((from, to) => {
       writeFileSync(file, theirs, { mode: 0o600 });

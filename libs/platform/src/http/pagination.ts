@@ -138,7 +138,7 @@ function parseBody(payload: Buffer): CursorBody | null {
   if (v !== CURSOR_VERSION || typeof c !== 'string' || Object.keys(body).length !== 3) return null;
   const validKey =
     (typeof k === 'string' && k.length > 0 && k.length <= 200) || (typeof k === 'number' && Number.isSafeInteger(k) && k >= 0);
-  return validKey ? { v, c, k: k as CursorKey } : null;
+  return validKey ? { v, c, k } : null;
 }
 
 /**
