@@ -433,7 +433,7 @@ class ResilientSubscription implements EventSubscription {
 
   private open(from: Position | 'start' | 'end', onConfirmed: () => void): AllStreamSubscription {
     const sub = this.client.subscribeToAll({
-      fromPosition: from === 'start' ? START : from === 'end' ? END : (from as EsdbPosition),
+      fromPosition: from === 'start' ? START : from === 'end' ? END : from,
       filter: clientFilter(this.options.filter, (s, position) => {
         // Called and awaited inside the stream's transform, so pushing here keeps the checkpoint
         // in order with the events around it (an event listener would run ahead of buffered events).
