@@ -170,6 +170,8 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
           throw new ConflictError("The delivery's endpoint is disabled: enable it first");
         case 'notifications-off':
           throw new ConflictError('Webhook Notifications are off for this account: switch them on first');
+        case null:
+          break;
       }
       return [{ type: 'webhooks.DeliveryRedeliveryRequested', data: { delivery_id, due_at: command.now.toISOString() } }];
   }

@@ -71,6 +71,9 @@ export class EndpointHealthProjection implements Projection {
       case 'webhooks.DeliveryRedeliveryRequested':
         setStatus('pending');
         return;
+      case 'webhooks.DeliveryRetryScheduled':
+        // Still pending; the failed attempt before it is already recorded.
+        return;
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { JsonObject, RecordedEvent } from '@filing/event-store';
+import type { RecordedEvent } from '@filing/event-store';
 import { positionToString } from '@filing/event-store';
 import { notificationOf, type ResourceFacts } from '../notifications/notification-mapper';
 import type { DeliveryScheduled } from '../deliveries/delivery.events';
@@ -22,7 +22,7 @@ const NONE: StepResult = { scheduled: [], cancel: null, facts: null, endpointCha
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const accountOf = (event: RecordedEvent): string | null => {
-  const a = (event.metadata as JsonObject).account_id;
+  const a = event.metadata.account_id;
   return typeof a === 'string' && a.length > 0 ? a : null;
 };
 

@@ -25,7 +25,7 @@ import {
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { DELIVERY_STREAM, type DeliveryScheduled } from '../deliveries/delivery.events';
+import { DELIVERY_STREAM, type DeliveryEvent, type DeliveryScheduled } from '../deliveries/delivery.events';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
 import { NOTIFIABLE_EVENT_PREFIXES, type ResourceFacts } from '../notifications/notification-mapper';
 import { cachedStatement as stmt } from '@filing/platform';
@@ -116,7 +116,7 @@ export class FanOutService {
     for (const r of this.db.prepare('SELECT * FROM webhook_fanout_endpoints').all() as Array<{
       id: string; account_id: string; enabled: number; deleted: number; event_types: string;
     }>) {
-      view.putEndpoint({ id: r.id, accountId: r.account_id, enabled: r.enabled === 1, deleted: r.deleted === 1, eventTypes: JSON.parse(r.event_types) });
+      view.putEndpoint({ id: r.id, accountId: r.account_id, enabled: r.enabled === 1, deleted: r.deleted === 1, eventTypes: JSON.parse(r.event_types) as string[] });
     }
     for (const r of this.db.prepare('SELECT * FROM webhook_fanout_switches').all() as Array<{ account_id: string; enabled: number }>) {
       view.putSwitch(r.account_id, r.enabled === 1);
@@ -287,7 +287,7 @@ export class FanOutService {
       // Its own DeliveryScheduled may land after `at` (the fan-out appends it later): not a change.
       const changedSince = events.some((e) => e.type !== 'webhooks.DeliveryScheduled' && comparePositions(e.position, at) > 0);
       if (events.length === 0 || changedSince) return;
-      const state = events.reduce((s, e) => evolveDelivery(s, fromRecorded(e) as never), initialDelivery);
+      const state = events.reduce((s, e) => evolveDelivery(s, fromRecorded<DeliveryEvent>(e)), initialDelivery);
       const decided = decideDelivery(state, { kind: 'cancel', deliveryId, reason });
       if (decided.length === 0) return;
       const metadata = buildMetadata({ actor: 'system:webhooks', causation_id: null, account_id: state.accountId, correlation_id: deliveryId });
