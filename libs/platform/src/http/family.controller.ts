@@ -6,10 +6,11 @@ import { expectedVersion, newResourceId, requireAccount, type WriteCommand } fro
 import { NotFoundError } from '../errors/domain-errors';
 import { type CommandContext, streamName } from '../events/envelope';
 import { AccountId } from './account-id';
+import { CursorCodec } from './cursor-codec';
 import { IfMatch, type Versioned, withETag } from './etag';
 import { type HistoryItem, readHistory } from './history';
 import { ApiHistoryResponse, ApiPageResponse, ApiResourceResponse } from './openapi';
-import { CursorCodec, type Page, PageQueryDto, type PageRequest, pageRequest } from './pagination';
+import { type Page, PageQueryDto, type PageRequest, pageRequest } from './page.dto';
 import { Ctx } from './principal';
 import { ReadYourWrites } from './read-your-writes';
 import { ResourceIdPipe } from './resource-id.pipe';
