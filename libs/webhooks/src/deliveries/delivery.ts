@@ -2,7 +2,7 @@ import type { JsonObject } from '@filing/event-store';
 import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
 import type { AttemptVerdict } from './outcome';
 import { retryDelay } from './retry-schedule';
-import type { DeliveryEvent } from './delivery.events';
+import { type DeliveryEvent, DeliveryEvents } from './delivery.events';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
 
@@ -35,7 +35,7 @@ export const initialDelivery: DeliveryState = {
 
 export function evolveDelivery(state: DeliveryState, event: RecordedEnvelope<DeliveryEvent>): DeliveryState {
   switch (event.type) {
-    case 'webhooks.DeliveryScheduled':
+    case DeliveryEvents.DeliveryScheduled:
       return {
         ...state,
         exists: true,
@@ -47,17 +47,17 @@ export function evolveDelivery(state: DeliveryState, event: RecordedEnvelope<Del
         payload: event.data.payload,
         nextAttemptAt: event.data.due_at,
       };
-    case 'webhooks.DeliveryAttempted':
+    case DeliveryEvents.DeliveryAttempted:
       return { ...state, attemptCount: state.attemptCount + 1, roundAttempts: state.roundAttempts + 1 };
-    case 'webhooks.DeliveryRetryScheduled':
+    case DeliveryEvents.DeliveryRetryScheduled:
       return { ...state, nextAttemptAt: event.data.next_attempt_at };
-    case 'webhooks.DeliverySucceeded':
+    case DeliveryEvents.DeliverySucceeded:
       return { ...state, status: 'delivered', nextAttemptAt: null };
-    case 'webhooks.DeliveryFailed':
+    case DeliveryEvents.DeliveryFailed:
       return { ...state, status: 'failed', nextAttemptAt: null };
-    case 'webhooks.DeliveryCancelled':
+    case DeliveryEvents.DeliveryCancelled:
       return { ...state, status: 'cancelled', nextAttemptAt: null };
-    case 'webhooks.DeliveryRedeliveryRequested':
+    case DeliveryEvents.DeliveryRedeliveryRequested:
       return { ...state, status: 'pending', roundAttempts: 0, nextAttemptAt: event.data.due_at };
     default:
       return state;
@@ -131,7 +131,7 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
       const a = command.attempt;
       const number = state.attemptCount + 1;
       const attempted: DeliveryEvent = {
-        type: 'webhooks.DeliveryAttempted',
+        type: DeliveryEvents.DeliveryAttempted,
         data: {
           delivery_id,
           attempt: number,
@@ -143,20 +143,20 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
       };
       // Cancelled (or finished) while the request was in flight: the attempt is still a fact.
       if (state.status !== 'pending') return [attempted];
-      if (a.verdict === 'delivered') return [attempted, { type: 'webhooks.DeliverySucceeded', data: { delivery_id, attempt: number } }];
+      if (a.verdict === 'delivered') return [attempted, { type: DeliveryEvents.DeliverySucceeded, data: { delivery_id, attempt: number } }];
       if (a.verdict === 'failed') {
         const reason = a.statusCode !== null ? `the receiver answered ${a.statusCode}` : (a.error ?? 'the attempt failed');
-        return [attempted, { type: 'webhooks.DeliveryFailed', data: { delivery_id, reason } }];
+        return [attempted, { type: DeliveryEvents.DeliveryFailed, data: { delivery_id, reason } }];
       }
       const delay = retryDelay(state.roundAttempts + 1, command.delaysMs, a.retryAfterMs, () => command.random);
       if (delay === null) {
-        return [attempted, { type: 'webhooks.DeliveryFailed', data: { delivery_id, reason: 'retries exhausted' } }];
+        return [attempted, { type: DeliveryEvents.DeliveryFailed, data: { delivery_id, reason: 'retries exhausted' } }];
       }
       const next = new Date(a.attemptedAt.getTime() + Math.round(a.durationMs) + delay).toISOString();
-      return [attempted, { type: 'webhooks.DeliveryRetryScheduled', data: { delivery_id, next_attempt_at: next } }];
+      return [attempted, { type: DeliveryEvents.DeliveryRetryScheduled, data: { delivery_id, next_attempt_at: next } }];
     }
     case 'cancel':
-      return state.status === 'pending' ? [{ type: 'webhooks.DeliveryCancelled', data: { delivery_id, reason: command.reason } }] : [];
+      return state.status === 'pending' ? [{ type: DeliveryEvents.DeliveryCancelled, data: { delivery_id, reason: command.reason } }] : [];
     case 'redeliver':
       if (state.accountId !== command.accountId) throw NotFoundError.of('webhook delivery', delivery_id);
       if (state.status !== 'failed' && state.status !== 'cancelled') {
@@ -173,6 +173,6 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
         case null:
           break;
       }
-      return [{ type: 'webhooks.DeliveryRedeliveryRequested', data: { delivery_id, due_at: command.now.toISOString() } }];
+      return [{ type: DeliveryEvents.DeliveryRedeliveryRequested, data: { delivery_id, due_at: command.now.toISOString() } }];
   }
 }

@@ -1,7 +1,14 @@
 import { RegisterProjection, type Projection, type RecordedEnvelope } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
-import { disabledReasonOf, type EndpointEvent, type NotificationsSwitched } from '../endpoints/endpoint.events';
+import {
+  disabledReasonOf,
+  ENDPOINT_EVENT_PREFIX,
+  type EndpointEvent,
+  EndpointEvents,
+  NOTIFICATIONS_SWITCHED,
+  type NotificationsSwitched,
+} from '../endpoints/endpoint.events';
 import { cachedStatement as stmt } from '@filing/platform';
 
 /** `webhook_endpoints` and `webhook_settings`: the API's reads and the dispatcher's current view. */
@@ -12,7 +19,7 @@ export class EndpointsProjection implements Projection {
   // 3: disabled_reason and disabled_at (why and since when it is disabled).
   readonly version = 3;
   readonly tables = ['webhook_endpoints', 'webhook_settings'];
-  readonly handles = ['webhooks.Endpoint', 'webhooks.NotificationsSwitched'];
+  readonly handles = [ENDPOINT_EVENT_PREFIX, NOTIFICATIONS_SWITCHED];
 
   setup(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_endpoints (
@@ -29,7 +36,7 @@ export class EndpointsProjection implements Projection {
     const event = envelope as RecordedEnvelope<EndpointEvent | NotificationsSwitched>;
     const at = event.metadata.occurred_at;
     const version = Number(event.revision);
-    if (event.type === 'webhooks.NotificationsSwitched') {
+    if (event.type === NOTIFICATIONS_SWITCHED) {
       stmt(
         db,
         `INSERT INTO webhook_settings (account_id, notifications_enabled, updated_at, version) VALUES (?, ?, ?, ?)
@@ -47,7 +54,7 @@ export class EndpointsProjection implements Projection {
         id,
       );
     switch (event.type) {
-      case 'webhooks.EndpointCreated':
+      case EndpointEvents.EndpointCreated:
         stmt(
           db,
           `INSERT INTO webhook_endpoints (id, account_id, url, description, event_types, enabled, disabled_reason, disabled_at, deleted,
@@ -56,7 +63,7 @@ export class EndpointsProjection implements Projection {
         ).run(id, event.metadata.account_id, event.data.url, event.data.description, JSON.stringify(event.data.event_types), at,
           event.data.secret_generation, event.data.secret_fingerprint, at, at, version);
         return;
-      case 'webhooks.EndpointUpdated': {
+      case EndpointEvents.EndpointUpdated: {
         const d = event.data;
         touch(
           'url = coalesce(?, url), description = CASE WHEN ? THEN ? ELSE description END, event_types = coalesce(?, event_types)',
@@ -67,16 +74,16 @@ export class EndpointsProjection implements Projection {
         );
         return;
       }
-      case 'webhooks.EndpointEnabled':
+      case EndpointEvents.EndpointEnabled:
         touch('enabled = 1, disabled_reason = NULL, disabled_at = NULL');
         return;
-      case 'webhooks.EndpointDisabled':
+      case EndpointEvents.EndpointDisabled:
         touch('enabled = 0, disabled_reason = ?, disabled_at = ?', disabledReasonOf(event.data), at);
         return;
-      case 'webhooks.EndpointDeleted':
+      case EndpointEvents.EndpointDeleted:
         touch('enabled = 0, deleted = 1');
         return;
-      case 'webhooks.EndpointSecretRotated':
+      case EndpointEvents.EndpointSecretRotated:
         touch(
           'secret_generation = ?, secret_fingerprint = ?, previous_generation = ?, previous_fingerprint = ?, previous_expires_at = ?',
           event.data.secret_generation,
