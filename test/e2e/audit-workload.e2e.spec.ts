@@ -10,6 +10,7 @@ import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { ProjectionRunner } from '@filing/platform';
 import { provisionAccount, provisionOperator, requestToken } from '../support/auth';
 import { runCli } from '../support/cli';
+import { HttpSession } from '../support/settings-screen';
 import { startService, type TestService } from '../support/service';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -64,6 +65,8 @@ describe('audit after a workload across every read model', () => {
     const spare = await ops('POST', `${OPS}/clients`, { account_id: account.body.id, scope: 'read' });
     expect((await ops('POST', `${OPS}/clients/${spare.body.client_id}/revoke`)).status).toBe(200);
     expect((await ops('POST', `${OPS}/users`, { account_id: account.body.id, email: 'audit@example.com', password: 'correct horse battery' })).status).toBe(201);
+    // A settings-screen session (its own read model since sessions are events).
+    expect((await new HttpSession(service.url).signIn('audit@example.com', 'correct horse battery')).status).toBe(303);
 
     // Webhooks first, so every family's events are notified: one endpoint that answers (after a
     // 503 once and a 400 once), one that asks for an hour's wait and is then disabled, then deleted.

@@ -1,14 +1,17 @@
 /**
  * The documents family over real HTTP, on both event stores: the operations every family shares
  * (test/support/family.ts), then documents' own: content download byte for byte, DELETE (404
- * everywhere afterwards, bytes gone), the order_id reference, filters and pages, an event stream
- * free of content, the all-or-nothing write, a replay that keeps the content, and bad inputs.
+ * everywhere afterwards, content stream gone), the order_id reference, filters and pages, the
+ * bytes in content streams of their own (never in the document's events), the all-or-nothing
+ * write, a replay that keeps the content, the import of an earlier version's documents.db, and
+ * bad inputs.
  */
-import { EVENT_STORE, EventStoreUnavailableError, type EventStore } from '@filing/event-store';
-import { ReadYourWrites } from '@filing/platform';
+import { EVENT_STORE, EventStoreUnavailableError, type EventStore, type Position, comparePositions } from '@filing/event-store';
+import { buildMetadata, ReadYourWrites, toEventData } from '@filing/platform';
 import Database from 'better-sqlite3';
-import { createHash, randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Answer, type BadInput, commonBadInputs, expectProblem, expectRefusedWithoutEvents, MISSING_ID, type Resource, resourceApi } from '../support/api';
 import { bearer, provisionAccount, type ProvisionedClient, requestToken } from '../support/auth';
@@ -73,15 +76,14 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
     return { status: res.status, headers: Object.fromEntries(res.headers), bytes: Buffer.from(await res.arrayBuffer()) };
   }
 
-  /** Rows for `id` in the content store (DATA_DIR/documents.db), read as an operator would. */
-  function storedContents(id?: string): number {
-    const db = new Database(join(service.dataDir, 'documents.db'), { readonly: true });
-    try {
-      const sql = 'SELECT count(*) AS n FROM document_contents' + (id ? ' WHERE document_id = ?' : '');
-      return (db.prepare(sql).get(...(id ? [id] : [])) as { n: number }).n;
-    } finally {
-      db.close();
-    }
+  /** The chunk events a stream read of the document's content stream shows (none once deleted). */
+  const contentChunks = async (id: string) => store.readStream(`documentcontent-${id}`);
+
+  /** The content streams written after `since`, each with the number of chunks it reads now. */
+  async function contentStreamsSince(since: Position | null): Promise<Array<[string, number]>> {
+    const events = await store.readAll({ from: since ?? 'start' });
+    const streams = new Set(events.filter((e) => !since || comparePositions(e.position, since) > 0).map((e) => e.streamId).filter((s) => s.startsWith('documentcontent-')));
+    return Promise.all([...streams].map(async (stream): Promise<[string, number]> => [stream, (await store.readStream(stream)).length]));
   }
 
   describeResourceFamily(
@@ -123,7 +125,7 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
       expect(res.bytes.equals(text)).toBe(true);
     });
 
-    it('takes content of exactly 10 MiB and gives it back byte for byte, with nothing of it in the event stream', async () => {
+    it('takes content of exactly 10 MiB and gives it back byte for byte, its bytes in a content stream of their own, in none of the other events', async () => {
       const big = randomBytes(10 * MiB);
       const document = await addDocument(owner, {}, big);
       expect(document.size_bytes).toBe(10 * MiB);
@@ -134,10 +136,15 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
       const base64 = big.toString('base64');
       const fragments = [0, base64.length / 2, base64.length - 64].map((at) => base64.slice(at, at + 64));
       const events = await store.readAll();
-      const largest = Math.max(...events.map((e) => JSON.stringify(e.data).length + JSON.stringify(e.metadata).length));
+      const [content, others] = [events.filter((e) => e.streamId.startsWith('documentcontent-')), events.filter((e) => !e.streamId.startsWith('documentcontent-'))];
+      const largest = Math.max(...others.map((e) => JSON.stringify(e.data).length + JSON.stringify(e.metadata).length));
       expect(largest).toBeLessThan(32 * 1024);
-      const leaks = events.filter((e) => fragments.some((f) => JSON.stringify(e.data).includes(f)));
-      expect(leaks).toEqual([]);
+      expect(others.filter((e) => fragments.some((f) => JSON.stringify(e.data).includes(f)))).toEqual([]);
+      // Chunks of at most 256 KiB of base64 each: EventStoreDB (1 MiB per append) takes them.
+      const chunks = await contentChunks(document.id);
+      expect(chunks.length).toBeGreaterThanOrEqual(40);
+      expect(Math.max(...content.map((e) => JSON.stringify(e.data).length))).toBeLessThan(256 * 1024 + 200);
+      expect(Buffer.concat(chunks.map((e) => Buffer.from(e.data.content_base64 as string, 'base64'))).equals(big)).toBe(true);
       const [added] = await store.readStream(`document-${document.id}`);
       expect(added.data).toEqual({ document_id: document.id, ...body(), content_base64: undefined, order_id: null, size_bytes: 10 * MiB, sha256: sha256(big) });
     }, 30_000);
@@ -155,7 +162,6 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
       expect((await call(owner, 'GET', `/documents/${document.id}`)).body).toEqual(document);
 
       const before = await store.headPosition();
-      const contents = storedContents();
       for (const order of [MISSING_ID, otherOrderId]) {
         const res = await call(owner, 'POST', '/documents', body({ order_id: order }));
         expectProblem(res, 400, ['order_id']);
@@ -163,7 +169,6 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
       }
       expectProblem(await call(owner, 'POST', '/documents', body({ entity_id: otherEntityId, order_id: otherOrderId })), 400, ['entity_id', 'order_id']);
       expect(await store.headPosition()).toEqual(before);
-      expect(storedContents()).toBe(contents);
     });
   });
 
@@ -207,9 +212,9 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
   });
 
   describe('DELETE', () => {
-    it('answers 204; the document is then 404 on every route, gone from lists, and its bytes are gone', async () => {
+    it('answers 204; the document is then 404 on every route, gone from lists, and its content stream is deleted', async () => {
       const document = await addDocument(owner, { order_id: orderId }, ALL_BYTES);
-      expect(storedContents(document.id)).toBe(1);
+      expect(await contentChunks(document.id)).toHaveLength(1);
       const res = await call(owner, 'DELETE', `/documents/${document.id}`);
       expect(res.status).toBe(204);
       expect(res.body).toBeNull();
@@ -222,7 +227,7 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
       expectProblem(await call(owner, 'DELETE', at), 404);
       expectProblem(await call(owner, 'DELETE', at, undefined, { 'if-match': '"1"' }), 404);
       expect(ids(await call(owner, 'GET', `/documents?order_id=${orderId}&limit=200`))).not.toContain(document.id);
-      expect(storedContents(document.id)).toBe(0);
+      expect(await contentChunks(document.id)).toEqual([]);
       const types = (await store.readStream(`document-${document.id}`)).map((e) => e.type);
       expect(types).toEqual(['documents.DocumentAdded', 'documents.DocumentDeleted']);
     });
@@ -246,16 +251,21 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
   });
 
   describe('all or nothing', () => {
-    it('keeps no bytes and shows nothing when the event cannot be appended (503)', async () => {
-      const before = { contents: storedContents(), list: (await call(owner, 'GET', '/documents?limit=200')).body };
-      const spy = jest.spyOn(store, 'appendToStream').mockRejectedValueOnce(new EventStoreUnavailableError('the store is down'));
+    it('deletes the content it wrote and shows nothing when the DocumentAdded cannot be appended (503)', async () => {
+      const before = { head: await store.headPosition(), list: (await call(owner, 'GET', '/documents?limit=200')).body };
+      const append = store.appendToStream.bind(store);
+      const spy = jest.spyOn(store, 'appendToStream').mockImplementation(async (streamId, events, options) => {
+        if (streamId.startsWith('document-')) throw new EventStoreUnavailableError('the store is down');
+        return append(streamId, events, options);
+      });
       try {
         const res = await call(owner, 'POST', '/documents', body({ title: 'Never stored' }, ALL_BYTES));
         expectProblem(res, 503);
       } finally {
         spy.mockRestore();
       }
-      expect(storedContents()).toBe(before.contents);
+      // The content was written first, then deleted again.
+      expect(await contentStreamsSince(before.head)).toEqual([[expect.stringMatching(/^documentcontent-/), 0]]);
       expect((await call(owner, 'GET', '/documents?limit=200')).body).toEqual(before.list);
     });
   });
@@ -272,7 +282,6 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
 
     it('answers every bad request with a 4xx problem listing the bad fields, never a 5xx, and appends nothing', async () => {
       const valid = body();
-      const contents = storedContents();
       const cases: BadInput[] = [
         ...commonBadInputs('/documents', valid, id),
         ['missing fields', 'POST', () => '/documents', {}, {}, 400, ['content_base64', 'content_type', 'document_type', 'entity_id', 'title']],
@@ -308,26 +317,32 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
         ['nested JSON for a string', 'POST', () => '/documents', JSON.stringify({ ...valid, title: { $ne: '' } }), JSON_TYPE, 400, ['title']],
       ];
       await expectRefusedWithoutEvents(service, api, owner, cases);
-      expect(storedContents()).toBe(contents);
       expect((await call(owner, 'GET', `/documents/${target.id}`)).body).toEqual(target);
       expect((await download(owner, target.id)).bytes.equals(SMALL)).toBe(true);
     }, 30_000);
   });
 
-  // Last: it restarts the service on the same data.
-  describe('replay from scratch at a restart', () => {
+  // Last: they restart the service on the same data.
+  describe('restarts', () => {
+    /** Closes the service, does `meanwhile` to its DATA_DIR, starts it again on the same data. */
+    async function restart(meanwhile: () => void = () => {}): Promise<void> {
+      await service.close();
+      meanwhile();
+      service = await startService({ eventStore, reuse: service });
+      store = service.app.get<EventStore>(EVENT_STORE);
+      // The projections may start from nothing: wait until they hold the whole stream again.
+      await service.app.get(ReadYourWrites).await(await store.headPosition());
+      owner = { ...owner, token: await requestToken(service.url, owner.clientId, owner.clientSecret) };
+    }
+
     it('rebuilds the read model from the stream at a restart without losing any content, and a deleted document stays gone', async () => {
       const kept = await addDocument(owner, { title: 'Kept' }, ALL_BYTES);
       const gone = await addDocument(owner, { title: 'Gone' });
       expect((await call(owner, 'DELETE', `/documents/${gone.id}`)).status).toBe(204);
 
-      await service.close();
-      for (const file of ['read.db', 'read.db-wal', 'read.db-shm', 'read-models.current']) rmSync(join(service.dataDir, file), { force: true });
-      service = await startService({ eventStore, reuse: service });
-      store = service.app.get<EventStore>(EVENT_STORE);
-      // The projections start from nothing: wait until they hold the whole stream again.
-      await service.app.get(ReadYourWrites).await(await store.headPosition());
-      owner = { ...owner, token: await requestToken(service.url, owner.clientId, owner.clientSecret) };
+      await restart(() => {
+        for (const file of ['read.db', 'read.db-wal', 'read.db-shm', 'read-models.current']) rmSync(join(service.dataDir, file), { force: true });
+      });
 
       expect((await call(owner, 'GET', `/documents/${kept.id}`)).body).toEqual(kept);
       const res = await download(owner, kept.id);
@@ -335,6 +350,28 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
       expect(res.bytes.equals(ALL_BYTES)).toBe(true);
       expectProblem(await call(owner, 'GET', `/documents/${gone.id}`), 404);
       expectProblem(await call(owner, 'GET', `/documents/${gone.id}/content`), 404);
+    }, 60_000);
+
+    it('imports the bytes an earlier version kept in DATA_DIR/documents.db into the event store at the start, then renames the file', async () => {
+      // A document as the earlier version recorded it: its DocumentAdded, its bytes in documents.db.
+      const bytes = Buffer.from('kept by an earlier version in documents.db');
+      const id = uuidv7();
+      const data = { document_id: id, entity_id: entityId, order_id: null, title: 'Old', document_type: 'certificate', content_type: 'text/plain', size_bytes: bytes.length, sha256: sha256(bytes) };
+      const metadata = buildMetadata({ account_id: owner.accountId, actor: `client:${owner.clientId}`, correlation_id: randomUUID(), causation_id: null });
+      await store.appendToStream(`document-${id}`, [toEventData({ type: 'documents.DocumentAdded', data }, metadata)]);
+      const legacyFile = join(service.dataDir, 'documents.db');
+      await restart(() => {
+        const db = new Database(legacyFile);
+        db.exec(`CREATE TABLE document_contents (document_id TEXT PRIMARY KEY, account_id TEXT NOT NULL, sha256 TEXT NOT NULL,
+          size_bytes INTEGER NOT NULL, content BLOB NOT NULL, stored_at TEXT NOT NULL)`);
+        db.prepare('INSERT INTO document_contents VALUES (?, ?, ?, ?, ?, ?)').run(id, owner.accountId, data.sha256, bytes.length, bytes, new Date().toISOString());
+        db.close();
+      });
+
+      const res = await download(owner, id);
+      expect([res.status, res.bytes.toString()]).toEqual([200, bytes.toString()]);
+      expect(await contentChunks(id)).toHaveLength(1);
+      expect([existsSync(legacyFile), existsSync(`${legacyFile}.imported`)]).toEqual([false, true]);
     }, 60_000);
   });
 });

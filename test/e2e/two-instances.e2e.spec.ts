@@ -2,16 +2,21 @@
  * Two service instances on one EventStoreDB (the test server), each with its own DATA_DIR and
  * the same SECRETS_KEY, as docs/operations.md "Running several instances" describes: whatever one
  * instance answered, the other's very next request sees — tokens, writes, cursors,
- * Idempotency-Keys, settings sessions. No retries and no waiting in the client: the next request
- * goes straight to the other instance.
+ * Idempotency-Keys, document bytes, settings sessions. No retries and no waiting in the client:
+ * the next request goes straight to the other instance. Last, both instances are replaced by new
+ * ones on empty DATA_DIRs, and everything a client holds still works, signing secrets included.
  */
 import { ProjectionRunner } from '@filing/platform';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { bearer, provisionAccount, requestToken, type ProvisionedClient } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 import { csrfOf, HttpSession, provisionUser } from '../support/settings-screen';
+import { eventually } from '../support/webhooks';
 
 const V1 = '/external-api/v1';
+/** Webhook endpoints on a loopback address (created disabled: nothing is ever sent to it). */
+const env = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
 
 describe('two instances on one EventStoreDB', () => {
   let a: TestService;
@@ -19,8 +24,8 @@ describe('two instances on one EventStoreDB', () => {
   let client: ProvisionedClient & { accountId: string };
 
   beforeAll(async () => {
-    a = await startService({ eventStore: 'esdb' });
-    b = await startService({ eventStore: 'esdb', reuse: { esdb: a.esdb } });
+    a = await startService({ eventStore: 'esdb', env });
+    b = await startService({ eventStore: 'esdb', env, reuse: { esdb: a.esdb } });
     client = await provisionAccount(a);
   }, 60_000);
   afterAll(async () => {
@@ -37,6 +42,12 @@ describe('two instances on one EventStoreDB', () => {
     const text = await res.text();
     return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : null };
   }
+
+  async function download(on: TestService, id: string, token: string) {
+    const res = await fetch(`${on.url}${V1}/documents/${id}/content`, { headers: bearer(token) });
+    return { status: res.status, type: res.headers.get('content-type'), bytes: Buffer.from(await res.arrayBuffer()) };
+  }
+  const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
   it('keeps DATA_DIRs apart: each instance has its own read models', () => {
     expect(a.dataDir).not.toBe(b.dataDir);
@@ -149,4 +160,69 @@ describe('two instances on one EventStoreDB', () => {
       expect([res.status, res.location]).toEqual([303, '/settings/sign-in?expired=1']);
     }
   });
+
+  it('document bytes uploaded through one instance download from the other; deleted on one, they are a 404 on the other', async () => {
+    const own = await provisionAccount(a);
+    const entity = (await call(a, 'POST', '/entities', own.token, { name: 'Papers Inc', entity_type: 'llc' })).body;
+    for (const [uploader, other] of [[a, b], [b, a]]) {
+      // Several chunks: the content stream is read whole on the other instance.
+      const bytes = randomBytes(1024 * 1024 + 7);
+      const document = { entity_id: entity.id, title: 'Scan', document_type: 'scan', content_type: 'application/pdf', content_base64: bytes.toString('base64') };
+      const created = await call(uploader, 'POST', '/documents', own.token, document);
+      expect([created.status, created.body.sha256]).toEqual([201, sha256(bytes)]);
+      const got = await download(other, created.body.id, own.token);
+      expect([got.status, got.type, got.bytes.equals(bytes)]).toEqual([200, 'application/pdf', true]);
+
+      expect((await call(uploader, 'DELETE', `/documents/${created.body.id}`, own.token)).status).toBe(204);
+      expect((await download(other, created.body.id, own.token)).status).toBe(404);
+      expect((await call(other, 'GET', `/documents/${created.body.id}`, own.token)).status).toBe(404);
+    }
+  });
+
+  // Last: it replaces both instances.
+  it('after both DATA_DIRs are deleted and new instances started, every token, cursor, Idempotency-Key, document, session and signing secret a client holds still works', async () => {
+    const own = await provisionAccount(a);
+    const entities: string[] = [];
+    for (let i = 0; i < 5; i++) entities.push((await call(a, 'POST', '/entities', own.token, { name: `Kept ${i}`, entity_type: 'llc' })).body.id);
+    const firstPage = await call(a, 'GET', '/entities?limit=2', own.token);
+    const cursor: string = firstPage.body.next_cursor;
+    const key = `order-${randomUUID()}`;
+    const order = { entity_id: entities[0], order_type: 'formation' };
+    const ordered = await call(b, 'POST', '/orders', own.token, order, { 'idempotency-key': key });
+    expect(ordered.status).toBe(201);
+    const bytes = randomBytes(300 * 1024);
+    const document = await call(a, 'POST', '/documents', own.token, {
+      entity_id: entities[0], title: 'Kept', document_type: 'scan', content_type: 'application/octet-stream', content_base64: bytes.toString('base64'),
+    });
+    expect(document.status).toBe(201);
+    const user = await provisionUser(a, own.accountId);
+    const browser = new HttpSession(b.url);
+    expect((await browser.signIn(user.email, user.password)).location).toBe('/settings/profile');
+    const endpoint = await call(b, 'POST', '/webhook-endpoints', own.token, { url: 'https://127.0.0.1:9/hooks' });
+    expect([endpoint.status, endpoint.body.secret]).toEqual([201, expect.stringMatching(/^whsec_/)]);
+
+    // Both instances go, and their DATA_DIRs with them; new ones start on the same event store.
+    for (const old of [a, b]) {
+      await old.close();
+      rmSync(old.dataDir, { recursive: true, force: true });
+    }
+    [a, b] = [await startService({ eventStore: 'esdb', env, reuse: { esdb: a.esdb } }), await startService({ eventStore: 'esdb', env, reuse: { esdb: a.esdb } })];
+    // As a load balancer would: traffic once /readyz says the read models have caught up.
+    for (const on of [a, b]) await eventually(async () => ((await fetch(`${on.url}/readyz`)).status === 200 ? true : undefined), 50);
+
+    expect((await call(b, 'GET', '/entities?limit=1', own.token)).status).toBe(200);
+    const nextPage = await call(a, 'GET', `/entities?limit=10&cursor=${encodeURIComponent(cursor)}`, own.token);
+    expect([nextPage.status, nextPage.body.data.map((e: { id: string }) => e.id)]).toEqual([200, entities.slice(2)]);
+    const replayed = await call(a, 'POST', '/orders', own.token, order, { 'idempotency-key': key });
+    expect([replayed.status, replayed.headers.get('idempotent-replayed'), replayed.text]).toEqual([201, 'true', ordered.text]);
+    expect((await call(b, 'GET', `/orders?entity_id=${entities[0]}`, own.token)).body.data).toHaveLength(1);
+    const got = await download(b, document.body.id, own.token);
+    expect([got.status, got.bytes.equals(bytes)]).toEqual([200, true]);
+    const profile = await browser.at(a.url).get('/settings/profile');
+    expect([profile.status, profile.body.includes(user.email)]).toEqual([200, true]);
+    for (const on of [a, b]) {
+      const shown = await call(on, 'GET', `/webhook-endpoints/${endpoint.body.id}/secret`, own.token);
+      expect([shown.status, shown.body]).toEqual([200, { secret: endpoint.body.secret }]);
+    }
+  }, 60_000);
 });

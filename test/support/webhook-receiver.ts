@@ -17,7 +17,8 @@ export interface ReceivedRequest {
   answered: number | null;
 }
 
-export type Reply = { status: number; headers?: Record<string, string> } | 'hang';
+/** A status (after `delayMs`, default at once: a slow receiver), or a hang until the sender gives up. */
+export type Reply = { status: number; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 export interface WebhookReceiver {
   readonly url: string;
@@ -62,8 +63,12 @@ export async function startReceiver(pki: Pick<TestPki, 'cert' | 'key'>, path = '
         hanging.add(() => res.destroy());
         return;
       }
-      res.writeHead(reply.status, reply.headers ?? {});
-      res.end('ok');
+      const answer = () => {
+        res.writeHead(reply.status, reply.headers ?? {});
+        res.end('ok');
+      };
+      if (reply.delayMs) setTimeout(answer, reply.delayMs);
+      else answer();
     });
   });
   server.listen(0, '127.0.0.1');

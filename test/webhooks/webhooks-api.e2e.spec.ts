@@ -1,5 +1,5 @@
 /** The webhook management API (CONTRACT.md §4) over real HTTP, and the address guard at creation. */
-import Database from 'better-sqlite3';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { provisionAccount, provisionOperator } from '../support/auth';
@@ -124,24 +124,35 @@ describe('webhook endpoints API', () => {
     expect([text.includes(secret), text.includes(newSecret)]).toEqual([false, false]);
   });
 
-  it('a rotation refused with a stale If-Match changes nothing and keeps no new secret on disk', async () => {
+  it('a rotation refused with a stale If-Match changes nothing: no new secret in the stream', async () => {
     const { body: ep } = await api('POST', `${V1}/webhook-endpoints`, { url: 'https://127.0.0.1:9/r' });
-    const secretsFile = join(service.dataDir, 'webhook-secrets.db');
-    const stored = () => {
-      const db = new Database(secretsFile, { readonly: true });
-      try {
-        return (db.prepare('SELECT count(*) AS n FROM webhook_signing_secrets WHERE endpoint_id = ?').get(ep.id) as { n: number }).n;
-      } finally {
-        db.close();
-      }
-    };
-    expect(stored()).toBe(1);
+    const store = service.app.get<EventStore>(EVENT_STORE);
+    const rotations = async () => (await store.readStream(`webhookendpoint-${ep.id}`)).filter((e) => e.type === 'webhooks.EndpointSecretRotated');
     const refused = await api('POST', `${V1}/webhook-endpoints/${ep.id}/rotate-secret`, undefined, { 'if-match': '"7"' });
     expect(refused.status).toBe(412);
-    expect(stored()).toBe(1);
+    expect(await rotations()).toEqual([]);
     expect((await api('GET', `${V1}/webhook-endpoints/${ep.id}/secret`)).body.secret).toBe(ep.secret);
     expect((await api('POST', `${V1}/webhook-endpoints/${ep.id}/rotate-secret`, undefined, { 'if-match': '"0"' })).status).toBe(200);
-    expect(stored()).toBe(2);
+    expect(await rotations()).toHaveLength(1);
+  });
+
+  it('keeps each signing secret only sealed in its events: never in plaintext in the stream or a file in DATA_DIR', async () => {
+    const { body: ep } = await api('POST', `${V1}/webhook-endpoints`, { url: 'https://127.0.0.1:9/s' });
+    const rotated = (await api('POST', `${V1}/webhook-endpoints/${ep.id}/rotate-secret`)).body.secret as string;
+    const events = await service.app.get<EventStore>(EVENT_STORE).readStream(`webhookendpoint-${ep.id}`);
+    expect(events.map((e) => [e.type, e.data.secret_sealed])).toEqual([
+      ['webhooks.EndpointCreated', expect.stringMatching(/^v1\.[0-9a-f]{8}\./)],
+      ['webhooks.EndpointSecretRotated', expect.stringMatching(/^v1\.[0-9a-f]{8}\./)],
+    ]);
+    const everything = JSON.stringify((await service.app.get<EventStore>(EVENT_STORE).readAll({ maxCount: 100_000 })).map((e) => [e.data, e.metadata]));
+    for (const secret of [ep.secret, rotated]) {
+      expect(everything.includes(secret)).toBe(false);
+      expect(everything.includes(secret.slice('whsec_'.length))).toBe(false);
+    }
+    expect(readdirSync(service.dataDir)).not.toContain('webhook-secrets.db');
+    for (const file of readdirSync(service.dataDir).filter((f) => !statSync(join(service.dataDir, f)).isDirectory())) {
+      expect([file, readFileSync(join(service.dataDir, file)).includes(rotated)]).toEqual([file, false]);
+    }
   });
 
   it("answers another account's endpoint as missing, and lists only the account's own", async () => {

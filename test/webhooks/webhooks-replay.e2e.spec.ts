@@ -117,8 +117,8 @@ describe('webhook fan-out: the decision at the event’s position, and the same 
       await source.close();
       await target.close();
     }
-    // Signing secrets live beside the stream, not in it.
-    copyFileSync(join(first.dataDir, 'webhook-secrets.db'), join(dataDir, 'webhook-secrets.db'));
+    // Signing secrets are sealed under the data directory's key file (sqlite, no SECRETS_KEY): it goes with the events.
+    copyFileSync(join(first.dataDir, 'cursor.key'), join(dataDir, 'cursor.key'));
 
     replayed = await startService({ env, reuse: { dataDir } });
     await fanOutCaughtUp(replayed);

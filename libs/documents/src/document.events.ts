@@ -5,9 +5,10 @@ import type { DomainEvent } from '@filing/platform';
  * are explicit and stable; data is plain JSON. A change of meaning is a new schema version (the
  * aggregate's `schemaVersions`; all are 1 so far), and readers keep understanding the old ones.
  *
- * The events carry the content's SHA-256 and size, never the bytes: the stream is exported,
- * replayed and shown in history, and must not hold megabytes of base64. The bytes live in the
- * content store (`DATA_DIR/documents.db`, see docs/operations.md).
+ * The document's events carry the content's SHA-256 and size, never the bytes: its stream is
+ * shown in history and loaded for every write, and must not hold megabytes of base64. The bytes
+ * are events too, in a content stream of their own (`documentcontent-<id>`), written before the
+ * DocumentAdded that names them (docs/orders-and-documents.md).
  */
 export const DOCUMENT_ADDED = 'documents.DocumentAdded';
 export const DOCUMENT_UPDATED = 'documents.DocumentUpdated';
@@ -46,3 +47,20 @@ export type DocumentEvent = DocumentAdded | DocumentUpdated | DocumentDeleted;
 
 /** Streams are `document-<id>`. */
 export const DOCUMENT_STREAM_CONTEXT = 'document';
+
+/**
+ * One piece of a document's content, in order from index 0; the pieces joined are the bytes. Its
+ * own type prefix, not `documents.`: whatever follows the documents' events (the read model, the
+ * webhook fan-out's server-side filter) never receives megabytes of content.
+ */
+export const DOCUMENT_CONTENT_CHUNK = 'documentcontent.ContentChunk';
+export type DocumentContentChunkData = {
+  readonly document_id: string;
+  readonly index: number;
+  /** Standard base64 of this piece's bytes. */
+  readonly content_base64: string;
+};
+export type DocumentContentChunk = DomainEvent<typeof DOCUMENT_CONTENT_CHUNK, DocumentContentChunkData>;
+
+/** Content streams are `documentcontent-<document id>`: every instance reads the bytes from the store. */
+export const DOCUMENT_CONTENT_STREAM_CONTEXT = 'documentcontent';

@@ -1,9 +1,8 @@
-import { APP_CONFIG, type AppConfig } from '@filing/platform';
-import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { join } from 'node:path';
+import { Module } from '@nestjs/common';
 import { AddDocumentHandler } from './commands/add-document';
 import { DeleteDocumentHandler } from './commands/delete-document';
-import { DOCUMENT_CONTENT_FILE, DocumentContentStore } from './content/document-content.store';
+import { DocumentContentStore } from './content/document-content.store';
+import { LegacyContentImport } from './content/legacy-content-import';
 import { DocumentAggregate } from './document.aggregate';
 import { DocumentsController } from './http/documents.controller';
 import { DocumentsProjection } from './read-model/documents.projection';
@@ -11,8 +10,9 @@ import { DocumentsQueries } from './read-model/documents.queries';
 
 /**
  * Commands, read model and content store, no HTTP: what the CLI imports (replay and audit
- * rebuild this read model; they never touch the content store). Needs CqrsModule, the event
- * store, ProjectionsModule, ReferencesModule and APP_CONFIG (global in both apps).
+ * rebuild this read model; the content is events in the store, which they only read). Needs
+ * CqrsModule, the event store, ProjectionsModule, ReferencesModule and APP_CONFIG (global in both
+ * apps).
  */
 @Module({
   providers: [
@@ -20,29 +20,24 @@ import { DocumentsQueries } from './read-model/documents.queries';
     AddDocumentHandler,
     DocumentAggregate.Handler,
     DeleteDocumentHandler,
-    // the bytes: DATA_DIR/documents.db, not a read model
-    {
-      provide: DocumentContentStore,
-      useFactory: (config: AppConfig) => new DocumentContentStore(join(config.dataDir, DOCUMENT_CONTENT_FILE)),
-      inject: [APP_CONFIG],
-    },
+    // the bytes: content streams in the event store
+    DocumentContentStore,
     // read side
     DocumentsProjection,
     DocumentsQueries,
   ],
   exports: [DocumentsQueries, DocumentContentStore],
 })
-export class DocumentsCoreModule implements OnApplicationShutdown {
-  constructor(@Inject(DocumentContentStore) private readonly contents: DocumentContentStore) {}
+export class DocumentsCoreModule {}
 
-  onApplicationShutdown(): void {
-    this.contents.close();
-  }
-}
-
-/** The documents context in the service: the core plus the HTTP API. Also needs ResourceApiModule. */
+/**
+ * The documents context in the service: the core plus the HTTP API, and the one-time import of an
+ * earlier version's DATA_DIR/documents.db (the service's start only: the CLI may run beside it).
+ * Also needs ResourceApiModule.
+ */
 @Module({
   imports: [DocumentsCoreModule],
   controllers: [DocumentsController],
+  providers: [LegacyContentImport],
 })
 export class DocumentsModule {}

@@ -1,17 +1,19 @@
 import { APP_CONFIG, type AppConfig } from '@filing/platform';
 import {
   type BeforeApplicationShutdown,
+  Inject,
   Injectable,
+  Logger,
   Module,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { join } from 'node:path';
 import { systemResolver } from './address/dns-resolver';
 import { DeliveryCommands } from './deliveries/delivery-commands';
 import { RedeliveryService } from './deliveries/redelivery.service';
 import { DispatchPipeline } from './dispatch/dispatch-pipeline';
 import { DISPATCHER_LIMITS, DispatcherService } from './dispatch/dispatcher.service';
+import { claimLeaseMs, DispatcherInstance } from './dispatch/dispatcher-instance';
 import { WEBHOOK_SENDER, WebhookSender } from './dispatch/webhook-sender';
 import { EndpointsService, WEBHOOK_RESOLVER } from './endpoints/endpoints.service';
 import { FanOutService } from './fanout/fanout.service';
@@ -32,7 +34,7 @@ import { DeliverySignal } from './read-model/delivery-signal';
 import { DeliveryTargets } from './read-model/delivery-target.queries';
 import { EndpointsProjection } from './read-model/endpoints.projection';
 import { EndpointsQueries } from './read-model/endpoints.queries';
-import { SecretStore } from './secrets/secret-store';
+import { SecretSealing } from './secrets/secret-sealing';
 import { SettingsService } from './settings/settings.service';
 import { SETTINGS_SCREEN_CONTROLLERS, SETTINGS_SCREEN_PROJECTIONS, SETTINGS_SCREEN_PROVIDERS } from './settings-screen';
 import type { Resolver } from './address/address-guard';
@@ -51,22 +53,37 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
     private readonly fanOut: FanOutService,
     private readonly dispatcher: DispatcherService,
     private readonly sender: WebhookSender,
-    private readonly secrets: SecretStore,
+    private readonly sealing: SecretSealing,
+    private readonly instance: DispatcherInstance,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  onApplicationBootstrap(): void {
+  private resealing: Promise<void> | null = null;
+
+  async onApplicationBootstrap(): Promise<void> {
+    // The name this process's delivery claims carry: how an operator tells instances apart in the stream.
+    new Logger('WebhookDispatcher').log(
+      `Webhook dispatcher instance ${this.instance.id} (claims hold ${claimLeaseMs(this.config.webhookTimeoutMs)} ms)`,
+    );
     this.fanOut.start();
+    // Before the first attempt: an older version's secrets must be in the stream to sign with.
+    await this.sealing.importLegacyFile();
     this.dispatcher.start();
+    // In the background: it waits for the read models, and the previous key still opens meanwhile.
+    this.resealing = this.sealing.resealUnderCurrentKey().catch((err: unknown) => {
+      new Logger('WebhookSecrets').error(`Re-sealing signing secrets failed: ${(err as Error).message}`);
+    });
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    this.sealing.stop();
+    await this.resealing;
     await this.dispatcher.stop();
     await this.fanOut.stop();
   }
 
   async onApplicationShutdown(): Promise<void> {
     await this.sender.close();
-    this.secrets.close();
   }
 }
 
@@ -80,11 +97,6 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
   controllers: [WebhooksController, EventsController, EndpointHealthController, OperatorWebhooksController, ...SETTINGS_SCREEN_CONTROLLERS],
   providers: [
     { provide: WEBHOOK_RESOLVER, useValue: systemResolver },
-    {
-      provide: SecretStore,
-      useFactory: (config: AppConfig) => new SecretStore(join(config.dataDir, 'webhook-secrets.db')),
-      inject: [APP_CONFIG],
-    },
     {
       provide: WebhookSender,
       useFactory: (config: AppConfig, resolver: Resolver) =>
@@ -114,9 +126,11 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
     RecoveryService,
     // Workers
     FanOutService,
+    DispatcherInstance,
     DispatchPipeline,
     DispatcherService,
     DeliveryMetrics,
+    SecretSealing,
     WebhookWorkers,
     ...SETTINGS_SCREEN_PROVIDERS,
   ],

@@ -1,17 +1,21 @@
-import { EventStoreUnavailableError, type EventStore } from '@filing/event-store';
+import { type EventStore, EventStoreUnavailableError, SqliteEventStore } from '@filing/event-store';
 import { type CommandContext, type ReadYourWrites, ReferenceChecker, ValidationError } from '@filing/platform';
-import { createHash } from 'node:crypto';
-import { DocumentContentStore } from '../content/document-content.store';
+import { createHash, randomBytes } from 'node:crypto';
+import { CONTENT_CHUNK_BYTES } from '../content/content-chunks';
+import { contentStreamId, DocumentContentStore } from '../content/document-content.store';
+import { DOCUMENT_CONTENT_CHUNK } from '../document.events';
 import { AddDocumentCommand, AddDocumentHandler } from './add-document';
 import { DeleteDocumentCommand, DeleteDocumentHandler } from './delete-document';
 
-/** The write path's all-or-nothing rule, against an event store that fails on demand. */
-describe('adding a document: the bytes and the event', () => {
+/** The write path's all-or-nothing rule, on the embedded store made to fail on demand. */
+describe('adding and deleting a document: the content stream and the events', () => {
   const context: CommandContext = { account_id: 'acc-1', actor: 'client:c1', correlation_id: 'r', causation_id: null };
   const references = new ReferenceChecker({ await: async () => undefined } as unknown as ReadYourWrites, {} as EventStore);
   references.register('entity', () => true);
   references.register('order', () => true);
-  const content = Buffer.from([0, 1, 2, 250, 255]);
+  // Three chunks, written in two appends.
+  const content = randomBytes(2 * CONTENT_CHUNK_BYTES + 1000);
+  const digest = { size_bytes: content.length, sha256: createHash('sha256').update(content).digest('hex') };
   const input = {
     entity_id: '0193A5B2-0000-7000-8000-0000000000E1',
     title: 'Certificate',
@@ -19,102 +23,109 @@ describe('adding a document: the bytes and the event', () => {
     content_type: 'application/octet-stream',
     content,
   };
+  let store: SqliteEventStore;
   let contents: DocumentContentStore;
-  let streams: Map<string, unknown[]>;
-  let appendError: Error | null;
-  let recordedDespiteError: boolean;
-  let readError: Error | null;
-  /** After a failed append, the store cannot be read either (it is down). */
-  let unreadableAfterFailedAppend: boolean;
-
-  /** Just enough of an event store: one stream per id, appends that fail when told to. */
-  const store = {
-    kind: 'fake',
-    async readStream(streamId: string) {
-      if (readError) throw readError;
-      return (streams.get(streamId) ?? []).map((e, i) => ({ ...(e as object), streamId, revision: BigInt(i), position: { commit: 1n, prepare: 1n } }));
-    },
-    async appendToStream(streamId: string, events: { id: string; type: string; data: object; metadata: object }[]) {
-      if (appendError) {
-        if (unreadableAfterFailedAppend) readError = new EventStoreUnavailableError('still down');
-        if (recordedDespiteError) streams.set(streamId, [...(streams.get(streamId) ?? []), ...events]);
-        throw appendError;
-      }
-      const stream = [...(streams.get(streamId) ?? []), ...events];
-      streams.set(streamId, stream);
-      return { nextExpectedRevision: BigInt(stream.length - 1), position: { commit: 7n, prepare: 7n } };
-    },
-  } as unknown as EventStore;
 
   beforeEach(() => {
-    contents = new DocumentContentStore(':memory:');
-    streams = new Map();
-    appendError = null;
-    recordedDespiteError = false;
-    readError = null;
-    unreadableAfterFailedAppend = false;
+    store = new SqliteEventStore({ file: ':memory:' });
+    contents = new DocumentContentStore(store);
   });
-  afterEach(() => contents.close());
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    await store.close();
+  });
 
-  const handler = () => new AddDocumentHandler(store, references, contents);
+  const add = (documentId: string, fields: Partial<typeof input> = {}) =>
+    new AddDocumentHandler(store, references, contents).execute(new AddDocumentCommand(context, { ...input, ...fields }, documentId));
+  const remove = (documentId: string) => new DeleteDocumentHandler(store, contents).execute(new DeleteDocumentCommand(context, documentId));
+  const types = async (streamId: string) => (await store.readStream(streamId)).map((e) => e.type);
 
-  it('stores the bytes under the new id and appends their hash and size, never the bytes', async () => {
-    const result = await handler().execute(new AddDocumentCommand(context, input, 'doc-1'));
-    expect(contents.get('doc-1', 'acc-1')).toEqual(content);
-    expect(contents.get('doc-1', 'acc-2')).toBeNull();
-    const [event] = streams.get('document-doc-1') as { type: string; data: Record<string, unknown> }[];
-    expect(event.type).toBe('documents.DocumentAdded');
-    expect(event.data).toEqual({
+  /** Appends fail (`when` says which), after writing them when `recorded` (a timeout after the write). */
+  function failAppends(when: (streamId: string, call: number) => boolean, recorded = false) {
+    const append = store.appendToStream.bind(store);
+    let calls = 0;
+    return jest.spyOn(store, 'appendToStream').mockImplementation(async (streamId, events, options) => {
+      if (!when(streamId, calls++)) return append(streamId, events, options);
+      if (recorded) await append(streamId, events, options);
+      throw new EventStoreUnavailableError('the store is down');
+    });
+  }
+
+  it('writes the bytes as chunks of their own stream first, then the DocumentAdded naming their hash and size, never the bytes', async () => {
+    const result = await add('doc-1');
+    expect(result.resource).toMatchObject({ id: 'doc-1', ...digest, version: 0 });
+
+    const chunks = await store.readStream(contentStreamId('doc-1'));
+    expect(chunks.map((e) => [e.type, e.data.index, e.metadata.account_id])).toEqual([0, 1, 2].map((i) => [DOCUMENT_CONTENT_CHUNK, i, 'acc-1']));
+    expect(Math.max(...chunks.map((e) => JSON.stringify(e.data).length))).toBeLessThanOrEqual(256 * 1024 + 100);
+    const [added] = await store.readStream('document-doc-1');
+    expect(chunks.every((chunk) => chunk.position.commit < added.position.commit)).toBe(true);
+    expect(added.data).toEqual({
       document_id: 'doc-1',
       entity_id: '0193a5b2-0000-7000-8000-0000000000e1',
       order_id: null,
       title: 'Certificate',
       document_type: 'certificate',
       content_type: 'application/octet-stream',
-      size_bytes: 5,
-      sha256: createHash('sha256').update(content).digest('hex'),
+      ...digest,
     });
-    expect(result.resource).toMatchObject({ id: 'doc-1', size_bytes: 5, version: 0 });
+    expect((await contents.read('doc-1', digest))!.equals(content)).toBe(true);
   });
 
-  it('removes the bytes again when the append fails', async () => {
-    appendError = new EventStoreUnavailableError('down');
-    await expect(handler().execute(new AddDocumentCommand(context, input, 'doc-2'))).rejects.toBe(appendError);
-    expect(contents.count()).toBe(0);
+  it('deletes the content stream again when the DocumentAdded cannot be appended', async () => {
+    failAppends((streamId) => streamId.startsWith('document-'));
+    await expect(add('doc-2')).rejects.toBeInstanceOf(EventStoreUnavailableError);
+    expect(await contents.read('doc-2', digest)).toBeNull();
+    expect(await types('document-doc-2')).toEqual([]);
   });
 
-  it('keeps the bytes when the append failed but the event was recorded all the same', async () => {
-    appendError = new EventStoreUnavailableError('timed out after the write');
-    recordedDespiteError = true;
-    await expect(handler().execute(new AddDocumentCommand(context, input, 'doc-3'))).rejects.toBe(appendError);
-    expect(contents.get('doc-3', 'acc-1')).toEqual(content);
+  it('leaves nothing readable and no document when the content write fails half way', async () => {
+    failAppends((streamId, call) => call === 1);
+    await expect(add('doc-3')).rejects.toBeInstanceOf(EventStoreUnavailableError);
+    expect(await contents.read('doc-3', digest)).toBeNull();
+    expect(await types('document-doc-3')).toEqual([]);
   });
 
-  it('keeps the (invisible) bytes when the store cannot tell whether the event was recorded', async () => {
-    appendError = new EventStoreUnavailableError('down');
-    unreadableAfterFailedAppend = true;
-    await expect(handler().execute(new AddDocumentCommand(context, input, 'doc-4'))).rejects.toBe(appendError);
-    expect(contents.count()).toBe(1);
+  it('keeps the content when the append failed but the DocumentAdded was recorded all the same', async () => {
+    failAppends((streamId) => streamId.startsWith('document-'), true);
+    await expect(add('doc-4')).rejects.toBeInstanceOf(EventStoreUnavailableError);
+    expect((await contents.read('doc-4', digest))!.equals(content)).toBe(true);
   });
 
-  it('writes no bytes for a document it refuses', async () => {
-    const refused = await handler()
-      .execute(new AddDocumentCommand(context, { ...input, title: ' ', content: Buffer.alloc(0) }, 'doc-5'))
-      .catch((err: unknown) => err);
+  it('keeps the (invisible) content when the store cannot tell whether the DocumentAdded was recorded', async () => {
+    failAppends((streamId) => streamId.startsWith('document-'));
+    const read = store.readStream.bind(store);
+    jest.spyOn(store, 'readStream').mockImplementation(async (streamId, options) => {
+      if (streamId.startsWith('document-')) throw new EventStoreUnavailableError('still down');
+      return read(streamId, options);
+    });
+    await expect(add('doc-5')).rejects.toBeInstanceOf(EventStoreUnavailableError);
+    jest.restoreAllMocks();
+    expect(await types(contentStreamId('doc-5'))).toHaveLength(3);
+  });
+
+  it('writes nothing for a document it refuses', async () => {
+    const refused = await add('doc-6', { title: ' ', content: Buffer.alloc(0) }).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(ValidationError);
     expect((refused as ValidationError).errors.map((e) => e.field)).toEqual(['title', 'content_base64']);
-    expect(contents.count()).toBe(0);
-    expect(streams.size).toBe(0);
+    expect(await store.headPosition()).toBeNull();
   });
 
-  it('removes the bytes once the document is deleted, and not before', async () => {
-    await handler().execute(new AddDocumentCommand(context, input, 'doc-6'));
-    appendError = new EventStoreUnavailableError('down');
-    const remove = new DeleteDocumentHandler(store, contents);
-    await expect(remove.execute(new DeleteDocumentCommand(context, 'doc-6'))).rejects.toBe(appendError);
-    expect(contents.get('doc-6', 'acc-1')).toEqual(content);
-    appendError = null;
-    await remove.execute(new DeleteDocumentCommand(context, 'doc-6'));
-    expect(contents.get('doc-6', 'acc-1')).toBeNull();
+  it('deletes the content stream once the document is deleted, and not before', async () => {
+    await add('doc-7');
+    const spy = failAppends(() => true);
+    await expect(remove('doc-7')).rejects.toBeInstanceOf(EventStoreUnavailableError);
+    expect((await contents.read('doc-7', digest))!.equals(content)).toBe(true);
+    spy.mockRestore();
+    await remove('doc-7');
+    expect(await contents.read('doc-7', digest)).toBeNull();
+    expect(await types('document-doc-7')).toEqual(['documents.DocumentAdded', 'documents.DocumentDeleted']);
+  });
+
+  it('answers a recorded delete as done even when the content stream cannot be deleted after it', async () => {
+    await add('doc-8');
+    jest.spyOn(store, 'deleteStream').mockRejectedValue(new EventStoreUnavailableError('down after the append'));
+    await expect(remove('doc-8')).resolves.toMatchObject({ resource: { id: 'doc-8', deleted: true } });
+    expect(await types('document-doc-8')).toEqual(['documents.DocumentAdded', 'documents.DocumentDeleted']);
   });
 });

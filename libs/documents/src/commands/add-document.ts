@@ -30,9 +30,10 @@ export class AddDocumentCommand extends Command<WriteResult<Document>> {
 }
 
 /**
- * All or nothing: the bytes are stored under the new document's id first, then the event is
- * appended. If the append fails, the bytes are removed again; they were never visible, since
- * content is only served for a document the read model holds (and only the event puts it there).
+ * All or nothing: the bytes are written to the new document's content stream first, then the
+ * DocumentAdded that names them, so the event never names content that is not all there. If a
+ * write fails, the content stream is deleted again; it was never visible, since content is only
+ * served for a document the read model holds (and only the event puts it there).
  */
 @CommandHandler(AddDocumentCommand)
 export class AddDocumentHandler implements ICommandHandler<AddDocumentCommand, WriteResult<Document>> {
@@ -59,8 +60,8 @@ export class AddDocumentHandler implements ICommandHandler<AddDocumentCommand, W
     // decide() is pure: refuse bad input before writing megabytes.
     decide(initialDocumentState, command);
 
-    this.contents.put(documentId, accountId, sha256, content);
     try {
+      await this.contents.write(context, documentId, content);
       return await DocumentAggregate.run(this.store, context, command);
     } catch (err) {
       await this.discardUnlessRecorded(documentId);
@@ -69,16 +70,16 @@ export class AddDocumentHandler implements ICommandHandler<AddDocumentCommand, W
   }
 
   /**
-   * Removes the bytes of a document whose append failed, unless the event made it after all
-   * (an append can fail after the store wrote it, e.g. a timeout). When the store cannot tell,
-   * the bytes stay: an orphan is invisible, a document without its content is not.
+   * Deletes the content stream of a document whose write failed, unless its DocumentAdded made it
+   * after all (an append can fail after the store wrote it, e.g. a timeout). When the store cannot
+   * tell, the content stays: an orphan is invisible, a document without its content is not.
    */
   private async discardUnlessRecorded(documentId: string): Promise<void> {
     try {
       const recorded = await this.store.readStream(DocumentAggregate.streamId(documentId), { maxCount: 1 });
-      if (recorded.length === 0) this.contents.remove(documentId);
+      if (recorded.length === 0) await this.contents.remove(documentId);
     } catch (err) {
-      this.logger.warn(`Kept the content of document ${documentId} after a failed append: ${(err as Error).message}`);
+      this.logger.warn(`Kept the content stream of document ${documentId} after a failed write: ${(err as Error).message}`);
     }
   }
 }

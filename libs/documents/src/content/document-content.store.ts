@@ -1,72 +1,59 @@
-import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { EVENT_STORE, type EventStore, type ExpectedRevision, NO_STREAM } from '@filing/event-store';
+import { buildMetadata, type CommandContext, streamName, toEventData } from '@filing/platform';
+import { Inject, Injectable } from '@nestjs/common';
+import { DOCUMENT_CONTENT_STREAM_CONTEXT } from '../document.events';
+import { chunkEventId, type ContentDigest, contentAppends, joinContent } from './content-chunks';
 
-/** The file name of the content store in DATA_DIR. */
-export const DOCUMENT_CONTENT_FILE = 'documents.db';
+/** `documentcontent-<document id>`. */
+export function contentStreamId(documentId: string): string {
+  return streamName(DOCUMENT_CONTENT_STREAM_CONTEXT, documentId);
+}
 
 /**
- * Document bytes, by document id, in `DATA_DIR/documents.db`. Not a read model: the events hold
- * only each content's SHA-256 and size (the stream must not carry megabytes of base64), so this
- * file is the bytes' only copy and no replay or rebuild touches it. The trade-off: it must be
- * backed up together with the events (docs/operations.md), and every service process serving
- * documents needs the same file.
- *
- * Bytes are written before the event that adds their document and removed after the event that
- * deletes it. A blob whose event was never appended (a failed or crashed append) is invisible:
- * content is only ever served for a document the read model holds.
+ * Document bytes in the event store, so every instance serves every document and DATA_DIR holds
+ * none: chunk events in a content stream per document (content-chunks.ts). The bytes are written
+ * before the DocumentAdded that names their SHA-256 and size, and the stream is soft-deleted after
+ * the DocumentDeleted. Content is only ever served for a document the read model holds, and only
+ * its DocumentAdded puts it there, so a content stream without one (a failed or crashed add) is
+ * an invisible orphan.
  */
+@Injectable()
 export class DocumentContentStore {
-  private readonly db: Database.Database;
-  private readonly statements: ReturnType<DocumentContentStore['prepare']>;
+  constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
 
-  constructor(file: string) {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    // The only copy: bytes acknowledged to a client must survive a crash.
-    this.db.pragma('synchronous = FULL');
-    this.db.exec(`CREATE TABLE IF NOT EXISTS document_contents (
-      document_id TEXT PRIMARY KEY,
-      account_id TEXT NOT NULL,
-      sha256 TEXT NOT NULL,
-      size_bytes INTEGER NOT NULL,
-      content BLOB NOT NULL,
-      stored_at TEXT NOT NULL
-    )`);
-    this.statements = this.prepare();
+  /**
+   * Appends the chunks in order, each append expecting the revision the previous one left: a
+   * second writer of the same stream fails instead of interleaving. On a stream that already holds
+   * the first chunks (an interrupted write of the same content), those appends are acknowledged
+   * without writing twice: the chunk ids are deterministic.
+   */
+  async write(context: CommandContext, documentId: string, content: Buffer): Promise<void> {
+    const streamId = contentStreamId(documentId);
+    const metadata = buildMetadata(context);
+    let expectedRevision: ExpectedRevision = NO_STREAM;
+    let index = 0;
+    for (const chunks of contentAppends(documentId, content)) {
+      const events = chunks.map((chunk) => toEventData(chunk, metadata, chunkEventId(documentId, index++)));
+      expectedRevision = (await this.store.appendToStream(streamId, events, { expectedRevision })).nextExpectedRevision;
+    }
   }
 
-  private prepare() {
-    return {
-      put: this.db.prepare<[string, string, string, number, Buffer, string]>(
-        'INSERT OR REPLACE INTO document_contents (document_id, account_id, sha256, size_bytes, content, stored_at) VALUES (?, ?, ?, ?, ?, ?)',
-      ),
-      get: this.db.prepare<[string, string], { content: Buffer }>('SELECT content FROM document_contents WHERE document_id = ? AND account_id = ?'),
-      remove: this.db.prepare<[string]>('DELETE FROM document_contents WHERE document_id = ?'),
-      count: this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM document_contents'),
-    };
+  /**
+   * The bytes, checked against the document's size and SHA-256 (a ContentIntegrityError when they
+   * differ: never serve other bytes than the document names); null when the stream is empty or
+   * deleted.
+   */
+  async read(documentId: string, expected: ContentDigest): Promise<Buffer | null> {
+    const events = await this.store.readStream(contentStreamId(documentId));
+    if (events.length === 0) return null;
+    return joinContent(events.map((e) => e.data), expected);
   }
 
-  put(documentId: string, accountId: string, sha256: string, content: Buffer): void {
-    this.statements.put.run(documentId, accountId, sha256, content.length, content, new Date().toISOString());
-  }
-
-  /** The bytes, or null when there are none for this document in this account. */
-  get(documentId: string, accountId: string): Buffer | null {
-    return this.statements.get.get(documentId, accountId)?.content ?? null;
-  }
-
-  remove(documentId: string): void {
-    this.statements.remove.run(documentId);
-  }
-
-  /** How many contents are stored (tests, diagnostics). */
-  count(): number {
-    return this.statements.count.get()!.n;
-  }
-
-  close(): void {
-    if (this.db.open) this.db.close();
+  /**
+   * Soft-deletes the content stream: no read returns the bytes any more, on any instance. The
+   * events stay in `$all` until an EventStoreDB scavenge removes them (the sqlite store keeps them).
+   */
+  async remove(documentId: string): Promise<void> {
+    await this.store.deleteStream(contentStreamId(documentId));
   }
 }

@@ -1,6 +1,6 @@
 import type { StreamRevision } from '@filing/event-store';
 import {
-  ApiResourceResponse, type CommandContext, Ctx, IfMatch, ResourceIdPipe, FamilyController, AccountId, withETag,
+  ApiResourceResponse, type CommandContext, Ctx, IfMatch, NotFoundError, ResourceIdPipe, FamilyController, AccountId, withETag,
 } from '@filing/platform';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse } from '@nestjs/swagger';
@@ -34,21 +34,26 @@ export class DocumentsController extends FamilyController({
   }
 
   /**
-   * The bytes as stored, with their media type and length. The ETag is the document's version,
-   * as on the resource; `Repr-Digest` (RFC 9530) carries the SHA-256. Served as an attachment
-   * with `nosniff`: the content is the customer's, never a page of this origin.
+   * The bytes from the content stream, checked against the document's SHA-256 and size, with
+   * their media type and length. The ETag is the document's version, as on the resource;
+   * `Repr-Digest` (RFC 9530) carries the SHA-256. Served as an attachment with `nosniff`: the
+   * content is the customer's, never a page of this origin.
    */
   @Get(':id/content')
   @ApiOkResponse({
     description: 'The bytes, with the content type they were added with',
     content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
   })
-  content(@Param('id', ResourceIdPipe) id: string, @AccountId() accountId: string, @Res({ passthrough: true }) reply: FastifyReply): Buffer {
+  async content(@Param('id', ResourceIdPipe) id: string, @AccountId() accountId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     const document = this.found(accountId, id);
-    const bytes = this.contents.get(id, accountId);
-    // The read model holds the document, so its bytes were stored before its event: a missing
-    // blob means the content store was lost (not restored with the events), a server fault.
-    if (bytes === null) throw new Error(`The content of document ${id} is missing from the content store`);
+    const bytes = await this.contents.read(id, document);
+    if (bytes === null) {
+      // Deleted on another instance a moment ago (this one's read model has not applied it yet).
+      if (await this.deletedInStore(id)) throw NotFoundError.of(DocumentAggregate.streamPrefix, id);
+      // The read model holds the document, so its content was written before its event: missing
+      // content is a server fault (e.g. events restored without their content streams).
+      throw new Error(`The content of document ${id} is missing from the event store`);
+    }
     reply
       .header('content-type', document.content_type)
       .header('content-length', String(bytes.length))
@@ -57,6 +62,11 @@ export class DocumentsController extends FamilyController({
       .header('repr-digest', `sha-256=:${Buffer.from(document.sha256, 'hex').toString('base64')}:`);
     withETag(reply, document);
     return bytes;
+  }
+
+  private async deletedInStore(id: string): Promise<boolean> {
+    const [last] = await this.store.readStream(DocumentAggregate.streamId(id), { direction: 'backwards', maxCount: 1 });
+    return last?.type === DOCUMENT_DELETED;
   }
 
   /** 204; afterwards the document is a 404 on every route and its bytes are gone. */

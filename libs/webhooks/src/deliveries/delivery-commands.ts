@@ -41,6 +41,33 @@ export class DeliveryCommands {
     }
   }
 
+  /**
+   * Claims the next attempt on the state the caller loaded, expecting its revision: of several
+   * instances (or a customer's redelivery, a cancel) writing at once, one wins. Returns the state
+   * after the claim, or null when something was written first or the claim is not allowed: the
+   * caller then leaves the delivery alone (another instance has it, or its read model was stale).
+   */
+  async claim(
+    loaded: { state: DeliveryState; revision: StreamRevision | null },
+    command: Extract<DeliveryCommand, { kind: 'claim' }>,
+  ): Promise<{ state: DeliveryState; revision: StreamRevision } | null> {
+    const events = decideDelivery(loaded.state, command);
+    if (events.length === 0 || loaded.revision === null) return null;
+    const metadata = buildMetadata({ ...SYSTEM, account_id: loaded.state.accountId, correlation_id: randomUUID() }, command.now);
+    try {
+      const result = await this.store.appendToStream(
+        streamName(DELIVERY_STREAM, command.deliveryId),
+        events.map((e) => toEventData(e, metadata)),
+        { expectedRevision: loaded.revision },
+      );
+      const state = events.reduce((s, e) => evolveDelivery(s, { ...e, metadata } as never), loaded.state);
+      return { state, revision: result.nextExpectedRevision };
+    } catch (err) {
+      if (err instanceof WrongExpectedVersionError) return null;
+      throw err;
+    }
+  }
+
   async execute(command: DeliveryCommand, context?: CommandContext): Promise<{ position: Position | null; state: DeliveryState }> {
     const result = await handleCommand<DeliveryState, DeliveryEvent, DeliveryCommand>({
       store: this.store,

@@ -7,6 +7,7 @@ export const DELIVERY_STREAM = 'webhookdelivery';
 /** The delivery stream's event type names (stored: never renamed). */
 export const DeliveryEvents = {
   DeliveryScheduled: 'webhooks.DeliveryScheduled',
+  DeliveryClaimed: 'webhooks.DeliveryClaimed',
   DeliveryAttempted: 'webhooks.DeliveryAttempted',
   DeliveryRetryScheduled: 'webhooks.DeliveryRetryScheduled',
   DeliverySucceeded: 'webhooks.DeliverySucceeded',
@@ -44,6 +45,15 @@ export type DeliveryAttempted = DomainEvent<
     duration_ms: number;
   }
 >;
+/**
+ * An instance takes the next attempt: appended expecting the revision it loaded, so of several
+ * instances reaching for one attempt exactly one appends it. Until `lease_until` no other
+ * instance attempts the delivery; after it (the claimer died mid-attempt) any instance may.
+ */
+export type DeliveryClaimed = DomainEvent<
+  typeof DeliveryEvents.DeliveryClaimed,
+  { delivery_id: string; attempt: number; instance: string; lease_until: string }
+>;
 export type DeliveryRetryScheduled = DomainEvent<typeof DeliveryEvents.DeliveryRetryScheduled, { delivery_id: string; next_attempt_at: string }>;
 export type DeliverySucceeded = DomainEvent<typeof DeliveryEvents.DeliverySucceeded, { delivery_id: string; attempt: number }>;
 export type DeliveryFailed = DomainEvent<typeof DeliveryEvents.DeliveryFailed, { delivery_id: string; reason: string }>;
@@ -52,6 +62,7 @@ export type DeliveryRedeliveryRequested = DomainEvent<typeof DeliveryEvents.Deli
 
 export type DeliveryEvent =
   | DeliveryScheduled
+  | DeliveryClaimed
   | DeliveryAttempted
   | DeliveryRetryScheduled
   | DeliverySucceeded

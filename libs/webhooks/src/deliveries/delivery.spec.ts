@@ -27,7 +27,7 @@ const sendable: DeliveryTarget = {
   url: 'https://example.com/hook',
   endpoint: 'enabled',
   notificationsEnabled: true,
-  signingKeys: ['f1'],
+  signingSecrets: ['v1.k1.s1'],
 };
 const at = new Date('2026-11-22T10:00:01.000Z');
 const attempt = (over: Partial<AttemptRecord>): AttemptRecord => ({
@@ -41,6 +41,9 @@ const attempt = (over: Partial<AttemptRecord>): AttemptRecord => ({
 });
 const record = (state: DeliveryState, a: AttemptRecord, delaysMs = [100, 200]) =>
   decideDelivery(state, { kind: 'record-attempt', deliveryId: 'D', attempt: a, delaysMs, random: 0.5 });
+const LEASE_MS = 15_000;
+const claim = (state: DeliveryState, instance: string, now: Date) =>
+  decideDelivery(state, { kind: 'claim', deliveryId: 'D', instance, now, leaseMs: LEASE_MS });
 
 describe('delivery', () => {
   it('is pending and due when scheduled', () => {
@@ -129,6 +132,54 @@ describe('delivery', () => {
       expect(dispatch(delivered, {})).toEqual({ kind: 'skip' });
       expect(dispatch(delivered, { endpoint: 'disabled' })).toEqual({ kind: 'skip' });
       expect(dispatch(initialDelivery, {})).toEqual({ kind: 'skip' });
+    });
+
+    it("skips a delivery another instance has claimed until the claim's lease runs out", () => {
+      const claimed = fold(pending, claim(pending, 'other', due));
+      expect(dispatch(claimed, {}, new Date(due.getTime() + LEASE_MS - 1))).toEqual({ kind: 'skip' });
+      expect(dispatch(claimed, { endpoint: 'disabled' }, new Date(due.getTime() + LEASE_MS - 1))).toEqual({ kind: 'skip' });
+      expect(dispatch(claimed, {}, new Date(due.getTime() + LEASE_MS))).toEqual({ kind: 'send', target: sendable });
+    });
+  });
+
+  describe('claiming the next attempt (several instances)', () => {
+    const now = new Date('2026-11-22T10:00:00.000Z');
+
+    it('names the attempt, the instance and the end of the lease', () => {
+      expect(claim(pending, 'i-1', now)).toEqual([
+        { type: 'webhooks.DeliveryClaimed', data: { delivery_id: 'D', attempt: 1, instance: 'i-1', lease_until: '2026-11-22T10:00:15.000Z' } },
+      ]);
+      const retried = fold(pending, record(pending, attempt({})));
+      expect(claim(retried, 'i-1', now)[0].data).toEqual(expect.objectContaining({ attempt: 2 }));
+    });
+
+    it('is refused while a lease holds, and allowed again once it ran out (its claimer died mid-attempt)', () => {
+      const claimed = fold(pending, claim(pending, 'i-1', now));
+      expect(claim(claimed, 'i-2', new Date(now.getTime() + LEASE_MS - 1))).toEqual([]);
+      const later = new Date(now.getTime() + LEASE_MS);
+      expect(claim(claimed, 'i-2', later)).toEqual([expect.objectContaining({ data: expect.objectContaining({ instance: 'i-2', attempt: 1 }) })]);
+    });
+
+    it('ends with the attempt it claimed: the next one can be claimed at once', () => {
+      const claimed = fold(pending, claim(pending, 'i-1', now));
+      const attempted = fold(claimed, record(claimed, attempt({})));
+      expect(attempted.claimedUntil).toBeNull();
+      expect(claim(attempted, 'i-2', now)[0].data).toEqual(expect.objectContaining({ attempt: 2 }));
+    });
+
+    it('claims only a pending delivery', () => {
+      const delivered = fold(pending, record(pending, attempt({ statusCode: 200, verdict: 'delivered' })));
+      const cancelled = fold(pending, decideDelivery(pending, { kind: 'cancel', deliveryId: 'D', reason: 'x' }));
+      expect(claim(delivered, 'i-1', now)).toEqual([]);
+      expect(claim(cancelled, 'i-1', now)).toEqual([]);
+      expect(() => claim(initialDelivery, 'i-1', now)).toThrow(NotFoundError);
+    });
+
+    it('a redelivery is claimable at once, whatever lease its last round left', () => {
+      const claimed = fold(pending, claim(pending, 'i-1', now));
+      const cancelled = fold(claimed, decideDelivery(claimed, { kind: 'cancel', deliveryId: 'D', reason: 'x' }));
+      const again = fold(cancelled, decideDelivery(cancelled, { kind: 'redeliver', deliveryId: 'D', accountId: 'A', now, target: sendable }));
+      expect(claim(again, 'i-2', now)).toHaveLength(1);
     });
   });
 });

@@ -18,6 +18,8 @@ export interface DeliveryState {
   /** Attempts since it was scheduled or redelivered: indexes the retry schedule. */
   readonly roundAttempts: number;
   readonly nextAttemptAt: string | null;
+  /** Until when an instance's claim on the next attempt holds (DeliveryClaimed); null once attempted. */
+  readonly claimedUntil: string | null;
 }
 
 export const initialDelivery: DeliveryState = {
@@ -31,6 +33,7 @@ export const initialDelivery: DeliveryState = {
   attemptCount: 0,
   roundAttempts: 0,
   nextAttemptAt: null,
+  claimedUntil: null,
 };
 
 export function evolveDelivery(state: DeliveryState, event: RecordedEnvelope<DeliveryEvent>): DeliveryState {
@@ -47,18 +50,20 @@ export function evolveDelivery(state: DeliveryState, event: RecordedEnvelope<Del
         payload: event.data.payload,
         nextAttemptAt: event.data.due_at,
       };
+    case DeliveryEvents.DeliveryClaimed:
+      return { ...state, claimedUntil: event.data.lease_until };
     case DeliveryEvents.DeliveryAttempted:
-      return { ...state, attemptCount: state.attemptCount + 1, roundAttempts: state.roundAttempts + 1 };
+      return { ...state, attemptCount: state.attemptCount + 1, roundAttempts: state.roundAttempts + 1, claimedUntil: null };
     case DeliveryEvents.DeliveryRetryScheduled:
       return { ...state, nextAttemptAt: event.data.next_attempt_at };
     case DeliveryEvents.DeliverySucceeded:
-      return { ...state, status: 'delivered', nextAttemptAt: null };
+      return { ...state, status: 'delivered', nextAttemptAt: null, claimedUntil: null };
     case DeliveryEvents.DeliveryFailed:
-      return { ...state, status: 'failed', nextAttemptAt: null };
+      return { ...state, status: 'failed', nextAttemptAt: null, claimedUntil: null };
     case DeliveryEvents.DeliveryCancelled:
-      return { ...state, status: 'cancelled', nextAttemptAt: null };
+      return { ...state, status: 'cancelled', nextAttemptAt: null, claimedUntil: null };
     case DeliveryEvents.DeliveryRedeliveryRequested:
-      return { ...state, status: 'pending', roundAttempts: 0, nextAttemptAt: event.data.due_at };
+      return { ...state, status: 'pending', roundAttempts: 0, nextAttemptAt: event.data.due_at, claimedUntil: null };
     default:
       return state;
   }
@@ -75,6 +80,8 @@ export interface AttemptRecord {
 }
 
 export type DeliveryCommand =
+  /** The next attempt is this instance's until `now + leaseMs`. */
+  | { readonly kind: 'claim'; readonly deliveryId: string; readonly instance: string; readonly now: Date; readonly leaseMs: number }
   | { readonly kind: 'record-attempt'; readonly deliveryId: string; readonly attempt: AttemptRecord; readonly delaysMs: readonly number[]; readonly random: number }
   | { readonly kind: 'cancel'; readonly deliveryId: string; readonly reason: string }
   | { readonly kind: 'redeliver'; readonly deliveryId: string; readonly accountId: string; readonly now: Date; readonly target: DeliveryTarget | null };
@@ -91,8 +98,12 @@ export interface DeliveryTarget {
   readonly endpoint: 'enabled' | 'disabled' | 'deleted';
   /** The account switch *Webhook Notifications*. */
   readonly notificationsEnabled: boolean;
-  /** Fingerprints of the secrets that sign now: the current one, and the previous one while a rotation's overlap lasts. */
-  readonly signingKeys: readonly string[];
+  /**
+   * The secrets that sign now, sealed (SecretBox): the current one, and the previous one while a
+   * rotation's overlap lasts. One an older version never put in the stream (and that was not
+   * imported from its webhook-secrets.db) is missing.
+   */
+  readonly signingSecrets: readonly string[];
 }
 
 /** Why nothing may be sent to the target now, or null when it may. */
@@ -110,13 +121,19 @@ export type DispatchDecision =
   | { readonly kind: 'send'; readonly target: DeliveryTarget }
   /** The endpoint was disabled or deleted, or the switch turned off, since it was scheduled. */
   | { readonly kind: 'cancel'; readonly command: Extract<DeliveryCommand, { kind: 'cancel' }> }
-  /** Not (or no longer) pending, or not yet due: the read model was behind the stream. */
+  /** Not (or no longer) pending, not yet due, or claimed by an instance: the read model was behind the stream. */
   | { readonly kind: 'skip' };
+
+/** Another instance holds the next attempt: its claim's lease has not run out. */
+function claimedAt(state: DeliveryState, now: Date): boolean {
+  return state.claimedUntil !== null && Date.parse(state.claimedUntil) > now.getTime();
+}
 
 /** The send/cancel rule, checked before every attempt: a stale row is skipped, a stopped target cancels. */
 export function decideDispatch(state: DeliveryState, deliveryId: string, target: DeliveryTarget | null, now: Date): DispatchDecision {
   if (!state.exists || state.status !== 'pending') return { kind: 'skip' };
   if (state.nextAttemptAt !== null && Date.parse(state.nextAttemptAt) > now.getTime()) return { kind: 'skip' };
+  if (claimedAt(state, now)) return { kind: 'skip' };
   const why = unsendable(target);
   if (why === null && target !== null) return { kind: 'send', target };
   const reason = why === 'notifications-off' ? 'webhook notifications switched off' : 'endpoint disabled or deleted';
@@ -127,6 +144,11 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
   const delivery_id = command.deliveryId;
   if (!state.exists) throw NotFoundError.of('webhook delivery', delivery_id);
   switch (command.kind) {
+    case 'claim': {
+      if (state.status !== 'pending' || claimedAt(state, command.now)) return [];
+      const lease_until = new Date(command.now.getTime() + command.leaseMs).toISOString();
+      return [{ type: DeliveryEvents.DeliveryClaimed, data: { delivery_id, attempt: state.attemptCount + 1, instance: command.instance, lease_until } }];
+    }
     case 'record-attempt': {
       const a = command.attempt;
       const number = state.attemptCount + 1;

@@ -1,15 +1,16 @@
 import type { Position, StreamRevision } from '@filing/event-store';
 import { serializeNotification } from '../notifications/notification-mapper';
-import { APP_CONFIG, type AppConfig, Metrics } from '@filing/platform';
+import { APP_CONFIG, type AppConfig, Metrics, SecretBox, SecretBoxError } from '@filing/platform';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Counter, Histogram } from 'prom-client';
 import { decideDispatch, type DeliveryState, type DeliveryTarget } from '../deliveries/delivery';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
 import { classifyAttempt, endpointDisabledBy, errorMessage } from '../deliveries/outcome';
+import { secretContext } from '../endpoints/endpoint.events';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { DeliveryTargets } from '../read-model/delivery-target.queries';
-import { SecretStore } from '../secrets/secret-store';
 import { signatureHeader } from '../signing/signature';
+import { claimLeaseMs, DispatcherInstance } from './dispatcher-instance';
 import { type SendResult, USER_AGENT, WEBHOOK_SENDER, WebhookSender } from './webhook-sender';
 
 interface LoadedDelivery {
@@ -44,9 +45,12 @@ type Attempt = Exclude<PreparedDispatch, { kind: 'settled' }>;
  * One attempt of one delivery as typed stages, after svix's worker (prepare_dispatch →
  * make_http_call → handle_successful / handle_failed_dispatch):
  * - `prepare`: the delivery's stream and its `DeliveryTarget` (one read-model query), the
- *   send/cancel rule (`decideDispatch`), then the signed request;
+ *   send/cancel rule (`decideDispatch`), the claim (a `DeliveryClaimed` appended expecting the
+ *   revision just read: of several instances reaching for one attempt, one wins and the others
+ *   skip it), then the signed request;
  * - `send`: the POST, nothing else;
- * - `record`: the attempt and its outcome as events on the delivery's stream; a 410 Gone also
+ * - `record`: the attempt and its outcome as events on the delivery's stream, expecting the
+ *   claim's revision; a 410 Gone also
  *   disables the endpoint (reason `gone`), whose pending deliveries the fan-out then cancels.
  * Returns the position the read model must reach before the delivery is picked again.
  */
@@ -55,6 +59,8 @@ export class DispatchPipeline {
   private readonly logger = new Logger('WebhookDispatcher');
   private readonly attempts?: Counter<'outcome'>;
   private readonly attemptSeconds?: Histogram;
+  private readonly claimConflicts?: Counter;
+  private readonly leaseMs: number;
   /** Endpoints being disabled: the 410s of concurrent attempts append one disable. */
   private readonly disabling = new Map<string, Promise<void>>();
 
@@ -63,10 +69,12 @@ export class DispatchPipeline {
     @Inject(WEBHOOK_SENDER) private readonly sender: WebhookSender,
     private readonly deliveries: DeliveryCommands,
     private readonly targets: DeliveryTargets,
-    private readonly secrets: SecretStore,
+    private readonly box: SecretBox,
     private readonly endpoints: EndpointsService,
+    private readonly instance: DispatcherInstance,
     @Optional() metrics?: Metrics,
   ) {
+    this.leaseMs = claimLeaseMs(config.webhookTimeoutMs);
     if (metrics) {
       this.attempts = new Counter({
         name: 'webhook_delivery_attempts_total',
@@ -78,6 +86,11 @@ export class DispatchPipeline {
         name: 'webhook_delivery_attempt_duration_seconds',
         help: 'Duration of webhook delivery attempts (request sent to response or error)',
         buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+        registers: [metrics.registry],
+      });
+      this.claimConflicts = new Counter({
+        name: 'webhook_delivery_claim_conflicts_total',
+        help: 'Attempts this instance reached for but another instance (or a concurrent write) claimed first',
         registers: [metrics.registry],
       });
     }
@@ -105,10 +118,22 @@ export class DispatchPipeline {
       const cancelled = await this.deliveries.execute(decision.command);
       return { kind: 'settled', position: cancelled.position };
     }
-    const attempt = { deliveryId, delivery, target: decision.target, attemptedAt: now };
+    const claimed = await this.deliveries.claim(delivery, {
+      kind: 'claim',
+      deliveryId,
+      instance: this.instance.id,
+      now,
+      leaseMs: this.leaseMs,
+    });
+    if (claimed === null) {
+      // Another instance has it (or it changed since the read): look again once the read model shows why.
+      this.claimConflicts?.inc();
+      return { kind: 'settled', position: await this.deliveries.head() };
+    }
+    const attempt = { deliveryId, delivery: claimed, target: decision.target, attemptedAt: now };
 
-    const { endpointId, signingKeys, url } = decision.target;
-    const secrets = signingKeys.map((key) => this.secrets.get(endpointId, key)).filter((s): s is string => s !== null);
+    const { url } = decision.target;
+    const secrets = this.openSecrets(decision.target);
     if (secrets.length === 0) return { ...attempt, kind: 'unsigned' };
     // The same bytes as the Events API's item: one serialization for both.
     const body = serializeNotification(state.payload);
@@ -167,9 +192,25 @@ export class DispatchPipeline {
     return pending;
   }
 
-  /** No secret of the endpoint is on this server: nothing is sent, and the attempt fails (and is retried). */
+  /** The target's sealed secrets, opened; one this instance cannot open is left out (and logged: a SECRETS_KEY problem). */
+  private openSecrets(target: DeliveryTarget): string[] {
+    const opened: string[] = [];
+    for (const sealed of target.signingSecrets) {
+      try {
+        opened.push(this.box.open(sealed, secretContext(target.endpointId)));
+      } catch (err) {
+        if (!(err instanceof SecretBoxError)) throw err;
+        this.logger.error(`Webhook endpoint ${target.endpointId}: ${err.message}`);
+      }
+    }
+    return opened;
+  }
+
+  /** No secret of the endpoint can be opened: nothing is sent, and the attempt fails (and is retried). */
   private unsent(prepared: Extract<PreparedDispatch, { kind: 'unsigned' }>): SendResult {
-    this.logger.error(`No signing secret on this server for webhook endpoint ${prepared.target.endpointId}; not sending`);
+    this.logger.error(
+      `No signing secret for webhook endpoint ${prepared.target.endpointId} (one an older version kept and never imported needs a rotation); not sending`,
+    );
     return { result: { kind: 'error', error: 'other' }, durationMs: 0, retryAfterMs: null };
   }
 }

@@ -4,6 +4,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DeliveryQueue } from '../read-model/delivery-queue.queries';
 import { DeliverySignal } from '../read-model/delivery-signal';
 import { DispatchPipeline } from './dispatch-pipeline';
+import { DispatcherInstance } from './dispatcher-instance';
 import { roundRobin } from './round-robin';
 
 /** Attempts in flight at once, overall and per endpoint. */
@@ -46,7 +47,15 @@ export class DispatcherService {
     private readonly queue: DeliveryQueue,
     private readonly pipeline: DispatchPipeline,
     private readonly signal: DeliverySignal,
-  ) {}
+    instance: DispatcherInstance,
+  ) {
+    const salt = fnv1a(instance.id);
+    const rank = (id: string) => fnv1a(id, salt);
+    this.instanceOrder = (a, b) => rank(a) - rank(b);
+  }
+
+  /** A pseudo-random order of delivery ids of this instance's own, the same on every pump. */
+  private readonly instanceOrder: (a: string, b: string) => number;
 
   start(): void {
     if (this.running) return;
@@ -92,9 +101,12 @@ export class DispatcherService {
       const spare = MAX_IN_FLIGHT_PER_ENDPOINT - (this.perEndpoint.get(endpointId) ?? 0);
       if (spare <= 0) return [];
       // Rows in flight or settling still read as due: ask for that many more, then leave them out.
+      // Of the longest due (twice what it takes), each instance takes its own share first
+      // (instanceOrder), so instances on one backlog seldom reach for the same delivery.
       return this.queue
-        .dueOf(endpointId, now, spare + (held.get(endpointId) ?? 0))
+        .dueOf(endpointId, now, 2 * spare + (held.get(endpointId) ?? 0))
         .filter((id) => !this.inFlight.has(id) && !this.settling.has(id))
+        .sort(this.instanceOrder)
         .slice(0, spare)
         .map((id) => ({ id, endpointId }));
     });
@@ -158,4 +170,11 @@ export class DispatcherService {
     if (delay > TICK_MS) return;
     this.nextDue = setTimeout(() => this.schedulePump(), Math.max(0, delay) + 1);
   }
+}
+
+/** 32-bit FNV-1a of `text`, from `seed`: cheap, well spread, not cryptographic (only an order). */
+function fnv1a(text: string, seed = 0x811c9dc5): number {
+  let h = seed >>> 0;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
 }

@@ -71,8 +71,9 @@ export class EndpointHealthProjection implements Projection {
       case DeliveryEvents.DeliveryRedeliveryRequested:
         setStatus('pending');
         return;
+      case DeliveryEvents.DeliveryClaimed:
       case DeliveryEvents.DeliveryRetryScheduled:
-        // Still pending; the failed attempt before it is already recorded.
+        // Still pending: a claim comes before its attempt, a retry after the failed one (recorded).
         return;
     }
   }

@@ -27,8 +27,11 @@ export interface EndpointRow {
   deleted: number;
   secret_generation: number;
   secret_fingerprint: string;
+  /** The signing secret sealed with the SecretBox; null: an older version's, not imported. */
+  secret_sealed: string | null;
   previous_generation: number | null;
   previous_fingerprint: string | null;
+  previous_sealed: string | null;
   previous_expires_at: string | null;
   created_at: string;
   updated_at: string;

@@ -8,6 +8,7 @@ export const EndpointEvents = {
   EndpointDisabled: 'webhooks.EndpointDisabled',
   EndpointDeleted: 'webhooks.EndpointDeleted',
   EndpointSecretRotated: 'webhooks.EndpointSecretRotated',
+  EndpointSecretSealed: 'webhooks.EndpointSecretSealed',
 } as const;
 /** What every endpoint event type starts with (a projection's or subscription's filter). */
 export const ENDPOINT_EVENT_PREFIX = 'webhooks.Endpoint';
@@ -15,8 +16,11 @@ export const ENDPOINT_EVENT_PREFIX = 'webhooks.Endpoint';
 export const NOTIFICATIONS_SWITCHED = 'webhooks.NotificationsSwitched';
 
 /**
- * The endpoint stream's contract (`webhookendpoint-<id>`). No event carries a signing secret:
- * only its generation and a fingerprint; the secret itself is in the secrets file.
+ * The endpoint stream's contract (`webhookendpoint-<id>`). No event carries a signing secret in
+ * plaintext: only its generation, a fingerprint, and the secret sealed with the platform's
+ * SecretBox (AES-256-GCM under SECRETS_KEY, bound to `webhook-endpoint:<id>`; the sealed form names
+ * its key). Schema 1 events (before the secrets moved into the stream) have no `secret_sealed`:
+ * an `EndpointSecretSealed` imported from the old `webhook-secrets.db` supplies it.
  */
 export type EndpointCreated = DomainEvent<
   typeof EndpointEvents.EndpointCreated,
@@ -27,6 +31,8 @@ export type EndpointCreated = DomainEvent<
     event_types: string[];
     secret_generation: number;
     secret_fingerprint: string;
+    /** Schema 2 on. */
+    secret_sealed?: string;
   }
 >;
 /** Only the fields that changed, with their new values. */
@@ -58,11 +64,22 @@ export type EndpointSecretRotated = DomainEvent<
     endpoint_id: string;
     secret_generation: number;
     secret_fingerprint: string;
+    /** Schema 2 on. */
+    secret_sealed?: string;
     /** The previous secret keeps signing until then (24 h). */
     previous_generation: number;
     previous_fingerprint: string;
     previous_expires_at: string;
   }
+>;
+
+/**
+ * The secret with this fingerprint (the current or the previous one), sealed anew: imported from
+ * a `webhook-secrets.db` of an older version, or re-sealed under a new SECRETS_KEY after a rotation.
+ */
+export type EndpointSecretSealed = DomainEvent<
+  typeof EndpointEvents.EndpointSecretSealed,
+  { endpoint_id: string; secret_fingerprint: string; secret_sealed: string }
 >;
 
 export type EndpointEvent =
@@ -71,7 +88,8 @@ export type EndpointEvent =
   | EndpointEnabled
   | EndpointDisabled
   | EndpointDeleted
-  | EndpointSecretRotated;
+  | EndpointSecretRotated
+  | EndpointSecretSealed;
 
 /** The account switch *Webhook Notifications* (`webhooksettings-<account id>`). */
 export type NotificationsSwitched = DomainEvent<typeof NOTIFICATIONS_SWITCHED, { account_id: string; enabled: boolean }>;
@@ -79,7 +97,14 @@ export type NotificationsSwitched = DomainEvent<typeof NOTIFICATIONS_SWITCHED, {
 /** schema_version of the endpoint events written now (default 1). */
 export const ENDPOINT_EVENT_SCHEMA_VERSIONS: Readonly<Partial<Record<EndpointEvent['type'], number>>> = {
   [EndpointEvents.EndpointDisabled]: 2,
+  [EndpointEvents.EndpointCreated]: 2,
+  [EndpointEvents.EndpointSecretRotated]: 2,
 };
+
+/** What a sealed signing secret is bound to: it cannot be moved to another endpoint's event. */
+export function secretContext(endpointId: string): string {
+  return `webhook-endpoint:${endpointId}`;
+}
 
 export const ENDPOINT_STREAM = 'webhookendpoint';
 export const SETTINGS_STREAM = 'webhooksettings';

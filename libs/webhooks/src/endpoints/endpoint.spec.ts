@@ -16,17 +16,19 @@ const create: EndpointCommand = {
   description: null,
   eventTypes: [],
   secretFingerprint: 'f1',
+  secretSealed: 'v1.k1.sealed-1',
 };
 
 describe('webhook endpoint', () => {
   const created = run(initialEndpoint, create).state;
 
-  it('is created disabled, with secret generation 1 and no secret in the event', () => {
+  it('is created disabled, with secret generation 1 and its secret only sealed in the event', () => {
     const { events } = run(initialEndpoint, create);
     expect(events).toEqual([
       {
         type: 'webhooks.EndpointCreated',
-        data: { endpoint_id: 'E', url: 'https://example.com/hook', description: null, event_types: [], secret_generation: 1, secret_fingerprint: 'f1' },
+        data: { endpoint_id: 'E', url: 'https://example.com/hook', description: null, event_types: [], secret_generation: 1, secret_fingerprint: 'f1',
+          secret_sealed: 'v1.k1.sealed-1' },
       },
     ]);
     expect(created).toEqual(expect.objectContaining({ exists: true, enabled: false, accountId: 'A' }));
@@ -68,17 +70,57 @@ describe('webhook endpoint', () => {
 
   it('rotates the secret: the previous one keeps signing for 24 h', () => {
     const now = new Date('2026-11-22T10:00:00.000Z');
-    const { events, state } = run(created, { kind: 'rotate-secret', accountId: 'A', endpointId: 'E', secretFingerprint: 'f2', now });
+    const { events, state } = run(created, { kind: 'rotate-secret', accountId: 'A', endpointId: 'E', secretFingerprint: 'f2', secretSealed: 'v1.k1.sealed-2', now });
     expect(events[0].data).toEqual({
       endpoint_id: 'E',
       secret_generation: 2,
       secret_fingerprint: 'f2',
+      secret_sealed: 'v1.k1.sealed-2',
       previous_generation: 1,
       previous_fingerprint: 'f1',
       previous_expires_at: '2026-11-23T10:00:00.000Z',
     });
     expect(state.secretGeneration).toBe(2);
     expect(state.secretFingerprint).toBe('f2');
+    expect(state.sealedSecrets).toEqual({ f2: 'v1.k1.sealed-2', f1: 'v1.k1.sealed-1' });
+    const again = run(state, { kind: 'rotate-secret', accountId: 'A', endpointId: 'E', secretFingerprint: 'f3', secretSealed: 'v1.k1.sealed-3', now }).state;
+    expect(again.sealedSecrets).toEqual({ f3: 'v1.k1.sealed-3', f2: 'v1.k1.sealed-2' });
+  });
+
+  describe('sealing a secret anew (import from webhook-secrets.db, re-seal under a new key)', () => {
+    const seal = (state: EndpointState, fingerprint: string, sealed: string, replaces: string | null) =>
+      run(state, { kind: 'seal-secret', endpointId: 'E', fingerprint, sealed, replaces });
+    // Written by an older version: no sealed secret in the event.
+    const legacy = evolveEndpoint(initialEndpoint, envelope({
+      type: 'webhooks.EndpointCreated',
+      data: { endpoint_id: 'E', url: 'https://example.com/hook', description: null, event_types: [], secret_generation: 1, secret_fingerprint: 'f1' },
+    }));
+
+    it('imports the secret an older version kept in its file, once', () => {
+      expect(legacy.sealedSecrets).toEqual({});
+      const imported = seal(legacy, 'f1', 'v1.k1.imported', null);
+      expect(imported.events).toEqual([
+        { type: 'webhooks.EndpointSecretSealed', data: { endpoint_id: 'E', secret_fingerprint: 'f1', secret_sealed: 'v1.k1.imported' } },
+      ]);
+      expect(imported.state.sealedSecrets).toEqual({ f1: 'v1.k1.imported' });
+      // A second instance (or start) importing it too writes nothing.
+      expect(seal(imported.state, 'f1', 'v1.k1.other', null).events).toEqual([]);
+    });
+
+    it('re-seals only what it read: of two instances re-sealing at once, the second writes nothing', () => {
+      const first = seal(created, 'f1', 'v1.k2.resealed', 'v1.k1.sealed-1');
+      expect(first.state.sealedSecrets).toEqual({ f1: 'v1.k2.resealed' });
+      expect(seal(first.state, 'f1', 'v1.k2.again', 'v1.k1.sealed-1').events).toEqual([]);
+    });
+
+    it('seals only the current or previous secret of an endpoint that is still there', () => {
+      expect(seal(created, 'f0', 'v1.k1.x', null).events).toEqual([]);
+      const deleted = run(created, { kind: 'delete', accountId: 'A', endpointId: 'E' }).state;
+      expect(seal(deleted, 'f1', 'v1.k2.x', 'v1.k1.sealed-1').events).toEqual([]);
+      expect(() => seal(initialEndpoint, 'f1', 'v1.k1.x', null)).toThrow(NotFoundError);
+      const rotated = run(created, { kind: 'rotate-secret', accountId: 'A', endpointId: 'E', secretFingerprint: 'f2', secretSealed: 'v1.k1.sealed-2', now: new Date() }).state;
+      expect(seal(rotated, 'f1', 'v1.k2.prev', 'v1.k1.sealed-1').events).toHaveLength(1);
+    });
   });
 
   it('answers another account, a missing and a deleted endpoint alike: not found', () => {

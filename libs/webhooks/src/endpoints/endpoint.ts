@@ -16,6 +16,10 @@ export interface EndpointState {
   readonly eventTypes: readonly string[];
   readonly secretGeneration: number;
   readonly secretFingerprint: string;
+  /** Until the next rotation: the previous secret's fingerprint (null before the first). */
+  readonly previousFingerprint: string | null;
+  /** Sealed secrets by fingerprint, the current one and the previous one (absent: not sealed in the stream yet). */
+  readonly sealedSecrets: Readonly<Record<string, string>>;
 }
 
 export const initialEndpoint: EndpointState = {
@@ -29,6 +33,8 @@ export const initialEndpoint: EndpointState = {
   eventTypes: [],
   secretGeneration: 0,
   secretFingerprint: '',
+  previousFingerprint: null,
+  sealedSecrets: {},
 };
 
 export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<EndpointEvent>): EndpointState {
@@ -45,6 +51,7 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
         eventTypes: event.data.event_types,
         secretGeneration: event.data.secret_generation,
         secretFingerprint: event.data.secret_fingerprint,
+        sealedSecrets: sealedOnly(event.data.secret_fingerprint, event.data.secret_sealed),
       };
     case EndpointEvents.EndpointUpdated:
       return {
@@ -59,11 +66,25 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
       return { ...state, enabled: false, disabledReason: disabledReasonOf(event.data) };
     case EndpointEvents.EndpointDeleted:
       return { ...state, deleted: true, enabled: false };
-    case EndpointEvents.EndpointSecretRotated:
-      return { ...state, secretGeneration: event.data.secret_generation, secretFingerprint: event.data.secret_fingerprint };
+    case EndpointEvents.EndpointSecretRotated: {
+      const previous = state.sealedSecrets[state.secretFingerprint];
+      return {
+        ...state,
+        secretGeneration: event.data.secret_generation,
+        secretFingerprint: event.data.secret_fingerprint,
+        previousFingerprint: state.secretFingerprint,
+        sealedSecrets: { ...sealedOnly(state.secretFingerprint, previous), ...sealedOnly(event.data.secret_fingerprint, event.data.secret_sealed) },
+      };
+    }
+    case EndpointEvents.EndpointSecretSealed:
+      return { ...state, sealedSecrets: { ...state.sealedSecrets, [event.data.secret_fingerprint]: event.data.secret_sealed } };
     default:
       return state;
   }
+}
+
+function sealedOnly(fingerprint: string, sealed: string | undefined): Record<string, string> {
+  return sealed === undefined ? {} : { [fingerprint]: sealed };
 }
 
 /** Every command names the account it acts for: another account's endpoint is "not found". */
@@ -76,6 +97,7 @@ export type EndpointCommand =
       readonly description: string | null;
       readonly eventTypes: readonly string[];
       readonly secretFingerprint: string;
+      readonly secretSealed: string;
     }
   | {
       readonly kind: 'update';
@@ -92,7 +114,20 @@ export type EndpointCommand =
       readonly accountId: string;
       readonly endpointId: string;
       readonly secretFingerprint: string;
+      readonly secretSealed: string;
       readonly now: Date;
+    }
+  /**
+   * The system seals a secret of the endpoint anew (an import, a re-seal under a new key). Applies
+   * only while `replaces` is still what the stream holds for that fingerprint, so of several
+   * instances doing it at once one writes; and only for the current or previous secret.
+   */
+  | {
+      readonly kind: 'seal-secret';
+      readonly endpointId: string;
+      readonly fingerprint: string;
+      readonly sealed: string;
+      readonly replaces: string | null;
     };
 
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
@@ -111,9 +146,16 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
           event_types: [...command.eventTypes],
           secret_generation: 1,
           secret_fingerprint: command.secretFingerprint,
+          secret_sealed: command.secretSealed,
         },
       },
     ];
+  }
+  if (command.kind === 'seal-secret') {
+    if (!state.exists) throw NotFoundError.of('webhook endpoint', endpoint_id);
+    const live = command.fingerprint === state.secretFingerprint || command.fingerprint === state.previousFingerprint;
+    if (state.deleted || !live || (state.sealedSecrets[command.fingerprint] ?? null) !== command.replaces) return [];
+    return [{ type: EndpointEvents.EndpointSecretSealed, data: { endpoint_id, secret_fingerprint: command.fingerprint, secret_sealed: command.sealed } }];
   }
   if (!state.exists || state.deleted || state.accountId !== command.accountId) {
     throw NotFoundError.of('webhook endpoint', endpoint_id);
@@ -141,6 +183,7 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
             endpoint_id,
             secret_generation: state.secretGeneration + 1,
             secret_fingerprint: command.secretFingerprint,
+            secret_sealed: command.secretSealed,
             previous_generation: state.secretGeneration,
             previous_fingerprint: state.secretFingerprint,
             previous_expires_at: new Date(command.now.getTime() + ROTATION_OVERLAP_MS).toISOString(),

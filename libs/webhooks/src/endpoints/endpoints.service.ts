@@ -1,13 +1,14 @@
-import { EVENT_STORE, type EventStore, WrongExpectedVersionError } from '@filing/event-store';
+import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import {
   APP_CONFIG,
   type AppConfig,
   type CommandContext,
   CursorCodec,
-  DomainError,
   handleCommand,
+  loadAggregate,
   NotFoundError,
   ReadYourWrites,
+  SecretBox,
   streamName,
   ValidationError,
   type FieldError,
@@ -22,10 +23,9 @@ import { v7 as uuidv7 } from 'uuid';
 import { checkUrlSyntax, hostOf, NOT_PUBLIC, resolveAllowed, type Resolver } from '../address/address-guard';
 import { isWebhookEventType } from '../catalog/event-types';
 import { EndpointsQueries } from '../read-model/endpoints.queries';
-import { SecretStore } from '../secrets/secret-store';
-import { generateSecret } from '../signing/signature';
+import { generateSecret, secretFingerprint } from '../signing/signature';
 import { decideEndpoint, evolveEndpoint, initialEndpoint, type EndpointCommand } from './endpoint';
-import { type DisabledReason, ENDPOINT_EVENT_SCHEMA_VERSIONS, ENDPOINT_STREAM, type EndpointEvent } from './endpoint.events';
+import { type DisabledReason, ENDPOINT_EVENT_SCHEMA_VERSIONS, ENDPOINT_STREAM, type EndpointEvent, secretContext } from './endpoint.events';
 import { endpointDetails, type EndpointDetails, endpointView, type EndpointRow, type EndpointView } from './endpoint-views';
 
 export const WEBHOOK_RESOLVER = Symbol('WEBHOOK_RESOLVER');
@@ -45,7 +45,7 @@ export class EndpointsService {
     @Inject(EVENT_STORE) private readonly store: EventStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(WEBHOOK_RESOLVER) private readonly resolver: Resolver,
-    private readonly secrets: SecretStore,
+    private readonly box: SecretBox,
     private readonly queries: EndpointsQueries,
     private readonly ryw: ReadYourWrites,
     private readonly cursors: CursorCodec,
@@ -57,15 +57,15 @@ export class EndpointsService {
     await this.validate(input.url, eventTypes);
     const id = uuidv7();
     const secret = generateSecret();
-    await this.runWithNewSecret(ctx, undefined, id, secret, (fingerprint) => ({
+    await this.run(ctx, undefined, {
       kind: 'create',
       accountId,
       endpointId: id,
       url: input.url,
       description: input.description ?? null,
       eventTypes: dedupe(eventTypes),
-      secretFingerprint: fingerprint,
-    }));
+      ...this.sealed(id, secret),
+    });
     return { ...this.get(ctx, id), secret };
   }
 
@@ -107,25 +107,41 @@ export class EndpointsService {
     }
   }
 
+  /**
+   * The system seals a secret of the endpoint anew (webhook-secrets.db import, re-seal under a new
+   * SECRETS_KEY): recorded only while `replaces` is what the stream holds for that fingerprint.
+   * Returns whether it wrote; a missing endpoint is a NotFoundError.
+   */
+  async sealSecret(endpointId: string, fingerprint: string, sealed: string, replaces: string | null): Promise<boolean> {
+    const command: EndpointCommand = { kind: 'seal-secret', endpointId, fingerprint, sealed, replaces };
+    // The events of a stream carry its account: read it first (a one-off at start, not a hot path).
+    const { state } = await loadAggregate(this.store, streamName(ENDPOINT_STREAM, endpointId), initialEndpoint, evolveEndpoint);
+    const context = { account_id: state.accountId, actor: SYSTEM_ACTOR, correlation_id: randomUUID(), causation_id: null };
+    return (await this.append(context, undefined, command, 10)).position !== null;
+  }
+
   /** A new secret; the old one keeps signing for 24 h beside it. */
   async rotateSecret(ctx: CommandContext, id: string, ifMatch?: StreamRevision): Promise<EndpointView & { secret: string }> {
     this.row(ctx, id);
     const secret = generateSecret();
-    await this.runWithNewSecret(ctx, ifMatch, id, secret, (fingerprint) => ({
-      kind: 'rotate-secret',
-      accountId: accountOf(ctx),
-      endpointId: id,
-      secretFingerprint: fingerprint,
-      now: new Date(),
-    }));
+    await this.run(ctx, ifMatch, { kind: 'rotate-secret', accountId: accountOf(ctx), endpointId: id, ...this.sealed(id, secret), now: new Date() });
     return { ...this.get(ctx, id), secret };
   }
 
+  /** Opened from the read model's sealed copy: every instance with the SECRETS_KEY can. */
   secret(ctx: CommandContext, id: string): { secret: string } {
     const row = this.row(ctx, id);
-    const secret = this.secrets.get(id, row.secret_fingerprint);
-    if (secret === null) throw new NotFoundError(`The signing secret of webhook endpoint ${id} is not on this server`);
-    return { secret };
+    if (row.secret_sealed === null) {
+      throw new NotFoundError(
+        `The signing secret of webhook endpoint ${id} was kept by an older version and never imported: rotate it to make a new one`,
+      );
+    }
+    return { secret: this.box.open(row.secret_sealed, secretContext(id)) };
+  }
+
+  /** What the events carry of a new secret: its fingerprint and the secret sealed for this endpoint. */
+  private sealed(endpointId: string, secret: string): { secretFingerprint: string; secretSealed: string } {
+    return { secretFingerprint: secretFingerprint(secret), secretSealed: this.box.seal(secret, secretContext(endpointId)) };
   }
 
   get(ctx: CommandContext, id: string): EndpointView {
@@ -156,27 +172,6 @@ export class EndpointsService {
     const row = this.queries.endpoint(accountOf(ctx), id);
     if (!row) throw NotFoundError.of('webhook endpoint', id);
     return row;
-  }
-
-  /**
-   * Stores the secret before the event that names it (no event may point at a missing secret),
-   * and takes it back when the command certainly appended nothing (refused, 412, lost a race);
-   * after an ambiguous failure (store unreachable) it stays, unused unless the append landed.
-   */
-  private async runWithNewSecret(
-    ctx: CommandContext,
-    ifMatch: StreamRevision | undefined,
-    endpointId: string,
-    secret: string,
-    command: (fingerprint: string) => EndpointCommand,
-  ): Promise<void> {
-    const fingerprint = this.secrets.put(endpointId, secret);
-    try {
-      await this.run(ctx, ifMatch, command(fingerprint));
-    } catch (err) {
-      if (err instanceof DomainError || err instanceof WrongExpectedVersionError) this.secrets.remove(endpointId, fingerprint);
-      throw err;
-    }
   }
 
   private async run(ctx: CommandContext, ifMatch: StreamRevision | undefined, command: EndpointCommand): Promise<void> {

@@ -54,7 +54,7 @@ export class WebhooksController {
     created: true,
     description: 'Created, disabled, with its signing secret (an Idempotency-Key replay answers without it: GET …/secret)',
   })
-  // The secret is not kept with the key: it stays in webhook-secrets.db only.
+  // The secret is not kept with the key: only sealed in the endpoint's events, shown again by GET …/secret.
   @RedactOnReplay('secret')
   async create(@Ctx() ctx: CommandContext, @Body() body: CreateEndpointDto, @Res({ passthrough: true }) reply: FastifyReply) {
     const created = await this.endpoints.create(ctx, body);

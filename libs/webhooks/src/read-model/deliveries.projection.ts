@@ -12,7 +12,8 @@ export class DeliveriesProjection implements Projection {
   readonly name = 'webhooks.deliveries';
   // 2: pending_since (when the current pending spell began: the oldest-pending-delivery metric).
   // 3: webhook_deliveries_queue, the dispatcher's per-endpoint queues.
-  readonly version = 3;
+  // 4: claimed_until (DeliveryClaimed), so no instance lists another's live claim as due.
+  readonly version = 4;
   readonly tables = ['webhook_deliveries', 'webhook_delivery_attempts'];
   readonly handles = [DELIVERY_EVENT_PREFIX];
 
@@ -25,12 +26,12 @@ export class DeliveriesProjection implements Projection {
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_deliveries (
       id TEXT PRIMARY KEY, account_id TEXT NOT NULL, endpoint_id TEXT NOT NULL, event_id TEXT NOT NULL,
       event_type TEXT NOT NULL, status TEXT NOT NULL, attempt_count INTEGER NOT NULL, last_attempt_at TEXT,
-      next_attempt_at TEXT, pending_since TEXT, source_position TEXT NOT NULL, seq INTEGER NOT NULL,
+      next_attempt_at TEXT, claimed_until TEXT, pending_since TEXT, source_position TEXT NOT NULL, seq INTEGER NOT NULL,
       created_at TEXT NOT NULL, updated_at TEXT NOT NULL, version INTEGER NOT NULL);
     CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq);
     CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint_status ON webhook_deliveries (endpoint_id, status, seq);
     CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
-    CREATE INDEX IF NOT EXISTS webhook_deliveries_queue ON webhook_deliveries (status, endpoint_id, next_attempt_at);
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_queue ON webhook_deliveries (status, endpoint_id, next_attempt_at, claimed_until);
     CREATE TABLE IF NOT EXISTS webhook_delivery_attempts (
       delivery_id TEXT NOT NULL, attempt INTEGER NOT NULL, attempted_at TEXT NOT NULL, status_code INTEGER,
       error TEXT, duration_ms INTEGER NOT NULL, PRIMARY KEY (delivery_id, attempt))`);
@@ -57,6 +58,9 @@ export class DeliveriesProjection implements Projection {
         this.newWork = true;
         return;
       }
+      case DeliveryEvents.DeliveryClaimed:
+        set('claimed_until = ?', event.data.lease_until);
+        return;
       case DeliveryEvents.DeliveryAttempted: {
         const d = event.data;
         stmt(
@@ -64,7 +68,7 @@ export class DeliveriesProjection implements Projection {
           `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms)
            VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
         ).run(id, d.attempt, d.attempted_at, d.status_code, d.error, d.duration_ms);
-        set('attempt_count = attempt_count + 1, last_attempt_at = ?', d.attempted_at);
+        set('attempt_count = attempt_count + 1, last_attempt_at = ?, claimed_until = NULL', d.attempted_at);
         return;
       }
       case DeliveryEvents.DeliveryRetryScheduled:
@@ -72,17 +76,17 @@ export class DeliveriesProjection implements Projection {
         this.newWork = true;
         return;
       case DeliveryEvents.DeliverySucceeded:
-        set("status = 'delivered', next_attempt_at = NULL, pending_since = NULL");
+        set("status = 'delivered', next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL");
         return;
       case DeliveryEvents.DeliveryFailed:
-        set("status = 'failed', next_attempt_at = NULL, pending_since = NULL");
+        set("status = 'failed', next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL");
         return;
       case DeliveryEvents.DeliveryCancelled:
-        set("status = 'cancelled', next_attempt_at = NULL, pending_since = NULL");
+        set("status = 'cancelled', next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL");
         return;
       case DeliveryEvents.DeliveryRedeliveryRequested:
         // A redelivery starts a new pending spell: its age is not the original event's.
-        set("status = 'pending', next_attempt_at = ?, pending_since = ?", event.data.due_at, event.data.due_at);
+        set("status = 'pending', next_attempt_at = ?, claimed_until = NULL, pending_since = ?", event.data.due_at, event.data.due_at);
         this.newWork = true;
         return;
     }

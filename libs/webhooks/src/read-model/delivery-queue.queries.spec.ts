@@ -49,6 +49,18 @@ describe('the dispatcher queue (webhook_deliveries)', () => {
     expect(queue.dueOf('e3', new Date(NOW.getTime() + 60_000), 3)).toEqual(['e3-0']);
   });
 
+  it("leaves out a delivery an instance has claimed until the claim's lease runs out", () => {
+    const claim = db.prepare('UPDATE webhook_deliveries SET claimed_until = ? WHERE id = ?');
+    claim.run(at(15_000), 'e2-0');
+    claim.run(at(15_000), 'e1-0');
+    claim.run(at(-1), 'e1-1');
+    expect(queue.endpointsWithDueWork(NOW, null, 10)).toEqual(['e1', 'e5']);
+    expect(queue.dueOf('e1', NOW, 2)).toEqual(['e1-1', 'e1-2']);
+    const leaseOver = new Date(NOW.getTime() + 15_000);
+    expect(queue.endpointsWithDueWork(leaseOver, null, 10)).toEqual(['e1', 'e2', 'e5']);
+    expect(queue.dueOf('e1', leaseOver, 2)).toEqual(['e1-0', 'e1-1']);
+  });
+
   it('knows the next retry time and the queue depth', () => {
     expect(queue.nextDueAfter(NOW)).toBe(at(60_000));
     expect(queue.pendingStats(NOW)).toEqual({ due: 52, waiting: 1, oldest: at(-1000) });

@@ -12,8 +12,11 @@ export interface PendingStats {
 
 /**
  * The dispatcher's queue: pending deliveries in `webhook_deliveries`, one queue per endpoint
- * (index `webhook_deliveries_queue`: status, endpoint_id, next_attempt_at).
+ * (index `webhook_deliveries_queue`: status, endpoint_id, next_attempt_at, claimed_until). A
+ * delivery an instance has claimed is not due until the claim's lease runs out (its claimer died).
  */
+const UNCLAIMED = 'AND (d.claimed_until IS NULL OR d.claimed_until <= :now)';
+
 @Injectable()
 export class DeliveryQueue {
   constructor(private readonly runner: ProjectionRunner) {}
@@ -29,10 +32,12 @@ export class DeliveryQueue {
       this.runner.db,
       `WITH RECURSIVE due(endpoint_id) AS (
          SELECT (SELECT d.endpoint_id FROM webhook_deliveries d
-                 WHERE d.status = 'pending' AND d.endpoint_id > :after AND d.next_attempt_at <= :now ORDER BY d.endpoint_id LIMIT 1)
+                 WHERE d.status = 'pending' AND d.endpoint_id > :after AND d.next_attempt_at <= :now ${UNCLAIMED}
+                 ORDER BY d.endpoint_id LIMIT 1)
          UNION ALL
          SELECT (SELECT d.endpoint_id FROM webhook_deliveries d
-                 WHERE d.status = 'pending' AND d.endpoint_id > due.endpoint_id AND d.next_attempt_at <= :now ORDER BY d.endpoint_id LIMIT 1)
+                 WHERE d.status = 'pending' AND d.endpoint_id > due.endpoint_id AND d.next_attempt_at <= :now ${UNCLAIMED}
+                 ORDER BY d.endpoint_id LIMIT 1)
          FROM due WHERE due.endpoint_id IS NOT NULL
          LIMIT :limit
        )
@@ -46,9 +51,9 @@ export class DeliveryQueue {
     if (limit <= 0) return [];
     const rows = stmt(
       this.runner.db,
-      `SELECT id FROM webhook_deliveries WHERE status = 'pending' AND endpoint_id = ? AND next_attempt_at <= ?
-       ORDER BY next_attempt_at LIMIT ?`,
-    ).all(endpointId, now.toISOString(), limit) as Array<{ id: string }>;
+      `SELECT id FROM webhook_deliveries d WHERE status = 'pending' AND endpoint_id = :endpointId AND next_attempt_at <= :now ${UNCLAIMED}
+       ORDER BY next_attempt_at LIMIT :limit`,
+    ).all({ endpointId, now: now.toISOString(), limit }) as Array<{ id: string }>;
     return rows.map((r) => r.id);
   }
 

@@ -8,28 +8,29 @@ interface TargetRow {
   url: string;
   enabled: number;
   deleted: number;
-  secret_fingerprint: string;
-  previous_fingerprint: string | null;
+  secret_sealed: string | null;
+  previous_sealed: string | null;
   previous_expires_at: string | null;
   notifications_enabled: number | null;
 }
 
 /** The endpoint and its account's switch as the read models hold them now, in one read. */
 function deliveryTargetOf(row: TargetRow, now: Date): DeliveryTarget {
-  const previousSigns = row.previous_fingerprint !== null && row.previous_expires_at !== null && Date.parse(row.previous_expires_at) > now.getTime();
+  const previousSigns = row.previous_expires_at !== null && Date.parse(row.previous_expires_at) > now.getTime();
+  const signing = previousSigns ? [row.secret_sealed, row.previous_sealed] : [row.secret_sealed];
   return {
     endpointId: row.id,
     accountId: row.account_id,
     url: row.url,
     endpoint: row.deleted === 1 ? 'deleted' : row.enabled === 1 ? 'enabled' : 'disabled',
     notificationsEnabled: row.notifications_enabled === 1,
-    signingKeys: previousSigns ? [row.secret_fingerprint, row.previous_fingerprint!] : [row.secret_fingerprint],
+    signingSecrets: signing.filter((s): s is string => s !== null),
   };
 }
 
 /**
  * Where a delivery would go now (`DeliveryTarget`): endpoint state, the account switch and the
- * signing keys in use, by one query. The dispatcher reads it before every attempt and a
+ * signing secrets in use (sealed), by one query. The dispatcher reads it before every attempt and a
  * redelivery before it is accepted, so both apply the same rule (`unsendable`) to the same facts.
  */
 @Injectable()
@@ -40,7 +41,7 @@ export class DeliveryTargets {
   of(accountId: string, endpointId: string, now: Date = new Date()): DeliveryTarget | null {
     const row = stmt(
       this.runner.db,
-      `SELECT e.id, e.account_id, e.url, e.enabled, e.deleted, e.secret_fingerprint, e.previous_fingerprint, e.previous_expires_at,
+      `SELECT e.id, e.account_id, e.url, e.enabled, e.deleted, e.secret_sealed, e.previous_sealed, e.previous_expires_at,
          s.notifications_enabled
        FROM webhook_endpoints e LEFT JOIN webhook_settings s ON s.account_id = e.account_id
        WHERE e.id = ? AND e.account_id = ?`,

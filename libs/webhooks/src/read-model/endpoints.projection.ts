@@ -17,7 +17,8 @@ import { cachedStatement as stmt } from '@filing/platform';
 export class EndpointsProjection implements Projection {
   readonly name = 'webhooks.endpoints';
   // 3: disabled_reason and disabled_at (why and since when it is disabled).
-  readonly version = 3;
+  // 4: secret_sealed and previous_sealed (the signing secrets, sealed, from the stream).
+  readonly version = 4;
   readonly tables = ['webhook_endpoints', 'webhook_settings'];
   readonly handles = [ENDPOINT_EVENT_PREFIX, NOTIFICATIONS_SWITCHED];
 
@@ -25,7 +26,7 @@ export class EndpointsProjection implements Projection {
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_endpoints (
       id TEXT PRIMARY KEY, account_id TEXT NOT NULL, url TEXT NOT NULL, description TEXT, event_types TEXT NOT NULL,
       enabled INTEGER NOT NULL, disabled_reason TEXT, disabled_at TEXT, deleted INTEGER NOT NULL, secret_generation INTEGER NOT NULL, secret_fingerprint TEXT NOT NULL,
-      previous_generation INTEGER, previous_fingerprint TEXT, previous_expires_at TEXT,
+      secret_sealed TEXT, previous_generation INTEGER, previous_fingerprint TEXT, previous_sealed TEXT, previous_expires_at TEXT,
       created_at TEXT NOT NULL, updated_at TEXT NOT NULL, version INTEGER NOT NULL);
     CREATE INDEX IF NOT EXISTS webhook_endpoints_account ON webhook_endpoints (account_id, deleted, id);
     CREATE TABLE IF NOT EXISTS webhook_settings (
@@ -58,10 +59,10 @@ export class EndpointsProjection implements Projection {
         stmt(
           db,
           `INSERT INTO webhook_endpoints (id, account_id, url, description, event_types, enabled, disabled_reason, disabled_at, deleted,
-             secret_generation, secret_fingerprint, created_at, updated_at, version)
-           VALUES (?, ?, ?, ?, ?, 0, 'manual', ?, 0, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+             secret_generation, secret_fingerprint, secret_sealed, created_at, updated_at, version)
+           VALUES (?, ?, ?, ?, ?, 0, 'manual', ?, 0, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
         ).run(id, event.metadata.account_id, event.data.url, event.data.description, JSON.stringify(event.data.event_types), at,
-          event.data.secret_generation, event.data.secret_fingerprint, at, at, version);
+          event.data.secret_generation, event.data.secret_fingerprint, event.data.secret_sealed ?? null, at, at, version);
         return;
       case EndpointEvents.EndpointUpdated: {
         const d = event.data;
@@ -84,13 +85,27 @@ export class EndpointsProjection implements Projection {
         touch('enabled = 0, deleted = 1');
         return;
       case EndpointEvents.EndpointSecretRotated:
+        // The current sealed secret becomes the previous one (SQLite reads every right-hand side from the old row).
         touch(
-          'secret_generation = ?, secret_fingerprint = ?, previous_generation = ?, previous_fingerprint = ?, previous_expires_at = ?',
+          `secret_generation = ?, secret_fingerprint = ?, secret_sealed = ?, previous_generation = ?, previous_fingerprint = ?,
+           previous_sealed = CASE WHEN secret_fingerprint = ? THEN secret_sealed END, previous_expires_at = ?`,
           event.data.secret_generation,
           event.data.secret_fingerprint,
+          event.data.secret_sealed ?? null,
           event.data.previous_generation,
           event.data.previous_fingerprint,
+          event.data.previous_fingerprint,
           event.data.previous_expires_at,
+        );
+        return;
+      case EndpointEvents.EndpointSecretSealed:
+        touch(
+          `secret_sealed = CASE WHEN secret_fingerprint = ? THEN ? ELSE secret_sealed END,
+           previous_sealed = CASE WHEN previous_fingerprint = ? THEN ? ELSE previous_sealed END`,
+          event.data.secret_fingerprint,
+          event.data.secret_sealed,
+          event.data.secret_fingerprint,
+          event.data.secret_sealed,
         );
         return;
     }
