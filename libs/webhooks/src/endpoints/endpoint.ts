@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
-import { type DisabledReason, disabledReasonOf, type EndpointEvent } from './endpoint.events';
+import { type DisabledReason, disabledReasonOf, type EndpointEvent, EndpointEvents } from './endpoint.events';
 
 /** How long the previous secret keeps signing after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -39,7 +39,7 @@ export const initialEndpoint: EndpointState = {
 
 export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<EndpointEvent>): EndpointState {
   switch (event.type) {
-    case 'webhooks.EndpointCreated':
+    case EndpointEvents.EndpointCreated:
       return {
         ...state,
         exists: true,
@@ -53,20 +53,20 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
         secretFingerprint: event.data.secret_fingerprint,
         sealedSecrets: sealedOnly(event.data.secret_fingerprint, event.data.secret_sealed),
       };
-    case 'webhooks.EndpointUpdated':
+    case EndpointEvents.EndpointUpdated:
       return {
         ...state,
         url: event.data.url ?? state.url,
         description: event.data.description !== undefined ? event.data.description : state.description,
         eventTypes: event.data.event_types ?? state.eventTypes,
       };
-    case 'webhooks.EndpointEnabled':
+    case EndpointEvents.EndpointEnabled:
       return { ...state, enabled: true, disabledReason: null };
-    case 'webhooks.EndpointDisabled':
+    case EndpointEvents.EndpointDisabled:
       return { ...state, enabled: false, disabledReason: disabledReasonOf(event.data) };
-    case 'webhooks.EndpointDeleted':
+    case EndpointEvents.EndpointDeleted:
       return { ...state, deleted: true, enabled: false };
-    case 'webhooks.EndpointSecretRotated': {
+    case EndpointEvents.EndpointSecretRotated: {
       const previous = state.sealedSecrets[state.secretFingerprint];
       return {
         ...state,
@@ -76,7 +76,7 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
         sealedSecrets: { ...sealedOnly(state.secretFingerprint, previous), ...sealedOnly(event.data.secret_fingerprint, event.data.secret_sealed) },
       };
     }
-    case 'webhooks.EndpointSecretSealed':
+    case EndpointEvents.EndpointSecretSealed:
       return { ...state, sealedSecrets: { ...state.sealedSecrets, [event.data.secret_fingerprint]: event.data.secret_sealed } };
     default:
       return state;
@@ -138,7 +138,7 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
     if (state.exists) throw new ConflictError(`A webhook endpoint with id ${endpoint_id} already exists`);
     return [
       {
-        type: 'webhooks.EndpointCreated',
+        type: EndpointEvents.EndpointCreated,
         data: {
           endpoint_id,
           url: command.url,
@@ -155,7 +155,7 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
     if (!state.exists) throw NotFoundError.of('webhook endpoint', endpoint_id);
     const live = command.fingerprint === state.secretFingerprint || command.fingerprint === state.previousFingerprint;
     if (state.deleted || !live || (state.sealedSecrets[command.fingerprint] ?? null) !== command.replaces) return [];
-    return [{ type: 'webhooks.EndpointSecretSealed', data: { endpoint_id, secret_fingerprint: command.fingerprint, secret_sealed: command.sealed } }];
+    return [{ type: EndpointEvents.EndpointSecretSealed, data: { endpoint_id, secret_fingerprint: command.fingerprint, secret_sealed: command.sealed } }];
   }
   if (!state.exists || state.deleted || state.accountId !== command.accountId) {
     throw NotFoundError.of('webhook endpoint', endpoint_id);
@@ -166,19 +166,19 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
       if (command.url !== undefined && command.url !== state.url) data.url = command.url;
       if (command.description !== undefined && command.description !== state.description) data.description = command.description;
       if (command.eventTypes !== undefined && !sameList(command.eventTypes, state.eventTypes)) data.event_types = [...command.eventTypes];
-      return Object.keys(data).length > 1 ? [{ type: 'webhooks.EndpointUpdated', data }] : [];
+      return Object.keys(data).length > 1 ? [{ type: EndpointEvents.EndpointUpdated, data }] : [];
     }
     case 'enable':
-      return state.enabled ? [] : [{ type: 'webhooks.EndpointEnabled', data: { endpoint_id } }];
+      return state.enabled ? [] : [{ type: EndpointEvents.EndpointEnabled, data: { endpoint_id } }];
     case 'disable':
       // Already disabled: the first reason stands (a late 410 does not relabel a user's disable).
-      return state.enabled ? [{ type: 'webhooks.EndpointDisabled', data: { endpoint_id, reason: command.reason } }] : [];
+      return state.enabled ? [{ type: EndpointEvents.EndpointDisabled, data: { endpoint_id, reason: command.reason } }] : [];
     case 'delete':
-      return [{ type: 'webhooks.EndpointDeleted', data: { endpoint_id } }];
+      return [{ type: EndpointEvents.EndpointDeleted, data: { endpoint_id } }];
     case 'rotate-secret':
       return [
         {
-          type: 'webhooks.EndpointSecretRotated',
+          type: EndpointEvents.EndpointSecretRotated,
           data: {
             endpoint_id,
             secret_generation: state.secretGeneration + 1,

@@ -121,7 +121,7 @@ export function mapNotification(event: MappableEvent, known: ResourceFacts | und
     case 'orders.OrderCompleted': {
       const status = event.type === 'orders.OrderSubmitted' ? 'submitted' : event.type === 'orders.OrderCancelled' ? 'cancelled' : 'completed';
       const { id, facts } = merged('order_id', {});
-      const type = `order.${status}` as WebhookEventTypeName;
+      const type = `order.${status}`;
       return {
         notification: { ...base, event_type: type, order_id: id, entity_id: facts.entity_id ?? null, status },
         facts: { ...facts, order_id: id, status },
