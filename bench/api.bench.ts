@@ -40,7 +40,7 @@ export async function apiBench(): Promise<void> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
-    const target = await firstLine(server.stdout!);
+    const target = await firstLine(server.stdout);
     const pool = new Pool(target.url, { connections: CONCURRENCY, pipelining: 1 });
     const auth = { authorization: `Bearer ${target.token}` };
 

@@ -28,7 +28,7 @@ export async function authBench(): Promise<void> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
-    const target = await firstLine(server.stdout!);
+    const target = await firstLine(server.stdout);
     const pool = new Pool(target.url, { connections: GET_CONCURRENCY, pipelining: 1 });
     const basic = `Basic ${Buffer.from(`${target.clientId}:${target.clientSecret}`).toString('base64')}`;
 

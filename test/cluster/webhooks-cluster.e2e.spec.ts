@@ -121,7 +121,7 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
         rolling: await tenant(service, slow),
       }),
     });
-  }, 90_000);
+  }, 180_000);
 
   afterAll(async () => {
     await cluster?.stop();
@@ -169,7 +169,7 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
     // The fan-outs of three instances scheduled one delivery per order, each once.
     expect(streams.size).toBe(ORDERS);
     expect([...streams.values()].every((events) => events.filter((e) => e.type === 'webhooks.DeliveryScheduled').length === 1)).toBe(true);
-  }, 90_000);
+  }, 180_000);
 
   it('a 410 heard by several instances disables the endpoint once; each pending delivery ends once', async () => {
     const { gone: who } = cluster.setup;
@@ -190,7 +190,7 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
     expect(disables.map((e) => e.data)).toEqual([{ endpoint_id: who.endpointId, reason: 'gone' }]);
     // The fan-outs of three instances cancel as of the disable's position, the dispatchers at send time: one ending each.
     for (const events of streams.values()) expect(events.filter((e) => ENDED.has(e.type)).map((e) => e.type)).toHaveLength(1);
-  }, 90_000);
+  }, 180_000);
 
   it('a rolling restart (SIGTERM, start again) mid-load: its attempts in flight finish and are recorded, nothing is sent twice', async () => {
     const { rolling } = cluster.setup;
@@ -216,7 +216,7 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
         'webhooks.DeliveryAttempted',
       ]);
     }
-  }, 90_000);
+  }, 180_000);
 
   it('one instance SIGKILLed with attempts in flight: every delivery still arrives, the others take over its claims', async () => {
     const { crash } = cluster.setup;
@@ -260,5 +260,5 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
       expect(claimedAt - killedAt).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
       expect(Date.parse(claim.data.lease_until as string) - Date.parse(claim.metadata.occurred_at as string)).toBe(LEASE_MS);
     }
-  }, 90_000);
+  }, 180_000);
 });

@@ -189,10 +189,10 @@ describe('audit after a workload across every read model', () => {
       const row = db.prepare(`SELECT rowid AS _rowid, * FROM "${table}" ORDER BY rowid LIMIT 1`).get() as Record<string, unknown>;
       db.prepare(`UPDATE "${table}" SET "${column}" = ? WHERE rowid = ?`).run(`tampered ${table}`, row._rowid);
       const shown = { ...row, _rowid: undefined, [column]: `tampered ${table}` };
-      for (const c of hashColumns) if (typeof shown[c] === 'string') shown[c] = `${(shown[c] as string).slice(0, 8)}…`;
+      for (const c of hashColumns) if (typeof shown[c] === 'string') shown[c] = `${(shown[c]).slice(0, 8)}…`;
       const key = keys.map((k) => (hashColumns.includes(k) ? shown[k] : row[k]));
       named.push(`DIFF ${table} ${JSON.stringify(key)}\n  columns: ${column}\n  live:    ${JSON.stringify(shown)}`);
-      for (const c of hashColumns) if (typeof row[c] === 'string') hashes.push(row[c] as string);
+      for (const c of hashColumns) if (typeof row[c] === 'string') hashes.push(row[c]);
     }
     const lost = db.prepare('SELECT id FROM entities ORDER BY rowid DESC LIMIT 1').get() as { id: string };
     db.prepare('DELETE FROM entities WHERE id = ?').run(lost.id);

@@ -441,15 +441,16 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
       const created = await call('POST', '/internal-api/v1/clients', json(op.token, { account_id: accountId, scope: 'read' }));
       expect(created.status).toBe(201);
       const secret = created.body.client_secret as string;
+      const clientId = created.body.client_id as string;
       secrets.add(secret);
       expect(created.body).toMatchObject({ account_id: accountId, kind: 'customer', scope: 'read', status: 'active', version: 0 });
-      expect(created.headers.get('location')).toBe(`/internal-api/v1/clients/${created.body.client_id}`);
+      expect(created.headers.get('location')).toBe(`/internal-api/v1/clients/${clientId}`);
       expect(created.headers.get('cache-control')).toBe('no-store');
-      const shown = await call('GET', `/internal-api/v1/clients/${created.body.client_id}`, json(op.token));
+      const shown = await call('GET', `/internal-api/v1/clients/${clientId}`, json(op.token));
       expect(shown.status).toBe(200);
       expect(shown.body).not.toHaveProperty('client_secret');
       expect(JSON.stringify(shown.body)).not.toContain('scrypt');
-      const token = await tokenFor(created.body.client_id as string, secret);
+      const token = await tokenFor(clientId, secret);
       const probe = await call('GET', '/external-api/v1/_probe', { headers: bearer(token) });
       expect((probe.body.principal as { accountId: string }).accountId).toBe(accountId);
 
@@ -516,7 +517,7 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
         updated_at: expect.any(String),
         version: 0,
       });
-      expect(created.headers.get('location')).toBe(`/internal-api/v1/users/${created.body.id}`);
+      expect(created.headers.get('location')).toBe(`/internal-api/v1/users/${created.body.id as string}`);
       const dup = await call('POST', '/internal-api/v1/users', json(op.token, { account_id: c.accountId, email: email.toUpperCase(), password }));
       expect(dup.status).toBe(409);
       const bad = await call('POST', '/internal-api/v1/users', json(op.token, { account_id: c.accountId, email: 'nope', password: 'short' }));

@@ -19,7 +19,6 @@ const OAUTH_ENDPOINTS = ['/o/token/', '/o/revoke_token/', '/o/introspect/'];
 interface RawAnswer {
   readonly status: number;
   readonly headers: Record<string, string>;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly body: any;
 }
 
@@ -202,7 +201,6 @@ describe.each(['sqlite', 'esdb'] as const)('JSON bodies and nulls on the %s stor
   const api = resourceApi(() => service);
   const JSON_TYPE = { 'content-type': 'application/json' };
 
-  /* eslint-disable @typescript-eslint/no-explicit-any */
   let doc: any;
   const resolve = (schema: any): any => (schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop()] : schema);
   /** Every operation of the OpenAPI document: method, path (with {id} → a missing id) and its body schema. */

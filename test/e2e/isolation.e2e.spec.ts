@@ -36,7 +36,6 @@ interface Answer {
   readonly status: number;
   readonly headers: Record<string, string>;
   readonly text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly body: any;
 }
 

@@ -40,7 +40,8 @@ describe.each(['sqlite', 'esdb'] as const)('20,000 creates under concurrent load
     await service?.destroy();
     await receiver?.close();
     if (pki) rmSync(pki.dir, { recursive: true, force: true });
-  });
+    // The teardown audit rebuilds every read model from ~140k events: minutes on a loaded machine.
+  }, 300_000);
 
   it('every acknowledged entity is listed and delivered exactly once', async () => {
     const dispatcher = new Agent({ connections: WRITERS, pipelining: 1 });

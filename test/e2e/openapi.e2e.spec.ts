@@ -7,11 +7,10 @@
  * and the content type the document declares.
  */
 import { EVENT_STORE, type EventStore, EventStoreUnavailableError } from '@filing/event-store';
-import { MISSING_ID, resourceApi, type Answer } from '../support/api';
+import { MISSING_ID, resourceApi, type Answer, type Resource } from '../support/api';
 import { bearer, provisionAccount, provisionClient, type ProvisionedClient } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 type Schema = { $ref?: string; type?: string; properties?: Record<string, Schema>; items?: Schema; required?: string[]; [k: string]: any };
 interface Parameter {
   in: string;
@@ -281,14 +280,14 @@ describe('OpenAPI document and /docs', () => {
           // Every operation refuses some input (a query parameter at least) as problem+json; every 400 can also be a bearer `invalid_request`.
           status === '403' ? ['application/json'] : status === '401' || status === '400' ? ['application/json', PROBLEM_JSON] : [PROBLEM_JSON];
         const content = response.content ?? {};
-        if (sorted(Object.keys(content)).join() !== sorted(types).join()) wrong.push(`${key} ${status}: content ${Object.keys(content)}`);
+        if (sorted(Object.keys(content)).join() !== sorted(types).join()) wrong.push(`${key} ${status}: content ${Object.keys(content).join()}`);
         for (const [type, { schema }] of Object.entries(content)) {
           const name = type === PROBLEM_JSON ? 'Problem' : 'BearerError';
           if (schema.$ref !== `#/components/schemas/${name}`) wrong.push(`${key} ${status} ${type}: ${schema.$ref}`);
         }
         const headers = Object.keys(response.headers ?? {});
         const expected = ['400', '401', '403'].includes(status) ? ['WWW-Authenticate'] : status === '503' || status === '429' ? ['Retry-After'] : [];
-        if (headers.join() !== expected.join()) wrong.push(`${key} ${status}: headers ${headers}`);
+        if (headers.join() !== expected.join()) wrong.push(`${key} ${status}: headers ${headers.join()}`);
         if (!response.description) wrong.push(`${key} ${status}: no description`);
       }
       const challenge = op.responses['403']?.headers?.['WWW-Authenticate']?.schema.example;
@@ -307,7 +306,7 @@ describe('OpenAPI document and /docs', () => {
     for (const { key, op } of operations()) {
       const headers = sorted((op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name));
       const expected = sorted([...(takesIfMatch(key) ? ['If-Match'] : []), ...(key.startsWith('POST ') ? ['Idempotency-Key'] : [])]);
-      if (headers.join() !== expected.join()) wrong.push(`${key}: headers ${headers}`);
+      if (headers.join() !== expected.join()) wrong.push(`${key}: headers ${headers.join()}`);
       for (const p of (op.parameters ?? []).filter((p) => p.in === 'header')) if (p.required !== false) wrong.push(`${key}: ${p.name} required`);
       for (const p of (op.parameters ?? []).filter((p) => p.in === 'path')) {
         if (p.schema.format !== 'uuid' || p.schema.type !== 'string') wrong.push(`${key}: path ${p.name} ${JSON.stringify(p.schema)}`);
@@ -352,7 +351,7 @@ describe('OpenAPI document and /docs', () => {
       expectDeclared(`POST ${V1}/entities`, entity.body);
       const id = entity.body.id as string;
       const order = await api.call(client, 'POST', '/orders', { entity_id: id, order_type: 'formation' });
-      const created: [string, Record<string, unknown>][] = [
+      const created: [string, Resource][] = [
         ['entities', entity.body],
         ['jurisdictions', (await api.call(client, 'POST', '/jurisdictions', { entity_id: id, code: 'US-DE', registration_type: 'domestic' })).body],
         ['tasks', (await api.call(client, 'POST', '/tasks', { entity_id: id, title: 'File' })).body],
@@ -447,7 +446,7 @@ describe('OpenAPI document and /docs', () => {
             : !schema
               ? `${media} not declared`
               : fields.some((f) => !(f in schema.properties!)) || (schema.required ?? []).some((f: string) => !fields.includes(f))
-                ? `fields ${sorted(fields)} against ${fieldsOf(schema)}`
+                ? `fields ${sorted(fields).join()} against ${fieldsOf(schema).join()}`
                 : (media === PROBLEM_JSON && res.body.status !== status) || (status !== 400 && Object.keys(declared.headers ?? {}).some((h) => !res.headers[h.toLowerCase()]))
                   ? 'status field or headers'
                   : undefined;
@@ -484,7 +483,7 @@ describe('OpenAPI document and /docs', () => {
         const bad = await api.call(client, method, withId(path, 'not-a-uuid'), VALID[key]);
         expectDeclaredError(key, 400, bad, problems);
         // Every field of the schema: a 400 lists what was wrong.
-        if (bad.status === 400 && sorted(Object.keys(bad.body)).join() !== sorted(PROBLEM_FIELDS).join()) problems.push(`${key} 400: ${Object.keys(bad.body)}`);
+        if (bad.status === 400 && sorted(Object.keys(bad.body)).join() !== sorted(PROBLEM_FIELDS).join()) problems.push(`${key} 400: ${Object.keys(bad.body).join()}`);
         if (bad.status === 400 && !bad.body.errors.some((e: { field: string }) => e.field === 'id')) problems.push(`${key} 400 does not name id`);
         expectDeclaredError(key, 404, await api.call(client, method, withId(path, MISSING_ID), VALID[key]), problems);
       }

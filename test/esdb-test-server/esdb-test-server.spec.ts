@@ -4,7 +4,6 @@
  * restarts, each as a 24.10 server answers. Subscriptions are in subscriptions.spec.ts.
  */
 import { randomUUID } from 'node:crypto';
-import { dirname } from 'node:path';
 import {
   BACKWARDS,
   END,
@@ -18,8 +17,9 @@ import {
   WrongExpectedVersionError,
   jsonEvent,
 } from '@eventstore/db-client';
-import type * as GrpcModule from '@grpc/grpc-js';
 import type { EsdbTestServer, ServerStats } from './harness';
+// The generated code and grpc-js the client itself uses, for wire-level calls.
+import { type FeaturesPb, grpc, pb, ServerFeaturesClient, shared, StreamsClient, type StreamsPb, timestampPb } from './proto';
 import { event, prefix, readAll as readAllWith, readStream as readStreamWith, record, serverAndClient, sleep, stream, withOwnServer } from './raw-client';
 import { retry } from '../../libs/event-store/src/testing/retry';
 
@@ -45,25 +45,12 @@ async function delta(target: EsdbTestServer, fn: () => Promise<unknown>) {
   };
 }
 
-/** The generated code and grpc-js the client itself uses, for wire-level calls. */
-function generated() {
-  const dir = dirname(require.resolve('@eventstore/db-client/generated/streams_grpc_pb'));
-  return {
-    grpc: require(require.resolve('@grpc/grpc-js', { paths: [dir] })) as typeof GrpcModule,
-    streamsGrpc: require(`${dir}/streams_grpc_pb`) as typeof import('@eventstore/db-client/generated/streams_grpc_pb'),
-    streams: require(`${dir}/streams_pb`) as typeof import('@eventstore/db-client/generated/streams_pb'),
-    shared: require(`${dir}/shared_pb`) as typeof import('@eventstore/db-client/generated/shared_pb'),
-    features: require(`${dir}/serverfeatures_grpc_pb`) as typeof import('@eventstore/db-client/generated/serverfeatures_grpc_pb'),
-  };
-}
-
 describe('server features and the append path', () => {
   it('advertises BatchAppend, with the 24.10 patch level it behaves as', async () => {
-    const { grpc, features, shared } = generated();
-    const raw = new features.ServerFeaturesClient(`127.0.0.1:${env.server.port}`, grpc.credentials.createInsecure());
+    const raw = new ServerFeaturesClient(`127.0.0.1:${env.server.port}`, grpc.credentials.createInsecure());
     try {
-      const supported = await new Promise<import('@eventstore/db-client/generated/serverfeatures_pb').SupportedMethods>((resolve, reject) =>
-        raw.getSupportedMethods(new shared.Empty(), (err, resp) => (err ? reject(err) : resolve(resp!))),
+      const supported = await new Promise<FeaturesPb.SupportedMethods>((resolve, reject) =>
+        raw.getSupportedMethods(new shared.Empty(), (err, resp) => (err ? reject(err) : resolve(resp))),
       );
       expect(supported.getEventStoreServerVersion()).toBe('24.10.5');
       const paths = supported.getMethodsList().map((m) => `${m.getServiceName()}/${m.getMethodName()}`);
@@ -204,25 +191,21 @@ describe('append', () => {
     // On the wire: after BadRequest the batch stays pending on the server, so its write timeout
     // answers again for the same correlation id. @eventstore/db-client 6.2.1 cannot match that
     // second answer and throws inside its stream handler; never send such an event.
-    const { grpc, streamsGrpc, streams, shared } = generated();
-    const raw = new streamsGrpc.StreamsClient(`127.0.0.1:${env.server.port}`, grpc.credentials.createInsecure());
+    const raw = new StreamsClient(`127.0.0.1:${env.server.port}`, grpc.credentials.createInsecure());
     const call = raw.batchAppend();
     try {
-      const answers: import('@eventstore/db-client/generated/streams_pb').BatchAppendResp[] = [];
+      const answers: StreamsPb.BatchAppendResp[] = [];
       call.on('data', (resp) => answers.push(resp));
       call.on('error', () => {});
       const correlation = randomUUID();
-      const { Timestamp } = require(require.resolve('google-protobuf/google/protobuf/timestamp_pb', {
-        paths: [dirname(require.resolve('@eventstore/db-client/generated/streams_pb'))],
-      })) as typeof import('google-protobuf/google/protobuf/timestamp_pb');
-      const options = new streams.BatchAppendReq.Options()
+      const options = new pb.BatchAppendReq.Options()
         .setStreamIdentifier(new shared.StreamIdentifier().setStreamName(Buffer.from(stream())))
         .setAny(new shared.Empty())
-        .setDeadline(Timestamp.fromDate(new Date(Date.now() + 200)));
-      const message = new streams.BatchAppendReq.ProposedMessage().setId(new shared.UUID().setString(randomUUID())).setData(Buffer.from('{}'));
+        .setDeadline(timestampPb.Timestamp.fromDate(new Date(Date.now() + 200)));
+      const message = new pb.BatchAppendReq.ProposedMessage().setId(new shared.UUID().setString(randomUUID())).setData(Buffer.from('{}'));
       message.getMetadataMap().set('type', '').set('content-type', 'application/json');
       call.write(
-        new streams.BatchAppendReq()
+        new pb.BatchAppendReq()
           .setCorrelationId(new shared.UUID().setString(correlation))
           .setOptions(options)
           .setProposedMessagesList([message])

@@ -4,7 +4,7 @@
  * from there too: the serializers and `instanceof` checks must all see the same module instances
  * (and this must not share a process with another generated set, see ESDB-WIRE pitfalls).
  */
-import { dirname } from 'node:path';
+import { createRequire } from 'node:module';
 import type * as GrpcModule from '@grpc/grpc-js';
 import type * as StreamsGrpc from '@eventstore/db-client/generated/streams_grpc_pb';
 import type * as StreamsPb from '@eventstore/db-client/generated/streams_pb';
@@ -15,19 +15,21 @@ import type * as FeaturesPb from '@eventstore/db-client/generated/serverfeatures
 import type * as AnyPb from 'google-protobuf/google/protobuf/any_pb';
 import type * as EmptyPb from 'google-protobuf/google/protobuf/empty_pb';
 import type * as JspbModule from 'google-protobuf';
+import type * as TimestampPb from 'google-protobuf/google/protobuf/timestamp_pb';
 
-const generatedDir = dirname(require.resolve('@eventstore/db-client/generated/streams_grpc_pb'));
-const fromGenerated = (id: string) => require(require.resolve(id, { paths: [generatedDir] }));
+/** `require` as if from inside the client's `generated/` directory. */
+const fromGenerated = createRequire(require.resolve('@eventstore/db-client/generated/streams_grpc_pb'));
 
 export const grpc = fromGenerated('@grpc/grpc-js') as typeof GrpcModule;
-export const { StreamsService } = require(`${generatedDir}/streams_grpc_pb`) as typeof StreamsGrpc;
-export const { ServerFeaturesService } = require(`${generatedDir}/serverfeatures_grpc_pb`) as typeof FeaturesGrpc;
-export const pb = require(`${generatedDir}/streams_pb`) as typeof StreamsPb;
-export const shared = require(`${generatedDir}/shared_pb`) as typeof SharedPb;
-export const status = require(`${generatedDir}/status_pb`) as typeof StatusPb;
-export const features = require(`${generatedDir}/serverfeatures_pb`) as typeof FeaturesPb;
+export const { StreamsService, StreamsClient } = fromGenerated('./streams_grpc_pb') as typeof StreamsGrpc;
+export const { ServerFeaturesService, ServerFeaturesClient } = fromGenerated('./serverfeatures_grpc_pb') as typeof FeaturesGrpc;
+export const pb = fromGenerated('./streams_pb') as typeof StreamsPb;
+export const shared = fromGenerated('./shared_pb') as typeof SharedPb;
+export const status = fromGenerated('./status_pb') as typeof StatusPb;
+export const features = fromGenerated('./serverfeatures_pb') as typeof FeaturesPb;
 export const anyPb = fromGenerated('google-protobuf/google/protobuf/any_pb.js') as typeof AnyPb;
 export const emptyPb = fromGenerated('google-protobuf/google/protobuf/empty_pb.js') as typeof EmptyPb;
+export const timestampPb = fromGenerated('google-protobuf/google/protobuf/timestamp_pb.js') as typeof TimestampPb;
 export const jspb = fromGenerated('google-protobuf') as typeof JspbModule;
 
 export type { GrpcModule, StreamsGrpc, StreamsPb, SharedPb, FeaturesPb };

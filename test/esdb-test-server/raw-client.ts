@@ -77,9 +77,9 @@ export async function readAll(client: EventStoreDBClient, options: Parameters<Ev
 export function record(sub: NodeJS.EventEmitter & AsyncIterable<ResolvedEvent>) {
   const log: string[] = [];
   const events: NonNullable<ResolvedEvent['event']>[] = [];
-  let failure: unknown;
+  let failure: Error | undefined;
   sub.on('caughtUp', () => log.push('caught-up'));
-  sub.on('error', (err) => (failure = err));
+  sub.on('error', (err: Error) => (failure = err));
   sub.on('data', (r: ResolvedEvent) => {
     if (!r.event) return;
     events.push(r.event);

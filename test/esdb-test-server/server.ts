@@ -751,12 +751,12 @@ function main(): void {
   const stats = newStats();
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 17 * 1024 * 1024 });
   server.addService(
-    StreamsService as unknown as GrpcModule.ServiceDefinition,
+    StreamsService,
     createStreamsService(store, { version: args.version, maxAppendSize: args.maxAppendSize, maxAppendEventSize: args.maxAppendEventSize }, stats),
   );
   // Without it the client sees UNIMPLEMENTED, as from a pre-21.10 server, and appends with Append.
   if (args.serverFeatures) {
-    server.addService(ServerFeaturesService as unknown as GrpcModule.ServiceDefinition, createServerFeaturesService(stats, args.version));
+    server.addService(ServerFeaturesService, createServerFeaturesService(stats, args.version));
   }
 
   let stopping = false;

@@ -16,7 +16,6 @@ export const MISSING_ID = '0193a5b2-0000-7000-8000-000000000000';
 export interface Answer {
   readonly status: number;
   readonly headers: Record<string, string>;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly body: any;
 }
 
@@ -29,13 +28,14 @@ export interface Resource {
   readonly [field: string]: unknown;
 }
 
+/** Plain functions (no `this`), so specs can destructure them. */
 export interface ResourceApi {
   /** One request to `/external-api/v1<path>`; `body` is sent as JSON unless it is a string (sent as is). */
-  call(client: ProvisionedClient, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer>;
+  call: (client: ProvisionedClient, method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<Answer>;
   /** POST that must answer 201; the created resource. */
-  create<T = Resource>(client: ProvisionedClient, path: string, body: Record<string, unknown>): Promise<T>;
+  create: <T = Resource>(client: ProvisionedClient, path: string, body: Record<string, unknown>) => Promise<T>;
   /** Every page of a collection, following next_cursor. */
-  walk<T>(client: ProvisionedClient, path: string, limit: number): Promise<{ items: T[]; pages: number }>;
+  walk: <T>(client: ProvisionedClient, path: string, limit: number) => Promise<{ items: T[]; pages: number }>;
 }
 
 /** `service` is read at each call, so the API can be made before `beforeAll` starts the service. */
@@ -51,7 +51,7 @@ export function resourceApi(service: () => TestService): ResourceApi {
     const res = await fetch(`${service().url}/external-api/v1${path}`, {
       method,
       headers: { ...bearer(client.token), ...(raw ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : raw ? (body as string) : JSON.stringify(body),
+      body: body === undefined ? undefined : raw ? (body) : JSON.stringify(body),
     });
     const text = await res.text();
     return { status: res.status, headers: Object.fromEntries(res.headers), body: text ? JSON.parse(text) : null };
@@ -79,7 +79,7 @@ export function resourceApi(service: () => TestService): ResourceApi {
     return { items, pages };
   }
 
-  return { call, create: create as ResourceApi['create'], walk };
+  return { call, create: create, walk };
 }
 
 /** A problem+json answer with this status and, when given, exactly these fields in `errors`. */

@@ -171,7 +171,7 @@ class Instance implements ClusterInstance {
     });
     live.add(child);
     child.once('exit', () => live.delete(child));
-    child.stdin!.on('error', () => {}); // EPIPE once it has gone
+    child.stdin.on('error', () => {}); // EPIPE once it has gone
     this.child = child;
     await new Promise<void>((resolvePromise, reject) => {
       let settled = false;
@@ -199,8 +199,8 @@ class Instance implements ClusterInstance {
         this.port = port;
         resolvePromise();
       };
-      child.stdout!.setEncoding('utf8').on('data', take);
-      child.stderr!.setEncoding('utf8').on('data', take);
+      child.stdout.setEncoding('utf8').on('data', take);
+      child.stderr.setEncoding('utf8').on('data', take);
       child.once('error', fail);
       child.once('exit', (code, signal) => fail(new Error(`instance ${this.index} exited during start (code ${code}, signal ${signal})`)));
     });

@@ -75,7 +75,7 @@ export async function storedNotifications(service: TestService, accountId: strin
     .map((e) => ({
       event_id: e.id,
       event_type: NOTIFICATION_TYPE_OF[e.type],
-      occurred_at: String(e.metadata.occurred_at),
+      occurred_at: e.metadata.occurred_at as string,
       position: `${e.position.commit}/${e.position.prepare}`,
     }));
 }

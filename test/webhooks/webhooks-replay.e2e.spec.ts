@@ -13,7 +13,7 @@ import { provisionAccount } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
-import { apiClient, eventually, fanOutCaughtUp, type Api } from '../support/webhooks';
+import { apiClient, fanOutCaughtUp, type Api } from '../support/webhooks';
 
 const V1 = '/external-api/v1';
 
@@ -22,7 +22,8 @@ async function scheduled(store: EventStore): Promise<string[]> {
   const all = await store.readAll({ maxCount: 1_000_000 });
   return all
     .filter((e) => e.type === 'webhooks.DeliveryScheduled')
-    .map((e) => `${e.data.event_id}→${e.data.endpoint_id}`)
+    .map((e) => e.data as { event_id: string; endpoint_id: string })
+    .map((d) => `${d.event_id}→${d.endpoint_id}`)
     .sort();
 }
 

@@ -55,7 +55,7 @@ export function createReceiver(options: ReceiverOptions): Server {
     const result = await handle(body, req.headers);
     switch (result.outcome) {
       case 'processed':
-        log(`processed ${result.id} ${(result.event as WebhookEvent).event_type}`);
+        log(`processed ${result.id} ${result.event.event_type}`);
         return reply(res, 200);
       case 'duplicate':
         log(`duplicate ${result.id} (already processed)`);

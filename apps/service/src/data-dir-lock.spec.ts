@@ -69,7 +69,7 @@ describe('lockDataDir', () => {
       child = proc;
       const timeout = setTimeout(() => proc.kill('SIGKILL'), 20_000);
       try {
-        const [out] = (await Promise.race([once(proc.stdout!, 'data'), once(proc, 'exit')])) as [Buffer | number | null];
+        const [out] = (await Promise.race([once(proc.stdout, 'data'), once(proc, 'exit')])) as [Buffer | number | null];
         return { proc, stdout: out instanceof Buffer ? out.toString() : '' };
       } finally {
         clearTimeout(timeout);

@@ -1,4 +1,4 @@
-import { ConflictError, ValidationError } from '@filing/platform';
+import { ConflictError, type ValidationError } from '@filing/platform';
 import { decideUser, evolveUser, initialUserState, normalizeEmail, validateNewUser } from './user';
 
 describe('user', () => {

@@ -238,7 +238,7 @@ export class EventsApi {
   list(filters?: EventFilters, options?: RequestOptions): Promise<Page<EventListItem>> {
     const { event_type, ...rest } = filters ?? {};
     const types = typeof event_type === 'string' ? event_type : event_type?.join(',');
-    return this.http.json({ method: 'GET', path: '/events', query: { ...rest, event_type: types } as Query, options });
+    return this.http.json({ method: 'GET', path: '/events', query: { ...rest, event_type: types }, options });
   }
 
   /** Every event matching the filters, fetching pages of `limit` (default 50) as you iterate. */

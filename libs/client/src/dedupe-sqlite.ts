@@ -19,7 +19,7 @@ export interface SqliteDedupeStoreOptions {
 export class SqliteDedupeStore implements DedupeStore {
   readonly db: Database.Database;
   private readonly owned: boolean;
-  private readonly claimTx: (id: string, now: number, leaseUntil: number) => ClaimResult;
+  private readonly claimTx: Database.Transaction<(id: string, now: number, leaseUntil: number) => ClaimResult>;
   private readonly completeStmt: Database.Statement<[number, string]>;
   private readonly releaseStmt: Database.Statement<[string]>;
   private readonly pruneStmt: Database.Statement<[number]>;
@@ -44,15 +44,13 @@ export class SqliteDedupeStore implements DedupeStore {
     const upsert = this.db.prepare<[string, number]>(
       `INSERT INTO ${table} (id, done, expires_at) VALUES (?, 0, ?) ON CONFLICT(id) DO UPDATE SET done = 0, expires_at = excluded.expires_at`,
     );
-    // IMMEDIATE: the write lock is taken before the read, so two processes cannot both claim.
-    this.claimTx = this.db
-      .transaction((id: string, now: number, leaseUntil: number): ClaimResult => {
-        const row = select.get(id);
-        if (row && row.expires_at > now) return row.done ? 'duplicate' : 'in_progress';
-        upsert.run(id, leaseUntil);
-        return 'claimed';
-      })
-      .immediate;
+    // Run IMMEDIATE (claim): the write lock is taken before the read, so two processes cannot both claim.
+    this.claimTx = this.db.transaction((id: string, now: number, leaseUntil: number): ClaimResult => {
+      const row = select.get(id);
+      if (row && row.expires_at > now) return row.done ? 'duplicate' : 'in_progress';
+      upsert.run(id, leaseUntil);
+      return 'claimed';
+    });
     this.completeStmt = this.db.prepare(`UPDATE ${table} SET done = 1, expires_at = ? WHERE id = ?`);
     this.releaseStmt = this.db.prepare(`DELETE FROM ${table} WHERE id = ? AND done = 0`);
     this.pruneStmt = this.db.prepare(`DELETE FROM ${table} WHERE expires_at <= ?`);
@@ -60,7 +58,7 @@ export class SqliteDedupeStore implements DedupeStore {
 
   claim(id: string, now: number, leaseUntil: number): ClaimResult {
     if (++this.claims % this.pruneEvery === 0) this.pruneStmt.run(now);
-    return this.claimTx(id, now, leaseUntil);
+    return this.claimTx.immediate(id, now, leaseUntil);
   }
 
   complete(id: string, expiresAt: number): void {

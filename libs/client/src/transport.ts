@@ -34,7 +34,7 @@ export async function send(
 function describe(cause: unknown): string {
   if (cause instanceof Error) {
     const inner = (cause as Error & { cause?: unknown }).cause;
-    const code = inner && typeof inner === 'object' && 'code' in inner ? ` (${String((inner as { code: unknown }).code)})` : '';
+    const code = inner && typeof inner === 'object' && 'code' in inner ? ` (${String(inner.code)})` : '';
     const innerMessage = inner instanceof Error ? `: ${inner.message}` : '';
     return `${cause.message}${innerMessage}${code}`;
   }

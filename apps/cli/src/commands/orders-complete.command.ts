@@ -15,8 +15,11 @@ export const ordersCompleteCommand: CliCommand = {
   async run(app, args, out) {
     const { positionals } = parseArgs({ args, options: {}, allowPositionals: true, strict: true });
     if (positionals.length !== 1) throw new UsageError(`Expected one order id (${this.usage})`);
-    if (!isUuid(positionals[0])) throw new UsageError(`Not an order id (a UUID): ${positionals[0]}`);
-    const { resource: order } = await executeCommand(app, new CompleteOrderCommand(operatorContext(), positionals[0].toLowerCase()));
+    // Checks `id`, not `given`: a false isUuid(given) would narrow `given` to never for the message.
+    const [given] = positionals;
+    const id = given.toLowerCase();
+    if (!isUuid(id)) throw new UsageError(`Not an order id (a UUID): ${given}`);
+    const { resource: order } = await executeCommand(app, new CompleteOrderCommand(operatorContext(), id));
     printJson(out, {
       id: order.id,
       account_id: order.account_id,

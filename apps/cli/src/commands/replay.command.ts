@@ -44,14 +44,15 @@ function progressReporter(out: NodeJS.WritableStream) {
   const bar = tty
     ? new SingleBar({
         format: 'replay [{bar}] {percentage}% | {events} events | {rate} events/s | ETA {eta_formatted}',
-        stream: out as NodeJS.WriteStream,
+        stream: out,
         hideCursor: true,
       })
     : null;
   let lastLine = 0;
   bar?.start(1000, 0, { events: 0, rate: 0 });
   return {
-    update(p: RebuildProgress) {
+    // An arrow, not a method: it is handed over as the `onProgress` callback.
+    update: (p: RebuildProgress) => {
       const rate = Math.round(p.events / Math.max(p.elapsedMs / 1000, 0.001));
       const fraction = p.target && p.position && p.target.commit > 0n ? Number((p.position.commit * 1000n) / p.target.commit) / 1000 : 0;
       if (bar) {

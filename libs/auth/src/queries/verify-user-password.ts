@@ -47,8 +47,8 @@ export class VerifyUserPasswordHandler implements IQueryHandler<VerifyUserPasswo
 
   private async userOf(email: string): Promise<(VerifiedUser & { passwordHash: string }) | null> {
     const [reserved] = await this.store.readStream(userEmailStream(sha256(email)), { direction: 'forwards', fromRevision: 'start', maxCount: 1 });
-    if (!reserved || reserved.type !== AuthEvents.UserEmailReserved) return null;
-    const userId = String(reserved.data.user_id);
+    const userId = reserved?.type === AuthEvents.UserEmailReserved ? reserved.data.user_id : null;
+    if (typeof userId !== 'string') return null;
     const [created] = await this.store.readStream(userStream(userId), { direction: 'forwards', fromRevision: 'start', maxCount: 1 });
     if (!created || created.type !== AuthEvents.UserCreated) return null;
     const data = created.data as { user_id: string; account_id: string; email: string; password_hash: string };

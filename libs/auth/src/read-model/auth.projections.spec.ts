@@ -15,7 +15,7 @@ function recorded(event: AuthEvent, revision: number, at: string): RecordedEnvel
     revision: BigInt(revision),
     position: { commit: BigInt(p), prepare: BigInt(p) },
     metadata: { account_id: 'a1', actor: 'operator:test', correlation_id: 'x', causation_id: null, occurred_at: at, schema_version: 1 },
-  } as RecordedEnvelope;
+  };
 }
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');

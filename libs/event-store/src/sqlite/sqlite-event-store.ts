@@ -11,6 +11,7 @@ import {
   type EventStore,
   type EventSubscription,
   type ExpectedRevision,
+  type JsonObject,
   type Position,
   type ReadAllOptions,
   type ReadStreamOptions,
@@ -373,11 +374,10 @@ export class SqliteEventStore implements EventStore {
 
   subscribeToAll(options: SubscribeToAllOptions = {}): EventSubscription {
     const abort = new AbortController();
-    const store = this;
     let wake: (() => void) | undefined;
     const onAppend = () => wake?.();
 
-    async function* run(): AsyncGenerator<SubscriptionMessage> {
+    async function* run(store: SqliteEventStore): AsyncGenerator<SubscriptionMessage> {
       store.appendListeners.add(onAppend);
       try {
         const from = options.from ?? 'start';
@@ -423,7 +423,7 @@ export class SqliteEventStore implements EventStore {
       }
     }
 
-    const iterator = run();
+    const iterator = run(this);
     return {
       [Symbol.asyncIterator]: () => iterator,
       async stop() {
@@ -487,8 +487,9 @@ function toRecorded(row: EventRow): RecordedEvent {
     streamId: row.stream_id,
     revision: BigInt(row.revision),
     position: { commit: position, prepare: position },
-    data: JSON.parse(row.data),
-    metadata: JSON.parse(row.metadata),
+    // Written by appendToStream from validated JSON objects.
+    data: JSON.parse(row.data) as JsonObject,
+    metadata: JSON.parse(row.metadata) as JsonObject,
     created: new Date(Number(row.created)),
   };
 }

@@ -362,7 +362,7 @@ export function describeEventStoreConformance(adapterName: string, options: Conf
       });
 
       it('sees events appended through another client', async () => {
-        const other = await fixture.openAnother!();
+        const other = await fixture.openAnother();
         try {
           const prefix = typePrefix();
           const sub = store.subscribeToAll({ from: 'end', filter: { eventTypePrefixes: [prefix] } });
@@ -603,7 +603,8 @@ function expectStrictlyIncreasing(events: RecordedEvent[]): void {
 /** Pulls messages from a subscription in the background so tests can wait on what arrived. */
 export function collect(sub: EventSubscription) {
   const messages: SubscriptionMessage[] = [];
-  let failure: unknown;
+  // Boxed: the subscription may fail with any value, a falsy one too.
+  let failure: { error: unknown } | undefined;
   let wake: (() => void) | undefined;
   void (async () => {
     try {
@@ -611,8 +612,8 @@ export function collect(sub: EventSubscription) {
         messages.push(m);
         wake?.();
       }
-    } catch (err) {
-      failure = err;
+    } catch (error) {
+      failure = { error };
       wake?.();
     }
   })();
@@ -621,7 +622,7 @@ export function collect(sub: EventSubscription) {
   async function until(predicate: (m: SubscriptionMessage[]) => boolean, timeoutMs = 5_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(messages)) {
-      if (failure) throw failure;
+      if (failure) throw failure.error;
       const left = deadline - Date.now();
       if (left <= 0) {
         throw new Error(`Timed out waiting on subscription; got ${JSON.stringify(messages.map(describeMessage))}`);

@@ -1,4 +1,4 @@
-import { SqliteEventStore, WrongExpectedVersionError, type EventStore } from '@filing/event-store';
+import { SqliteEventStore, WrongExpectedVersionError } from '@filing/event-store';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 import { transformFileSync } from '@swc/core';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, directoryProblem, loadConfig, parseDurations, parseRateLimit } from './config';
@@ -213,7 +213,8 @@ describe('loadConfig: files and directories', () => {
       expect(problemsOf({ DATA_DIR: p('dangling') })).toEqual([`DATA_DIR is a symbolic link to a path that does not exist: ${p('dangling')}`]);
       expect(problemsOf({ DATA_DIR: p('dangling/data') })).toEqual([expect.stringContaining('is a symbolic link to a path that does not exist, not a directory')]);
     });
-    (existsSync('/proc/self') ? it : it.skip)('refuses a place under /proc, where the recursive mkdir at start would spin forever', () => {
+    // The service runs on Linux (Dockerfile, CI), where /proc always exists.
+    it('refuses a place under /proc, where the recursive mkdir at start would spin forever', () => {
       expect(problemsOf({ DATA_DIR: '/proc/nonexistent/x' })).toEqual([
         'DATA_DIR cannot be created: /proc/nonexistent/x does not exist, and its nearest existing parent /proc takes no new directories (making a directory there fails with ENOENT)',
       ]);

@@ -61,7 +61,7 @@ export function resourceEvolver<F, E extends DomainEvent>(
     const version = Number(event.revision);
     if (event.type === created) {
       const made = { id: data[idField], account_id: metadata.account_id ?? '', ...pickFields(data, fields) };
-      return { ...made, created_at: metadata.occurred_at, updated_at: metadata.occurred_at, version } as Resource<F>;
+      return { ...made, created_at: metadata.occurred_at, updated_at: metadata.occurred_at, version };
     }
     if (state === null) return state;
     return { ...state, ...pickFields(data, fields), updated_at: metadata.occurred_at, version };
@@ -98,6 +98,6 @@ export function decidePatch<F, W extends keyof F & string>(
   const changes = definedOnly(command.changes);
   const errors = [...rules.fieldErrors(changes), ...unknownFields(changes, rules.writable)];
   if (errors.length > 0) throw new ValidationError(errors);
-  const next = { ...pickFields(state as F, rules.fields), ...(changes as Partial<F>) } as F;
+  const next = { ...pickFields(state as F, rules.fields), ...(changes as Partial<F>) };
   return { next, changed: rules.writable.filter((field) => field in changes && next[field] !== state[field]) };
 }

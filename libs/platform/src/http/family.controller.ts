@@ -6,10 +6,11 @@ import { expectedVersion, newResourceId, requireAccount, type WriteCommand } fro
 import { NotFoundError } from '../errors/domain-errors';
 import { type CommandContext, streamName } from '../events/envelope';
 import { AccountId } from './account-id';
+import { CursorCodec } from './cursor-codec';
 import { IfMatch, type Versioned, withETag } from './etag';
 import { type HistoryItem, readHistory } from './history';
 import { ApiHistoryResponse, ApiPageResponse, ApiResourceResponse } from './openapi';
-import { CursorCodec, type Page, PageQueryDto, type PageRequest, pageRequest } from './pagination';
+import { type Page, PageQueryDto, type PageRequest, pageRequest } from './page.dto';
 import { Ctx } from './principal';
 import { ReadYourWrites } from './read-your-writes';
 import { ResourceIdPipe } from './resource-id.pipe';
@@ -184,7 +185,8 @@ function withPost<V extends ResourceAnswer>(Base: FamilyBase<V>, family: FamilyR
 
 /** Replaces the emitted `design:paramtypes` of one parameter (what the pipes and the OpenAPI explorer read). */
 function setParamType(target: abstract new (...args: never[]) => unknown, method: string, index: number, type: Type<unknown>): void {
-  const types = [...((Reflect.getMetadata('design:paramtypes', target.prototype, method) as unknown[]) ?? [])];
+  const prototype = target.prototype as object;
+  const types = [...((Reflect.getMetadata('design:paramtypes', prototype, method) as unknown[]) ?? [])];
   types[index] = type;
-  Reflect.defineMetadata('design:paramtypes', types, target.prototype, method);
+  Reflect.defineMetadata('design:paramtypes', types, prototype, method);
 }

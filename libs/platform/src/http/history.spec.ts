@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { NotFoundError } from '../errors/domain-errors';
 import { buildMetadata, toEventData } from '../events/envelope';
 import { readHistory } from './history';
-import { CursorCodec, pageRequest } from './pagination';
+import { CursorCodec } from './cursor-codec';
+import { pageRequest } from './page.dto';
 
 describe('readHistory', () => {
   const cursors = CursorCodec.random();

@@ -1,7 +1,7 @@
 import type { EventStore, JsonObject } from '@filing/event-store';
-import { NotFoundError } from '../errors/domain-errors';
+import type { NotFoundError } from '../errors/domain-errors';
 import { fromRecorded } from '../events/envelope';
-import { type Page, type PageRequest, toPage } from './pagination';
+import { type Page, type PageRequest, toPage } from './page.dto';
 
 /** One item of `GET /{family}/{id}/history`: the customer's audit trail. */
 export interface HistoryItem {

@@ -90,9 +90,10 @@ export abstract class ResourceDto {
  */
 export function ApiResourceFields(): ClassDecorator {
   return (target) => {
-    ApiProperty({ type: String, format: 'date-time' })(target.prototype, 'created_at');
-    ApiProperty({ type: String, format: 'date-time' })(target.prototype, 'updated_at');
-    ApiProperty({ type: Number, description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 })(target.prototype, 'version');
+    const prototype = target.prototype as object;
+    ApiProperty({ type: String, format: 'date-time' })(prototype, 'created_at');
+    ApiProperty({ type: String, format: 'date-time' })(prototype, 'updated_at');
+    ApiProperty({ type: Number, description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 })(prototype, 'version');
   };
 }
 

@@ -1,6 +1,6 @@
 import { EventStoreUnavailableError, WrongExpectedVersionError } from '@filing/event-store';
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger, NotFoundException } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import {
   ConflictError,
@@ -147,7 +147,7 @@ function oauthError(exception: unknown): { status: number; body: object } | null
  */
 function allowedMethods(request: FastifyRequest): string[] {
   const url = request.url.split('?')[0];
-  const found = (method: string) => request.server.findRoute({ method: method as HTTPMethods, url }) !== null;
+  const found = (method: string) => request.server.findRoute({ method, url }) !== null;
   if (found(request.method)) return [];
   return METHODS.filter((method) => method !== request.method && found(method));
 }

@@ -6,7 +6,7 @@ import { ServiceKeys } from '../crypto/service-keys';
 import { IDEMPOTENCY_OPTIONS, IdempotencyHooks, IdempotencyInterceptor, type IdempotencyOptions } from './idempotency.interceptor';
 import { IDEMPOTENCY_IN_FLIGHT_WAIT_MS, IdempotencyStore } from './idempotency.store';
 import { JSON_API_PREFIXES, JsonBodyInterceptor } from './json-body.interceptor';
-import { CursorCodec } from './pagination';
+import { CursorCodec } from './cursor-codec';
 import { ReferencesModule } from './references';
 
 export interface ResourceApiModuleOptions {

@@ -34,51 +34,49 @@ export class Metrics implements OnModuleInit {
     private readonly processors: ProcessorRegistry,
   ) {
     collectDefaultMetrics({ register: this.registry });
-    const metrics = this;
-    new Gauge({
+    const projectionLag = new Gauge({
       name: 'projection_lag_seconds',
       help: 'Age of the oldest event a projection has not applied yet (0 when caught up)',
       labelNames: ['projection'] as const,
       registers: [this.registry],
-      async collect() {
-        for (const [name, lag] of await metrics.projectionLags()) this.set({ projection: name }, lag);
+      collect: async () => {
+        for (const [name, lag] of await this.projectionLags()) projectionLag.set({ projection: name }, lag);
       },
     });
   }
 
   private registerProcessorMetrics(): void {
-    const metrics = this;
     const states: ProcessorState[] = ['running', 'restarting', 'halted', 'stopped', 'finished'];
-    new Gauge({
+    const processorState = new Gauge({
       name: 'stream_processor_state',
       help: 'State of each stream processor (projections, webhook fan-out): 1 on the current state',
       labelNames: ['processor', 'state'] as const,
       registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const s of metrics.processors.statuses()) {
-          for (const state of states) this.set({ processor: s.name, state }, s.state === state ? 1 : 0);
+      collect: () => {
+        processorState.reset();
+        for (const s of this.processors.statuses()) {
+          for (const state of states) processorState.set({ processor: s.name, state }, s.state === state ? 1 : 0);
         }
       },
     });
-    new Gauge({
+    const restarts = new Gauge({
       name: 'stream_processor_restarts',
       help: 'Restarts of each stream processor since the process started (after a failure)',
       labelNames: ['processor'] as const,
       registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const s of metrics.processors.statuses()) this.set({ processor: s.name }, s.restarts);
+      collect: () => {
+        restarts.reset();
+        for (const s of this.processors.statuses()) restarts.set({ processor: s.name }, s.restarts);
       },
     });
-    new Gauge({
+    const lagEvents = new Gauge({
       name: 'stream_processor_lag_events',
       help: 'Events in $all after each stream processor\'s checkpoint (counted up to 10,000)',
       labelNames: ['processor'] as const,
       registers: [this.registry],
-      async collect() {
-        this.reset();
-        for (const [s, lag] of await metrics.processors.lags(metrics.store)) this.set({ processor: s.name }, lag);
+      collect: async () => {
+        lagEvents.reset();
+        for (const [s, lag] of await this.processors.lags(this.store)) lagEvents.set({ processor: s.name }, lag);
       },
     });
   }

@@ -243,21 +243,22 @@ export class StreamProcessor {
     this.subscription = subscription;
     let buffer: ProcessorMessage[] = [];
     let handling: Promise<void> = Promise.resolve();
-    let failure: unknown = null;
+    // The first failure, kept in a list: a handler may throw any value, null too.
+    const failures: unknown[] = [];
     let scheduled: NodeJS.Immediate | null = null;
     const flush = (): void => {
       if (scheduled) clearImmediate(scheduled);
       scheduled = null;
-      if (buffer.length === 0 || failure !== null) return;
+      if (buffer.length === 0 || failures.length > 0) return;
       const batch = buffer;
       buffer = [];
       handling = handling.then(async () => {
-        if (failure !== null || generation !== this.generation) return;
+        if (failures.length > 0 || generation !== this.generation) return;
         try {
           await definition.handle(batch);
           this.lastFailure = null;
-        } catch (err) {
-          failure = err;
+        } catch (error) {
+          failures.push(error);
           // Ends the for-await below even while it waits for a live event.
           void subscription.stop().catch(() => undefined);
         }
@@ -266,7 +267,7 @@ export class StreamProcessor {
     let reachedStop = false;
     try {
       for await (const message of subscription) {
-        if (failure !== null || generation !== this.generation) break;
+        if (failures.length > 0 || generation !== this.generation) break;
         if (message.kind === 'caught-up') continue;
         if (stopAt && comparePositions(messagePosition(message), stopAt) > 0) {
           reachedStop = true;
@@ -289,7 +290,7 @@ export class StreamProcessor {
     if (generation !== this.generation) return false;
     flush();
     await handling;
-    if (failure !== null) throw failure;
+    if (failures.length > 0) throw failures[0];
     if (reachedStop) return true;
     return false;
   }

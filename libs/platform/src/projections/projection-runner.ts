@@ -77,7 +77,7 @@ export class ProjectionRunner {
   private readonly waiters = new Set<Waiter>();
   private processor: StreamProcessor | null = null;
   private running = false;
-  private fatal: unknown = null;
+  private fatal: Error | null = null;
   private saveCheckpoint: Database.Statement<[string, string]> | undefined;
 
   constructor(options: ProjectionRunnerOptions) {
@@ -230,7 +230,7 @@ export class ProjectionRunner {
   }
 
   /** The failure that halted the runner (or, with isolation off, any failure), if any. */
-  get lastError(): unknown {
+  get lastError(): Error | null {
     return this.fatal;
   }
 
@@ -378,7 +378,7 @@ export class ProjectionRunner {
   }
 
   private fail(err: unknown): void {
-    this.fatal = err;
+    this.fatal = err instanceof Error ? err : new Error(String(err));
     this.logger.error(
       `Projection runner stopped: ${err instanceof Error ? err.message : String(err)}`,
       err instanceof Error ? (err.cause instanceof Error ? err.cause.stack : err.stack) : undefined,

@@ -22,7 +22,7 @@ class NotesProjection implements Projection {
     db.exec('CREATE TABLE IF NOT EXISTS notes (id TEXT PRIMARY KEY, text TEXT NOT NULL, account_id TEXT)');
   }
   apply(db: Database.Database, event: RecordedEnvelope): void {
-    db.prepare('INSERT INTO notes VALUES (?, ?, ?)').run(event.streamId, String(event.data.text), event.metadata.account_id);
+    db.prepare('INSERT INTO notes VALUES (?, ?, ?)').run(event.streamId, event.data.text, event.metadata.account_id);
   }
 }
 

@@ -9,7 +9,7 @@ const caches = new WeakMap<Database.Database, Map<string, Database.Statement>>()
  */
 export function cachedStatement(db: Database.Database, sql: string): Database.Statement {
   let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = new Map()));
+  if (!cache) caches.set(db, (cache = new Map<string, Database.Statement>()));
   let statement = cache.get(sql);
   if (!statement) cache.set(sql, (statement = db.prepare(sql)));
   return statement;

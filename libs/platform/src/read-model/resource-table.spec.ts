@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import type { DomainEvent } from '../events/envelope';
-import { CursorCodec } from '../http/pagination';
+import { CursorCodec } from '../http/cursor-codec';
 import type { ProjectionRunner } from '../projections/projection-runner';
 import { recorded } from '../testing/domain';
 import { readModelFixture } from '../testing/read-model';

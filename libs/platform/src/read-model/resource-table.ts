@@ -2,10 +2,11 @@ import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
 import type { Resource } from '../domain/resource';
 import type { RecordedEnvelope } from '../events/envelope';
-import { type Filter, keysetPage, type Page, type PageRequest } from '../http/pagination';
+import type { Page, PageRequest } from '../http/page.dto';
 import type { Projection } from '../projections/projection';
 import { ProjectionRunner } from '../projections/projection-runner';
 import { cachedStatement } from '../projections/statements';
+import { type Filter, keysetPage } from './keyset-page';
 
 /*
  * A family's read model, declared rather than written: one table per family, one row per

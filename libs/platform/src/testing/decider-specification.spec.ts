@@ -67,16 +67,16 @@ describe('expectOwnershipBeforeIfMatch', () => {
   const evolveOwned = (s: Owned, e: RecordedEnvelope<Opened>): Owned => ({ account: s?.account ?? e.metadata.account_id!, version: Number(e.revision) });
   const touch = (account: string, expected_version?: number): Touch => ({ kind: 'touch', account_id: account, expected_version });
   const deciders = {
-    conventional(s: Owned, c: Touch): Opened[] {
+    conventional: (s: Owned, c: Touch): Opened[] => {
       if (!s || s.account !== c.account_id) throw new NotFoundError();
       if (c.expected_version !== undefined && c.expected_version !== s.version) throw new PreconditionFailedError();
       return [];
     },
-    versionFirst(s: Owned, c: Touch): Opened[] {
+    versionFirst: (s: Owned, c: Touch): Opened[] => {
       if (s && c.expected_version !== undefined && c.expected_version !== s.version) throw new PreconditionFailedError();
       return deciders.conventional(s, c);
     },
-    noIfMatch(s: Owned, c: Touch): Opened[] {
+    noIfMatch: (s: Owned, c: Touch): Opened[] => {
       return deciders.conventional(s, { ...c, expected_version: undefined });
     },
   };

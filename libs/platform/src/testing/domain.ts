@@ -31,7 +31,7 @@ export function recorded<E extends DomainEvent>(event: E, options: RecordedOptio
       occurred_at: options.occurredAt ?? '2026-01-01T00:00:00.000Z',
       schema_version: 1,
     },
-  } as RecordedEnvelope<E>;
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import type { DomainEvent } from '../events/envelope';
-import { CursorCodec, type Page, type PageRequest } from '../http/pagination';
+import { CursorCodec } from '../http/cursor-codec';
+import type { Page, PageRequest } from '../http/page.dto';
 import type { Projection } from '../projections/projection';
 import type { ProjectionRunner } from '../projections/projection-runner';
 import { recorded } from './domain';

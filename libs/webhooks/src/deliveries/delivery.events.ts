@@ -4,8 +4,22 @@ import type { DomainEvent } from '@filing/platform';
 /** One delivery of one event to one endpoint: `webhookdelivery-<deterministic uuid v7 (event time; hash of event id, endpoint id)>`. */
 export const DELIVERY_STREAM = 'webhookdelivery';
 
+/** The delivery stream's event type names (stored: never renamed). */
+export const DeliveryEvents = {
+  DeliveryScheduled: 'webhooks.DeliveryScheduled',
+  DeliveryClaimed: 'webhooks.DeliveryClaimed',
+  DeliveryAttempted: 'webhooks.DeliveryAttempted',
+  DeliveryRetryScheduled: 'webhooks.DeliveryRetryScheduled',
+  DeliverySucceeded: 'webhooks.DeliverySucceeded',
+  DeliveryFailed: 'webhooks.DeliveryFailed',
+  DeliveryCancelled: 'webhooks.DeliveryCancelled',
+  DeliveryRedeliveryRequested: 'webhooks.DeliveryRedeliveryRequested',
+} as const;
+/** What every delivery event type starts with (a projection's or subscription's filter). */
+export const DELIVERY_EVENT_PREFIX = 'webhooks.Delivery';
+
 export type DeliveryScheduled = DomainEvent<
-  'webhooks.DeliveryScheduled',
+  typeof DeliveryEvents.DeliveryScheduled,
   {
     delivery_id: string;
     endpoint_id: string;
@@ -21,7 +35,7 @@ export type DeliveryScheduled = DomainEvent<
   }
 >;
 export type DeliveryAttempted = DomainEvent<
-  'webhooks.DeliveryAttempted',
+  typeof DeliveryEvents.DeliveryAttempted,
   {
     delivery_id: string;
     attempt: number;
@@ -37,14 +51,14 @@ export type DeliveryAttempted = DomainEvent<
  * instance attempts the delivery; after it (the claimer died mid-attempt) any instance may.
  */
 export type DeliveryClaimed = DomainEvent<
-  'webhooks.DeliveryClaimed',
+  typeof DeliveryEvents.DeliveryClaimed,
   { delivery_id: string; attempt: number; instance: string; lease_until: string }
 >;
-export type DeliveryRetryScheduled = DomainEvent<'webhooks.DeliveryRetryScheduled', { delivery_id: string; next_attempt_at: string }>;
-export type DeliverySucceeded = DomainEvent<'webhooks.DeliverySucceeded', { delivery_id: string; attempt: number }>;
-export type DeliveryFailed = DomainEvent<'webhooks.DeliveryFailed', { delivery_id: string; reason: string }>;
-export type DeliveryCancelled = DomainEvent<'webhooks.DeliveryCancelled', { delivery_id: string; reason: string }>;
-export type DeliveryRedeliveryRequested = DomainEvent<'webhooks.DeliveryRedeliveryRequested', { delivery_id: string; due_at: string }>;
+export type DeliveryRetryScheduled = DomainEvent<typeof DeliveryEvents.DeliveryRetryScheduled, { delivery_id: string; next_attempt_at: string }>;
+export type DeliverySucceeded = DomainEvent<typeof DeliveryEvents.DeliverySucceeded, { delivery_id: string; attempt: number }>;
+export type DeliveryFailed = DomainEvent<typeof DeliveryEvents.DeliveryFailed, { delivery_id: string; reason: string }>;
+export type DeliveryCancelled = DomainEvent<typeof DeliveryEvents.DeliveryCancelled, { delivery_id: string; reason: string }>;
+export type DeliveryRedeliveryRequested = DomainEvent<typeof DeliveryEvents.DeliveryRedeliveryRequested, { delivery_id: string; due_at: string }>;
 
 export type DeliveryEvent =
   | DeliveryScheduled

@@ -2,7 +2,7 @@ import type { JsonObject } from '@filing/event-store';
 import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
 import type { AttemptVerdict } from './outcome';
 import { retryDelay } from './retry-schedule';
-import type { DeliveryEvent } from './delivery.events';
+import { type DeliveryEvent, DeliveryEvents } from './delivery.events';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
 
@@ -38,7 +38,7 @@ export const initialDelivery: DeliveryState = {
 
 export function evolveDelivery(state: DeliveryState, event: RecordedEnvelope<DeliveryEvent>): DeliveryState {
   switch (event.type) {
-    case 'webhooks.DeliveryScheduled':
+    case DeliveryEvents.DeliveryScheduled:
       return {
         ...state,
         exists: true,
@@ -50,19 +50,19 @@ export function evolveDelivery(state: DeliveryState, event: RecordedEnvelope<Del
         payload: event.data.payload,
         nextAttemptAt: event.data.due_at,
       };
-    case 'webhooks.DeliveryClaimed':
+    case DeliveryEvents.DeliveryClaimed:
       return { ...state, claimedUntil: event.data.lease_until };
-    case 'webhooks.DeliveryAttempted':
+    case DeliveryEvents.DeliveryAttempted:
       return { ...state, attemptCount: state.attemptCount + 1, roundAttempts: state.roundAttempts + 1, claimedUntil: null };
-    case 'webhooks.DeliveryRetryScheduled':
+    case DeliveryEvents.DeliveryRetryScheduled:
       return { ...state, nextAttemptAt: event.data.next_attempt_at };
-    case 'webhooks.DeliverySucceeded':
+    case DeliveryEvents.DeliverySucceeded:
       return { ...state, status: 'delivered', nextAttemptAt: null, claimedUntil: null };
-    case 'webhooks.DeliveryFailed':
+    case DeliveryEvents.DeliveryFailed:
       return { ...state, status: 'failed', nextAttemptAt: null, claimedUntil: null };
-    case 'webhooks.DeliveryCancelled':
+    case DeliveryEvents.DeliveryCancelled:
       return { ...state, status: 'cancelled', nextAttemptAt: null, claimedUntil: null };
-    case 'webhooks.DeliveryRedeliveryRequested':
+    case DeliveryEvents.DeliveryRedeliveryRequested:
       return { ...state, status: 'pending', roundAttempts: 0, nextAttemptAt: event.data.due_at, claimedUntil: null };
     default:
       return state;
@@ -147,13 +147,13 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
     case 'claim': {
       if (state.status !== 'pending' || claimedAt(state, command.now)) return [];
       const lease_until = new Date(command.now.getTime() + command.leaseMs).toISOString();
-      return [{ type: 'webhooks.DeliveryClaimed', data: { delivery_id, attempt: state.attemptCount + 1, instance: command.instance, lease_until } }];
+      return [{ type: DeliveryEvents.DeliveryClaimed, data: { delivery_id, attempt: state.attemptCount + 1, instance: command.instance, lease_until } }];
     }
     case 'record-attempt': {
       const a = command.attempt;
       const number = state.attemptCount + 1;
       const attempted: DeliveryEvent = {
-        type: 'webhooks.DeliveryAttempted',
+        type: DeliveryEvents.DeliveryAttempted,
         data: {
           delivery_id,
           attempt: number,
@@ -165,20 +165,20 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
       };
       // Cancelled (or finished) while the request was in flight: the attempt is still a fact.
       if (state.status !== 'pending') return [attempted];
-      if (a.verdict === 'delivered') return [attempted, { type: 'webhooks.DeliverySucceeded', data: { delivery_id, attempt: number } }];
+      if (a.verdict === 'delivered') return [attempted, { type: DeliveryEvents.DeliverySucceeded, data: { delivery_id, attempt: number } }];
       if (a.verdict === 'failed') {
         const reason = a.statusCode !== null ? `the receiver answered ${a.statusCode}` : (a.error ?? 'the attempt failed');
-        return [attempted, { type: 'webhooks.DeliveryFailed', data: { delivery_id, reason } }];
+        return [attempted, { type: DeliveryEvents.DeliveryFailed, data: { delivery_id, reason } }];
       }
       const delay = retryDelay(state.roundAttempts + 1, command.delaysMs, a.retryAfterMs, () => command.random);
       if (delay === null) {
-        return [attempted, { type: 'webhooks.DeliveryFailed', data: { delivery_id, reason: 'retries exhausted' } }];
+        return [attempted, { type: DeliveryEvents.DeliveryFailed, data: { delivery_id, reason: 'retries exhausted' } }];
       }
       const next = new Date(a.attemptedAt.getTime() + Math.round(a.durationMs) + delay).toISOString();
-      return [attempted, { type: 'webhooks.DeliveryRetryScheduled', data: { delivery_id, next_attempt_at: next } }];
+      return [attempted, { type: DeliveryEvents.DeliveryRetryScheduled, data: { delivery_id, next_attempt_at: next } }];
     }
     case 'cancel':
-      return state.status === 'pending' ? [{ type: 'webhooks.DeliveryCancelled', data: { delivery_id, reason: command.reason } }] : [];
+      return state.status === 'pending' ? [{ type: DeliveryEvents.DeliveryCancelled, data: { delivery_id, reason: command.reason } }] : [];
     case 'redeliver':
       if (state.accountId !== command.accountId) throw NotFoundError.of('webhook delivery', delivery_id);
       if (state.status !== 'failed' && state.status !== 'cancelled') {
@@ -192,7 +192,9 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
           throw new ConflictError("The delivery's endpoint is disabled: enable it first");
         case 'notifications-off':
           throw new ConflictError('Webhook Notifications are off for this account: switch them on first');
+        case null:
+          break;
       }
-      return [{ type: 'webhooks.DeliveryRedeliveryRequested', data: { delivery_id, due_at: command.now.toISOString() } }];
+      return [{ type: DeliveryEvents.DeliveryRedeliveryRequested, data: { delivery_id, due_at: command.now.toISOString() } }];
   }
 }

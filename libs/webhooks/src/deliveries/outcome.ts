@@ -44,8 +44,9 @@ export function errorKind(err: unknown): AttemptErrorKind {
   let e: unknown = err;
   while (e && typeof e === 'object' && !seen.has(e)) {
     seen.add(e);
-    const code = String((e as { code?: unknown }).code ?? '');
-    const name = String((e as { name?: unknown }).name ?? '');
+    const fields = e as { code?: unknown; name?: unknown };
+    const code = typeof fields.code === 'string' ? fields.code : '';
+    const name = typeof fields.name === 'string' ? fields.name : '';
     if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'timeout';
     if (name === 'TimeoutError' || code === 'ETIMEDOUT' || code === 'UND_ERR_ABORTED') return 'timeout';
     if (code === 'ADDRESS_REFUSED') return 'address_refused';

@@ -1,7 +1,7 @@
 import { cachedStatement as stmt, RegisterProjection, type Projection, type RecordedEnvelope } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
-import type { DeliveryEvent } from '../deliveries/delivery.events';
+import { DELIVERY_EVENT_PREFIX, type DeliveryEvent, DeliveryEvents } from '../deliveries/delivery.events';
 import { isSuccessfulAttempt } from './endpoint-health';
 
 /**
@@ -17,7 +17,7 @@ export class EndpointHealthProjection implements Projection {
   readonly name = 'webhooks.endpoint-health';
   readonly version = 1;
   readonly tables = ['webhook_health_deliveries', 'webhook_health_attempts'];
-  readonly handles = ['webhooks.Delivery'];
+  readonly handles = [DELIVERY_EVENT_PREFIX];
 
   setup(db: Database.Database): void {
     // event_at: when the notified domain event happened; status_at: when the status last changed.
@@ -41,14 +41,14 @@ export class EndpointHealthProjection implements Projection {
     const setStatus = (status: string) =>
       stmt(db, 'UPDATE webhook_health_deliveries SET status = ?, status_at = ? WHERE delivery_id = ?').run(status, at, id);
     switch (event.type) {
-      case 'webhooks.DeliveryScheduled':
+      case DeliveryEvents.DeliveryScheduled:
         stmt(
           db,
           `INSERT INTO webhook_health_deliveries (delivery_id, endpoint_id, seq, event_at, status, status_at)
            VALUES (?, ?, ?, ?, 'pending', ?) ON CONFLICT (delivery_id) DO NOTHING`,
         ).run(id, event.data.endpoint_id, Number(event.position.commit), event.data.due_at, at);
         return;
-      case 'webhooks.DeliveryAttempted': {
+      case DeliveryEvents.DeliveryAttempted: {
         const d = event.data;
         stmt(
           db,
@@ -59,17 +59,21 @@ export class EndpointHealthProjection implements Projection {
         stmt(db, 'UPDATE webhook_health_deliveries SET last_attempt_at = ? WHERE delivery_id = ?').run(d.attempted_at, id);
         return;
       }
-      case 'webhooks.DeliverySucceeded':
+      case DeliveryEvents.DeliverySucceeded:
         setStatus('delivered');
         return;
-      case 'webhooks.DeliveryFailed':
+      case DeliveryEvents.DeliveryFailed:
         setStatus('failed');
         return;
-      case 'webhooks.DeliveryCancelled':
+      case DeliveryEvents.DeliveryCancelled:
         setStatus('cancelled');
         return;
-      case 'webhooks.DeliveryRedeliveryRequested':
+      case DeliveryEvents.DeliveryRedeliveryRequested:
         setStatus('pending');
+        return;
+      case DeliveryEvents.DeliveryClaimed:
+      case DeliveryEvents.DeliveryRetryScheduled:
+        // Still pending: a claim comes before its attempt, a retry after the failed one (recorded).
         return;
     }
   }

@@ -1,5 +1,20 @@
 import type { DomainEvent } from '@filing/platform';
 
+/** The endpoint stream's event type names (stored: never renamed). */
+export const EndpointEvents = {
+  EndpointCreated: 'webhooks.EndpointCreated',
+  EndpointUpdated: 'webhooks.EndpointUpdated',
+  EndpointEnabled: 'webhooks.EndpointEnabled',
+  EndpointDisabled: 'webhooks.EndpointDisabled',
+  EndpointDeleted: 'webhooks.EndpointDeleted',
+  EndpointSecretRotated: 'webhooks.EndpointSecretRotated',
+  EndpointSecretSealed: 'webhooks.EndpointSecretSealed',
+} as const;
+/** What every endpoint event type starts with (a projection's or subscription's filter). */
+export const ENDPOINT_EVENT_PREFIX = 'webhooks.Endpoint';
+/** The account switch's one event type name. */
+export const NOTIFICATIONS_SWITCHED = 'webhooks.NotificationsSwitched';
+
 /**
  * The endpoint stream's contract (`webhookendpoint-<id>`). No event carries a signing secret in
  * plaintext: only its generation, a fingerprint, and the secret sealed with the platform's
@@ -8,7 +23,7 @@ import type { DomainEvent } from '@filing/platform';
  * an `EndpointSecretSealed` imported from the old `webhook-secrets.db` supplies it.
  */
 export type EndpointCreated = DomainEvent<
-  'webhooks.EndpointCreated',
+  typeof EndpointEvents.EndpointCreated,
   {
     endpoint_id: string;
     url: string;
@@ -24,10 +39,10 @@ export type EndpointCreated = DomainEvent<
 >;
 /** Only the fields that changed, with their new values. */
 export type EndpointUpdated = DomainEvent<
-  'webhooks.EndpointUpdated',
+  typeof EndpointEvents.EndpointUpdated,
   { endpoint_id: string; url?: string; description?: string | null; event_types?: string[]; rate_limit_per_second?: number | null }
 >;
-export type EndpointEnabled = DomainEvent<'webhooks.EndpointEnabled', { endpoint_id: string }>;
+export type EndpointEnabled = DomainEvent<typeof EndpointEvents.EndpointEnabled, { endpoint_id: string }>;
 
 /**
  * Why an endpoint is disabled (CONTRACT.md §4 `disabled_reason`): `manual`, by a user (a new
@@ -43,7 +58,7 @@ export type DisabledReason = (typeof DISABLED_REASONS)[number];
  * succeeded between them, nor since the endpoint was last enabled) that span WEBHOOK_DISABLE_AFTER.
  */
 export type EndpointDisabled = DomainEvent<
-  'webhooks.EndpointDisabled',
+  typeof EndpointEvents.EndpointDisabled,
   { endpoint_id: string; reason: DisabledReason; failing_since?: string; last_failure_at?: string }
 >;
 
@@ -51,9 +66,9 @@ export type EndpointDisabled = DomainEvent<
 export function disabledReasonOf(data: { readonly reason?: unknown }): DisabledReason {
   return (DISABLED_REASONS as readonly unknown[]).includes(data.reason) ? (data.reason as DisabledReason) : 'manual';
 }
-export type EndpointDeleted = DomainEvent<'webhooks.EndpointDeleted', { endpoint_id: string }>;
+export type EndpointDeleted = DomainEvent<typeof EndpointEvents.EndpointDeleted, { endpoint_id: string }>;
 export type EndpointSecretRotated = DomainEvent<
-  'webhooks.EndpointSecretRotated',
+  typeof EndpointEvents.EndpointSecretRotated,
   {
     endpoint_id: string;
     secret_generation: number;
@@ -72,7 +87,7 @@ export type EndpointSecretRotated = DomainEvent<
  * a `webhook-secrets.db` of an older version, or re-sealed under a new SECRETS_KEY after a rotation.
  */
 export type EndpointSecretSealed = DomainEvent<
-  'webhooks.EndpointSecretSealed',
+  typeof EndpointEvents.EndpointSecretSealed,
   { endpoint_id: string; secret_fingerprint: string; secret_sealed: string }
 >;
 
@@ -86,13 +101,13 @@ export type EndpointEvent =
   | EndpointSecretSealed;
 
 /** The account switch *Webhook Notifications* (`webhooksettings-<account id>`). */
-export type NotificationsSwitched = DomainEvent<'webhooks.NotificationsSwitched', { account_id: string; enabled: boolean }>;
+export type NotificationsSwitched = DomainEvent<typeof NOTIFICATIONS_SWITCHED, { account_id: string; enabled: boolean }>;
 
 /** schema_version of the endpoint events written now (default 1). */
 export const ENDPOINT_EVENT_SCHEMA_VERSIONS: Readonly<Partial<Record<EndpointEvent['type'], number>>> = {
-  'webhooks.EndpointDisabled': 2,
-  'webhooks.EndpointCreated': 2,
-  'webhooks.EndpointSecretRotated': 2,
+  [EndpointEvents.EndpointDisabled]: 2,
+  [EndpointEvents.EndpointCreated]: 2,
+  [EndpointEvents.EndpointSecretRotated]: 2,
 };
 
 /** What a sealed signing secret is bound to: it cannot be moved to another endpoint's event. */

@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
-import { type DisabledReason, disabledReasonOf, type EndpointEvent } from './endpoint.events';
+import { type DisabledReason, disabledReasonOf, type EndpointEvent, EndpointEvents } from './endpoint.events';
 
 /** How long the previous secret keeps signing after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -45,7 +45,7 @@ export const initialEndpoint: EndpointState = {
 
 export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<EndpointEvent>): EndpointState {
   switch (event.type) {
-    case 'webhooks.EndpointCreated':
+    case EndpointEvents.EndpointCreated:
       return {
         ...state,
         exists: true,
@@ -60,7 +60,7 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
         secretFingerprint: event.data.secret_fingerprint,
         sealedSecrets: sealedOnly(event.data.secret_fingerprint, event.data.secret_sealed),
       };
-    case 'webhooks.EndpointUpdated':
+    case EndpointEvents.EndpointUpdated:
       return {
         ...state,
         url: event.data.url ?? state.url,
@@ -68,13 +68,13 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
         eventTypes: event.data.event_types ?? state.eventTypes,
         rateLimitPerSecond: event.data.rate_limit_per_second !== undefined ? event.data.rate_limit_per_second : state.rateLimitPerSecond,
       };
-    case 'webhooks.EndpointEnabled':
+    case EndpointEvents.EndpointEnabled:
       return { ...state, enabled: true, disabledReason: null, enabledAt: event.metadata.occurred_at ?? null };
-    case 'webhooks.EndpointDisabled':
+    case EndpointEvents.EndpointDisabled:
       return { ...state, enabled: false, disabledReason: disabledReasonOf(event.data) };
-    case 'webhooks.EndpointDeleted':
+    case EndpointEvents.EndpointDeleted:
       return { ...state, deleted: true, enabled: false };
-    case 'webhooks.EndpointSecretRotated': {
+    case EndpointEvents.EndpointSecretRotated: {
       const previous = state.sealedSecrets[state.secretFingerprint];
       return {
         ...state,
@@ -84,7 +84,7 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
         sealedSecrets: { ...sealedOnly(state.secretFingerprint, previous), ...sealedOnly(event.data.secret_fingerprint, event.data.secret_sealed) },
       };
     }
-    case 'webhooks.EndpointSecretSealed':
+    case EndpointEvents.EndpointSecretSealed:
       return { ...state, sealedSecrets: { ...state.sealedSecrets, [event.data.secret_fingerprint]: event.data.secret_sealed } };
     default:
       return state;
@@ -156,7 +156,7 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
     if (state.exists) throw new ConflictError(`A webhook endpoint with id ${endpoint_id} already exists`);
     return [
       {
-        type: 'webhooks.EndpointCreated',
+        type: EndpointEvents.EndpointCreated,
         data: {
           endpoint_id,
           url: command.url,
@@ -174,44 +174,44 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
     if (!state.exists) throw NotFoundError.of('webhook endpoint', endpoint_id);
     const live = command.fingerprint === state.secretFingerprint || command.fingerprint === state.previousFingerprint;
     if (state.deleted || !live || (state.sealedSecrets[command.fingerprint] ?? null) !== command.replaces) return [];
-    return [{ type: 'webhooks.EndpointSecretSealed', data: { endpoint_id, secret_fingerprint: command.fingerprint, secret_sealed: command.sealed } }];
+    return [{ type: EndpointEvents.EndpointSecretSealed, data: { endpoint_id, secret_fingerprint: command.fingerprint, secret_sealed: command.sealed } }];
   }
   if (!state.exists || state.deleted || state.accountId !== command.accountId) {
     throw NotFoundError.of('webhook endpoint', endpoint_id);
   }
   switch (command.kind) {
     case 'update': {
-      const data: Extract<EndpointEvent, { type: 'webhooks.EndpointUpdated' }>['data'] = { endpoint_id };
+      const data: Extract<EndpointEvent, { type: typeof EndpointEvents.EndpointUpdated }>['data'] = { endpoint_id };
       if (command.url !== undefined && command.url !== state.url) data.url = command.url;
       if (command.description !== undefined && command.description !== state.description) data.description = command.description;
       if (command.eventTypes !== undefined && !sameList(command.eventTypes, state.eventTypes)) data.event_types = [...command.eventTypes];
       if (command.rateLimitPerSecond !== undefined && command.rateLimitPerSecond !== state.rateLimitPerSecond) {
         data.rate_limit_per_second = command.rateLimitPerSecond;
       }
-      return Object.keys(data).length > 1 ? [{ type: 'webhooks.EndpointUpdated', data }] : [];
+      return Object.keys(data).length > 1 ? [{ type: EndpointEvents.EndpointUpdated, data }] : [];
     }
     case 'enable':
-      return state.enabled ? [] : [{ type: 'webhooks.EndpointEnabled', data: { endpoint_id } }];
+      return state.enabled ? [] : [{ type: EndpointEvents.EndpointEnabled, data: { endpoint_id } }];
     case 'disable': {
       // Already disabled: the first reason stands (a late 410 does not relabel a user's disable).
       if (!state.enabled) return [];
       const failing = command.failing;
-      if (!failing) return [{ type: 'webhooks.EndpointDisabled', data: { endpoint_id, reason: command.reason } }];
+      if (!failing) return [{ type: EndpointEvents.EndpointDisabled, data: { endpoint_id, reason: command.reason } }];
       // Judged on attempts from before the last enable (a read model behind the stream): enabling starts the count again.
       if (state.enabledAt !== null && Date.parse(state.enabledAt) >= Date.parse(failing.since)) return [];
       return [
         {
-          type: 'webhooks.EndpointDisabled',
+          type: EndpointEvents.EndpointDisabled,
           data: { endpoint_id, reason: command.reason, failing_since: failing.since, last_failure_at: failing.lastFailureAt },
         },
       ];
     }
     case 'delete':
-      return [{ type: 'webhooks.EndpointDeleted', data: { endpoint_id } }];
+      return [{ type: EndpointEvents.EndpointDeleted, data: { endpoint_id } }];
     case 'rotate-secret':
       return [
         {
-          type: 'webhooks.EndpointSecretRotated',
+          type: EndpointEvents.EndpointSecretRotated,
           data: {
             endpoint_id,
             secret_generation: state.secretGeneration + 1,

@@ -1,7 +1,8 @@
-import type { JsonObject, RecordedEvent } from '@filing/event-store';
+import type { RecordedEvent } from '@filing/event-store';
 import { positionToString } from '@filing/event-store';
 import { notificationOf, type ResourceFacts, type SourceNotification } from '../notifications/notification-mapper';
-import type { DeliveryScheduled } from '../deliveries/delivery.events';
+import { DeliveryEvents, type DeliveryScheduled } from '../deliveries/delivery.events';
+import { EndpointEvents, NOTIFICATIONS_SWITCHED } from '../endpoints/endpoint.events';
 import { deliveryId } from './delivery-id';
 import { type MemoryFanOutView, recipients } from './fanout-view';
 
@@ -22,7 +23,7 @@ const NONE: StepResult = { scheduled: [], cancel: null, facts: null, endpointCha
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const accountOf = (event: RecordedEvent): string | null => {
-  const a = (event.metadata as JsonObject).account_id;
+  const a = event.metadata.account_id;
   return typeof a === 'string' && a.length > 0 ? a : null;
 };
 
@@ -39,7 +40,7 @@ export function fanOutStep(
   const d = event.data;
   if (event.type.startsWith('webhooks.')) {
     const accountId = accountOf(event);
-    if (event.type === 'webhooks.NotificationsSwitched') {
+    if (event.type === NOTIFICATIONS_SWITCHED) {
       const account = str(d.account_id) || accountId;
       if (!account) return NONE;
       view.putSwitch(account, d.enabled === true);
@@ -48,24 +49,24 @@ export function fanOutStep(
     const id = str(d.endpoint_id);
     const current = view.endpoint(id);
     switch (event.type) {
-      case 'webhooks.EndpointCreated':
+      case EndpointEvents.EndpointCreated:
         if (!accountId) return NONE;
         view.putEndpoint({ id, accountId, enabled: false, deleted: false, eventTypes: (d.event_types as string[]) ?? [] });
         return { ...NONE, endpointChanged: id };
-      case 'webhooks.EndpointUpdated':
+      case EndpointEvents.EndpointUpdated:
         if (!current || !Array.isArray(d.event_types)) return NONE;
         view.putEndpoint({ ...current, eventTypes: d.event_types as string[] });
         return { ...NONE, endpointChanged: id };
-      case 'webhooks.EndpointEnabled':
+      case EndpointEvents.EndpointEnabled:
         if (!current) return NONE;
         view.putEndpoint({ ...current, enabled: true });
         return { ...NONE, endpointChanged: id };
-      case 'webhooks.EndpointDisabled':
-      case 'webhooks.EndpointDeleted': {
+      case EndpointEvents.EndpointDisabled:
+      case EndpointEvents.EndpointDeleted: {
         if (!current) return NONE;
-        view.putEndpoint({ ...current, enabled: false, deleted: current.deleted || event.type === 'webhooks.EndpointDeleted' });
+        view.putEndpoint({ ...current, enabled: false, deleted: current.deleted || event.type === EndpointEvents.EndpointDeleted });
         // A disable by the service is also `webhook_endpoint.disabled`, to the account's other endpoints that chose it.
-        const scheduled = event.type === 'webhooks.EndpointDisabled' ? schedule(view, event, notificationOf(event, undefined)) : [];
+        const scheduled = event.type === EndpointEvents.EndpointDisabled ? schedule(view, event, notificationOf(event, undefined)) : [];
         return { ...NONE, scheduled, endpointChanged: id, cancel: { endpointId: id } };
       }
       default:
@@ -84,7 +85,7 @@ function schedule(view: MemoryFanOutView, event: RecordedEvent, mapped: SourceNo
   if (!notification || !accountId) return [];
   return recipients(view, accountId, notification.event_type).map(
     (endpoint): DeliveryScheduled => ({
-      type: 'webhooks.DeliveryScheduled',
+      type: DeliveryEvents.DeliveryScheduled,
       data: {
         delivery_id: deliveryId(event.id, endpoint.id, new Date(occurredAt)),
         endpoint_id: endpoint.id,

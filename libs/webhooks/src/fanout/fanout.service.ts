@@ -25,7 +25,14 @@ import {
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { DELIVERY_STREAM, type DeliveryScheduled } from '../deliveries/delivery.events';
+import {
+  DELIVERY_EVENT_PREFIX,
+  DELIVERY_STREAM,
+  type DeliveryEvent,
+  DeliveryEvents,
+  type DeliveryScheduled,
+} from '../deliveries/delivery.events';
+import { ENDPOINT_EVENT_PREFIX, NOTIFICATIONS_SWITCHED } from '../endpoints/endpoint.events';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
 import { NOTIFIABLE_EVENT_PREFIXES, type ResourceFacts } from '../notifications/notification-mapper';
 import { cachedStatement as stmt } from '@filing/platform';
@@ -35,8 +42,9 @@ import { MemoryFanOutView } from './fanout-view';
 
 // Delivery events too: which deliveries are pending at a disable's position is read from the
 // stream, never from the live read model (a replay would then cancel today's redeliveries).
-const FILTER_PREFIXES = [...new Set([...NOTIFIABLE_EVENT_PREFIXES, 'webhooks.Endpoint', 'webhooks.NotificationsSwitched', 'webhooks.Delivery'])];
-const DELIVERY_CLOSED = new Set(['webhooks.DeliverySucceeded', 'webhooks.DeliveryFailed', 'webhooks.DeliveryCancelled']);
+// NOTIFIABLE_EVENT_PREFIXES holds the endpoint disable too (webhook_endpoint.disabled): one prefix each.
+const FILTER_PREFIXES = [...new Set([...NOTIFIABLE_EVENT_PREFIXES, ENDPOINT_EVENT_PREFIX, NOTIFICATIONS_SWITCHED, DELIVERY_EVENT_PREFIX])];
+const DELIVERY_CLOSED = new Set<string>([DeliveryEvents.DeliverySucceeded, DeliveryEvents.DeliveryFailed, DeliveryEvents.DeliveryCancelled]);
 const MAX_BATCH = 500;
 
 /**
@@ -116,7 +124,7 @@ export class FanOutService {
     for (const r of this.db.prepare('SELECT * FROM webhook_fanout_endpoints').all() as Array<{
       id: string; account_id: string; enabled: number; deleted: number; event_types: string;
     }>) {
-      view.putEndpoint({ id: r.id, accountId: r.account_id, enabled: r.enabled === 1, deleted: r.deleted === 1, eventTypes: JSON.parse(r.event_types) });
+      view.putEndpoint({ id: r.id, accountId: r.account_id, enabled: r.enabled === 1, deleted: r.deleted === 1, eventTypes: JSON.parse(r.event_types) as string[] });
     }
     for (const r of this.db.prepare('SELECT * FROM webhook_fanout_switches').all() as Array<{ account_id: string; enabled: number }>) {
       view.putSwitch(r.account_id, r.enabled === 1);
@@ -153,7 +161,7 @@ export class FanOutService {
       const { event } = work;
       position = event.position;
       if (this.checkpoint && comparePositions(event.position, this.checkpoint) <= 0) continue;
-      if (event.type.startsWith('webhooks.Delivery')) {
+      if (event.type.startsWith(DELIVERY_EVENT_PREFIX)) {
         this.trackDelivery(event, deliveries);
         continue;
       }
@@ -255,12 +263,12 @@ export class FanOutService {
     const id = typeof event.data.delivery_id === 'string' ? event.data.delivery_id : null;
     if (!id) return;
     const known = this.view.deliveries.get(id);
-    if (event.type === 'webhooks.DeliveryScheduled') {
+    if (event.type === DeliveryEvents.DeliveryScheduled) {
       const { endpoint_id, account_id } = event.data as { endpoint_id: string; account_id: string };
       if (!known) this.view.putDelivery({ id, endpointId: endpoint_id, accountId: account_id, open: true });
     } else if (known && DELIVERY_CLOSED.has(event.type)) {
       this.view.putDelivery({ ...known, open: false });
-    } else if (known && event.type === 'webhooks.DeliveryRedeliveryRequested') {
+    } else if (known && event.type === DeliveryEvents.DeliveryRedeliveryRequested) {
       this.view.putDelivery({ ...known, open: true });
     } else {
       return;
@@ -285,9 +293,9 @@ export class FanOutService {
     for (let attempt = 0; attempt < 5; attempt++) {
       const events = await this.store.readStream(streamId);
       // Its own DeliveryScheduled may land after `at` (the fan-out appends it later): not a change.
-      const changedSince = events.some((e) => e.type !== 'webhooks.DeliveryScheduled' && comparePositions(e.position, at) > 0);
+      const changedSince = events.some((e) => e.type !== DeliveryEvents.DeliveryScheduled && comparePositions(e.position, at) > 0);
       if (events.length === 0 || changedSince) return;
-      const state = events.reduce((s, e) => evolveDelivery(s, fromRecorded(e) as never), initialDelivery);
+      const state = events.reduce((s, e) => evolveDelivery(s, fromRecorded<DeliveryEvent>(e)), initialDelivery);
       const decided = decideDelivery(state, { kind: 'cancel', deliveryId, reason });
       if (decided.length === 0) return;
       const metadata = buildMetadata({ actor: 'system:webhooks', causation_id: null, account_id: state.accountId, correlation_id: deliveryId });

@@ -2,15 +2,15 @@ import { EVENT_STORE, type EventData, type EventStore, ObservedEventStore } from
 import { Metrics, ProjectionRunner } from '@filing/platform';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
-import type { DeliveryEvent } from '../deliveries/delivery.events';
+import { type DeliveryEvent, DeliveryEvents } from '../deliveries/delivery.events';
 import { DeliveryQueue, type PendingStats } from '../read-model/delivery-queue.queries';
 
 type DeliveryOutcome = 'delivered' | 'failed' | 'cancelled';
 
 const OUTCOMES: Partial<Record<DeliveryEvent['type'], DeliveryOutcome>> = {
-  'webhooks.DeliverySucceeded': 'delivered',
-  'webhooks.DeliveryFailed': 'failed',
-  'webhooks.DeliveryCancelled': 'cancelled',
+  [DeliveryEvents.DeliverySucceeded]: 'delivered',
+  [DeliveryEvents.DeliveryFailed]: 'failed',
+  [DeliveryEvents.DeliveryCancelled]: 'cancelled',
 };
 
 /** The final outcome an event records, or null for any other event. */

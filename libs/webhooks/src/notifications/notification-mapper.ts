@@ -1,6 +1,6 @@
 import type { Json, JsonObject } from '@filing/event-store';
 import type { WebhookEventTypeName } from '../catalog/event-types';
-import { disabledReasonOf } from '../endpoints/endpoint.events';
+import { disabledReasonOf, EndpointEvents } from '../endpoints/endpoint.events';
 
 /** The JSON body sent to receivers (CONTRACT.md §4 table). */
 export interface Notification extends JsonObject {
@@ -46,7 +46,7 @@ export interface MapResult {
  * Event type prefixes whose events the mapper reads (for the subscription filter): the five
  * families, and the endpoint disable behind the operational `webhook_endpoint.disabled`.
  */
-export const NOTIFIABLE_EVENT_PREFIXES = ['entities.', 'jurisdictions.', 'documents.', 'tasks.', 'orders.', 'webhooks.EndpointDisabled'] as const;
+export const NOTIFIABLE_EVENT_PREFIXES = ['entities.', 'jurisdictions.', 'documents.', 'tasks.', 'orders.', EndpointEvents.EndpointDisabled] as const;
 
 const str = (v: Json | undefined): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
 
@@ -125,13 +125,13 @@ export function mapNotification(event: MappableEvent, known: ResourceFacts | und
     case 'orders.OrderCompleted': {
       const status = event.type === 'orders.OrderSubmitted' ? 'submitted' : event.type === 'orders.OrderCancelled' ? 'cancelled' : 'completed';
       const { id, facts } = merged('order_id', {});
-      const type = `order.${status}` as WebhookEventTypeName;
+      const type = `order.${status}`;
       return {
         notification: { ...base, event_type: type, order_id: id, entity_id: facts.entity_id ?? null, status },
         facts: { ...facts, order_id: id, status },
       };
     }
-    case 'webhooks.EndpointDisabled': {
+    case EndpointEvents.EndpointDisabled: {
       // Operational: only the service's own disables (410 Gone, failing), never a user's.
       const reason = disabledReasonOf(d);
       if (reason === 'manual') return { notification: null, facts: null };

@@ -1,7 +1,7 @@
 import { RegisterProjection, type Projection, type RecordedEnvelope } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
-import type { DeliveryEvent } from '../deliveries/delivery.events';
+import { DELIVERY_EVENT_PREFIX, type DeliveryEvent, DeliveryEvents } from '../deliveries/delivery.events';
 import { DeliverySignal } from './delivery-signal';
 import { cachedStatement as stmt } from '@filing/platform';
 
@@ -15,7 +15,7 @@ export class DeliveriesProjection implements Projection {
   // 4: claimed_until (DeliveryClaimed), so no instance lists another's live claim as due.
   readonly version = 4;
   readonly tables = ['webhook_deliveries', 'webhook_delivery_attempts'];
-  readonly handles = ['webhooks.Delivery'];
+  readonly handles = [DELIVERY_EVENT_PREFIX];
 
   /** New due work was applied: the signal rings once the transaction has committed. */
   private newWork = false;
@@ -45,7 +45,7 @@ export class DeliveriesProjection implements Projection {
     const set = (sets: string, ...params: unknown[]) =>
       stmt(db, `UPDATE webhook_deliveries SET ${sets}, updated_at = ?, version = ? WHERE id = ?`).run(...params, at, version, id);
     switch (event.type) {
-      case 'webhooks.DeliveryScheduled': {
+      case DeliveryEvents.DeliveryScheduled: {
         const d = event.data;
         // seq: the scheduling position, so a delivery log lists oldest first whatever the id.
         stmt(
@@ -58,10 +58,10 @@ export class DeliveriesProjection implements Projection {
         this.newWork = true;
         return;
       }
-      case 'webhooks.DeliveryClaimed':
+      case DeliveryEvents.DeliveryClaimed:
         set('claimed_until = ?', event.data.lease_until);
         return;
-      case 'webhooks.DeliveryAttempted': {
+      case DeliveryEvents.DeliveryAttempted: {
         const d = event.data;
         stmt(
           db,
@@ -71,20 +71,20 @@ export class DeliveriesProjection implements Projection {
         set('attempt_count = attempt_count + 1, last_attempt_at = ?, claimed_until = NULL', d.attempted_at);
         return;
       }
-      case 'webhooks.DeliveryRetryScheduled':
+      case DeliveryEvents.DeliveryRetryScheduled:
         set('next_attempt_at = ?', event.data.next_attempt_at);
         this.newWork = true;
         return;
-      case 'webhooks.DeliverySucceeded':
+      case DeliveryEvents.DeliverySucceeded:
         set("status = 'delivered', next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL");
         return;
-      case 'webhooks.DeliveryFailed':
+      case DeliveryEvents.DeliveryFailed:
         set("status = 'failed', next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL");
         return;
-      case 'webhooks.DeliveryCancelled':
+      case DeliveryEvents.DeliveryCancelled:
         set("status = 'cancelled', next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL");
         return;
-      case 'webhooks.DeliveryRedeliveryRequested':
+      case DeliveryEvents.DeliveryRedeliveryRequested:
         // A redelivery starts a new pending spell: its age is not the original event's.
         set("status = 'pending', next_attempt_at = ?, claimed_until = NULL, pending_since = ?", event.data.due_at, event.data.due_at);
         this.newWork = true;

@@ -1,7 +1,14 @@
 import { RegisterProjection, type Projection, type RecordedEnvelope } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
-import { disabledReasonOf, type EndpointEvent, type NotificationsSwitched } from '../endpoints/endpoint.events';
+import {
+  disabledReasonOf,
+  ENDPOINT_EVENT_PREFIX,
+  type EndpointEvent,
+  EndpointEvents,
+  NOTIFICATIONS_SWITCHED,
+  type NotificationsSwitched,
+} from '../endpoints/endpoint.events';
 import { cachedStatement as stmt } from '@filing/platform';
 
 /** `webhook_endpoints` and `webhook_settings`: the API's reads and the dispatcher's current view. */
@@ -14,7 +21,7 @@ export class EndpointsProjection implements Projection {
   // 5: rate_limit_per_second; enabled_at (when a failing streak may begin at the earliest).
   readonly version = 5;
   readonly tables = ['webhook_endpoints', 'webhook_settings'];
-  readonly handles = ['webhooks.Endpoint', 'webhooks.NotificationsSwitched'];
+  readonly handles = [ENDPOINT_EVENT_PREFIX, NOTIFICATIONS_SWITCHED];
 
   setup(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_endpoints (
@@ -31,7 +38,7 @@ export class EndpointsProjection implements Projection {
     const event = envelope as RecordedEnvelope<EndpointEvent | NotificationsSwitched>;
     const at = event.metadata.occurred_at;
     const version = Number(event.revision);
-    if (event.type === 'webhooks.NotificationsSwitched') {
+    if (event.type === NOTIFICATIONS_SWITCHED) {
       stmt(
         db,
         `INSERT INTO webhook_settings (account_id, notifications_enabled, updated_at, version) VALUES (?, ?, ?, ?)
@@ -49,7 +56,7 @@ export class EndpointsProjection implements Projection {
         id,
       );
     switch (event.type) {
-      case 'webhooks.EndpointCreated':
+      case EndpointEvents.EndpointCreated:
         stmt(
           db,
           `INSERT INTO webhook_endpoints (id, account_id, url, description, event_types, enabled, disabled_reason, disabled_at, deleted,
@@ -59,7 +66,7 @@ export class EndpointsProjection implements Projection {
           event.data.rate_limit_per_second ?? null, event.data.secret_generation, event.data.secret_fingerprint, event.data.secret_sealed ?? null,
           at, at, version);
         return;
-      case 'webhooks.EndpointUpdated': {
+      case EndpointEvents.EndpointUpdated: {
         const d = event.data;
         touch(
           `url = coalesce(?, url), description = CASE WHEN ? THEN ? ELSE description END, event_types = coalesce(?, event_types),
@@ -73,16 +80,16 @@ export class EndpointsProjection implements Projection {
         );
         return;
       }
-      case 'webhooks.EndpointEnabled':
+      case EndpointEvents.EndpointEnabled:
         touch('enabled = 1, enabled_at = ?, disabled_reason = NULL, disabled_at = NULL', at);
         return;
-      case 'webhooks.EndpointDisabled':
+      case EndpointEvents.EndpointDisabled:
         touch('enabled = 0, disabled_reason = ?, disabled_at = ?', disabledReasonOf(event.data), at);
         return;
-      case 'webhooks.EndpointDeleted':
+      case EndpointEvents.EndpointDeleted:
         touch('enabled = 0, deleted = 1');
         return;
-      case 'webhooks.EndpointSecretRotated':
+      case EndpointEvents.EndpointSecretRotated:
         // The current sealed secret becomes the previous one (SQLite reads every right-hand side from the old row).
         touch(
           `secret_generation = ?, secret_fingerprint = ?, secret_sealed = ?, previous_generation = ?, previous_fingerprint = ?,
@@ -96,7 +103,7 @@ export class EndpointsProjection implements Projection {
           event.data.previous_expires_at,
         );
         return;
-      case 'webhooks.EndpointSecretSealed':
+      case EndpointEvents.EndpointSecretSealed:
         touch(
           `secret_sealed = CASE WHEN secret_fingerprint = ? THEN ? ELSE secret_sealed END,
            previous_sealed = CASE WHEN previous_fingerprint = ? THEN ? ELSE previous_sealed END`,

@@ -1,4 +1,4 @@
-import type { ProjectionRunner, RecordedEnvelope } from '@filing/platform';
+import type { ProjectionRunner } from '@filing/platform';
 import Database from 'better-sqlite3';
 import { endpointDetails } from '../endpoints/endpoint-views';
 import type { EndpointEvent, NotificationsSwitched } from '../endpoints/endpoint.events';
@@ -22,7 +22,7 @@ describe('endpoints read model: endpoints, the account switch, delivery targets'
       revision: BigInt(revision),
       position: { commit: BigInt(revision), prepare: BigInt(revision++) },
       metadata: { account_id: 'A', actor: 'client:c', correlation_id: 'x', causation_id: null, occurred_at: iso(minutes), schema_version: schemaVersion },
-    } as RecordedEnvelope);
+    });
 
   beforeEach(() => {
     db = new Database(':memory:');

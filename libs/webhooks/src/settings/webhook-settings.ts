@@ -1,5 +1,5 @@
 import type { RecordedEnvelope } from '@filing/platform';
-import type { NotificationsSwitched } from '../endpoints/endpoint.events';
+import { NOTIFICATIONS_SWITCHED, type NotificationsSwitched } from '../endpoints/endpoint.events';
 
 /** The account switch; off until an account turns it on. */
 export interface SettingsState {
@@ -9,7 +9,7 @@ export interface SettingsState {
 export const initialSettings: SettingsState = { notificationsEnabled: false };
 
 export function evolveSettings(state: SettingsState, event: RecordedEnvelope<NotificationsSwitched>): SettingsState {
-  return event.type === 'webhooks.NotificationsSwitched' ? { notificationsEnabled: event.data.enabled } : state;
+  return event.type === NOTIFICATIONS_SWITCHED ? { notificationsEnabled: event.data.enabled } : state;
 }
 
 export interface SwitchNotifications {
@@ -20,5 +20,5 @@ export interface SwitchNotifications {
 /** Setting the switch to where it already is records nothing. */
 export function decideSettings(state: SettingsState, command: SwitchNotifications): NotificationsSwitched[] {
   if (state.notificationsEnabled === command.enabled) return [];
-  return [{ type: 'webhooks.NotificationsSwitched', data: { account_id: command.accountId, enabled: command.enabled } }];
+  return [{ type: NOTIFICATIONS_SWITCHED, data: { account_id: command.accountId, enabled: command.enabled } }];
 }

@@ -4,8 +4,8 @@ import {
   type CommandContext,
   cachedStatement,
   type DomainEvent,
-  ProjectionRunner,
-  ReadYourWrites,
+  type ProjectionRunner,
+  type ReadYourWrites,
   streamName,
   toEventData,
 } from '@filing/platform';
