@@ -95,7 +95,8 @@ export class EndpointPacer {
         continue;
       }
       if (!this.isHeld(pace, now)) continue;
-      const at = pace.pausedUntil > now ? pace.pausedUntil : pace.sent.length > 0 ? pace.sent[0] + RATE_WINDOW_MS : null;
+      const at =
+        pace.pausedUntil > now ? pace.pausedUntil : pace.sent.length > 0 ? pace.sent[0] + RATE_WINDOW_MS : null;
       if (at !== null && (next === null || at < next)) next = at;
     }
     return next;

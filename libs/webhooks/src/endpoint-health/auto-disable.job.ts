@@ -31,7 +31,10 @@ export class AutoDisableJob {
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.scheduler.addInterval(JOB, setInterval(() => void this.check(), autoDisableCheckMs(this.config.webhookDisableAfterMs)));
+    this.scheduler.addInterval(
+      JOB,
+      setInterval(() => void this.check(), autoDisableCheckMs(this.config.webhookDisableAfterMs)),
+    );
   }
 
   async stop(): Promise<void> {

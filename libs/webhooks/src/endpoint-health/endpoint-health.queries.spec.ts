@@ -1,6 +1,7 @@
 import type { ProjectionRunner, RecordedEnvelope } from '@filing/platform';
 import Database from 'better-sqlite3';
 import type { DeliveryEvent } from '../deliveries/delivery.events';
+import { recorded } from '@filing/platform/testing';
 import type { EndpointEvent } from '../endpoints/endpoint.events';
 import { EndpointsProjection } from '../read-model/endpoints.projection';
 import { EndpointHealthProjection } from './endpoint-health.projection';
@@ -128,14 +129,7 @@ describe('endpoint health read model', () => {
     endpoints.setup(db);
     let revision = 0;
     const endpoint = (at: string, event: EndpointEvent) =>
-      endpoints.apply(db, {
-        ...event,
-        id: `ep${revision}`,
-        streamId: `webhookendpoint-${event.data.endpoint_id}`,
-        revision: BigInt(revision),
-        position: { commit: BigInt(revision), prepare: BigInt(revision++) },
-        metadata: { account_id: 'A', actor: 'x', correlation_id: 'c', causation_id: null, occurred_at: at, schema_version: 2 },
-      } as RecordedEnvelope);
+      endpoints.apply(db, recorded(event, { streamId: `webhookendpoint-${event.data.endpoint_id}`, revision: revision++, occurredAt: at, accountId: 'A' }));
     for (const id of ['EP', 'OFF']) {
       endpoint(hoursAgo(20), { type: 'webhooks.EndpointCreated', data: { endpoint_id: id, url: 'https://x.example', description: null, event_types: [], secret_generation: 1, secret_fingerprint: 'f' } });
       endpoint(hoursAgo(20), { type: 'webhooks.EndpointEnabled', data: { endpoint_id: id } });

@@ -79,7 +79,7 @@ describe('webhook endpoint', () => {
     const cleared = run(limited.state, { kind: 'update', accountId: 'A', endpointId: 'E', rateLimitPerSecond: null });
     expect(cleared.events).toEqual([{ type: 'webhooks.EndpointUpdated', data: { endpoint_id: 'E', rate_limit_per_second: null } }]);
     expect(cleared.state.rateLimitPerSecond).toBeNull();
-    expect(run(initialEndpoint, { ...create, rateLimitPerSecond: 1000 } as EndpointCommand).state.rateLimitPerSecond).toBe(1000);
+    expect(run(initialEndpoint, { ...create, rateLimitPerSecond: 1000 }).state.rateLimitPerSecond).toBe(1000);
   });
 
   describe('auto-disable (failing)', () => {

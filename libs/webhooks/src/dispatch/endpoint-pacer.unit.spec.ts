@@ -23,7 +23,8 @@ describe('endpoint pacer', () => {
       backlog -= n;
     }
     expect(backlog).toBe(0);
-    for (const start of sends) expect(sends.filter((s) => s >= start && s < start + RATE_WINDOW_MS).length).toBeLessThanOrEqual(5);
+    for (const start of sends)
+      expect(sends.filter((s) => s >= start && s < start + RATE_WINDOW_MS).length).toBeLessThanOrEqual(5);
     // Each receiver second (of 1,000 ms) sees at most 5 as well.
     const perSecond = new Map<number, number>();
     for (const s of sends) perSecond.set(Math.floor(s / 1000), (perSecond.get(Math.floor(s / 1000)) ?? 0) + 1);
@@ -55,7 +56,11 @@ describe('endpoint pacer', () => {
   it('pauses every request of the endpoint until the Retry-After has passed (capped at an hour), and only that endpoint', () => {
     const pacer = new EndpointPacer();
     pacer.pause('E', 1_000, 2_000);
-    expect([pacer.paused('E', 2_999), pacer.available('E', null, 2_999), pacer.available('E', 5, 2_999)]).toEqual([true, 0, 0]);
+    expect([pacer.paused('E', 2_999), pacer.available('E', null, 2_999), pacer.available('E', 5, 2_999)]).toEqual([
+      true,
+      0,
+      0,
+    ]);
     expect([pacer.paused('E', 3_000), pacer.available('E', null, 3_000)]).toEqual([false, Number.POSITIVE_INFINITY]);
     expect(pacer.available('OTHER', null, 2_000)).toBe(Number.POSITIVE_INFINITY);
     // A shorter pause heard later does not shorten it.
