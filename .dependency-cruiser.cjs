@@ -25,7 +25,10 @@ module.exports = {
       severity: 'error',
       from: { path: '^apps/' },
       // libs/client publishes a second entry point (its package.json "exports"): the SQLite dedupe store.
-      to: { path: '^libs/[^/]+/src/', pathNot: ['^libs/[^/]+/src/index\\.ts$', '^libs/[^/]+/src/testing/', '^libs/client/src/dedupe-sqlite\\.ts$'] },
+      to: {
+        path: '^libs/[^/]+/src/',
+        pathNot: ['^libs/[^/]+/src/index\\.ts$', '^libs/[^/]+/src/testing/', '^libs/client/src/dedupe-sqlite\\.ts$'],
+      },
     },
     {
       name: 'libs-never-import-apps',

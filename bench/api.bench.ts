@@ -49,14 +49,19 @@ export async function apiBench(): Promise<void> {
     let cursor: string | null = null;
     let deepCursor: string | null = null;
     do {
-      const res = await pool.request({ method: 'GET', path: `/external-api/v1/entities?limit=50${cursor ? `&cursor=${cursor}` : ''}`, headers: auth });
+      const res = await pool.request({
+        method: 'GET',
+        path: `/external-api/v1/entities?limit=50${cursor ? `&cursor=${cursor}` : ''}`,
+        headers: auth,
+      });
       const page = (await res.body.json()) as { data: { id: string }[]; next_cursor: string | null };
       if (res.statusCode !== 200) throw new Error(`Listing the seed answered ${res.statusCode}`);
       ids.push(...page.data.map((e) => e.id));
       cursor = page.next_cursor;
       if (ids.length === target.entities - 50) deepCursor = cursor;
     } while (cursor !== null);
-    if (ids.length !== target.entities || deepCursor === null) throw new Error(`Seeded ${target.entities} entities, listed ${ids.length}`);
+    if (ids.length !== target.entities || deepCursor === null)
+      throw new Error(`Seeded ${target.entities} entities, listed ${ids.length}`);
 
     const get = (path: string, headers: Record<string, string>) => async () => {
       const res = await pool.request({ method: 'GET', path, headers });
@@ -69,7 +74,11 @@ export async function apiBench(): Promise<void> {
         method: 'POST',
         path: '/external-api/v1/orders',
         headers: { ...auth, 'content-type': 'application/json' },
-        body: JSON.stringify({ entity_id: ids[order++ % ids.length], order_type: 'annual_report', jurisdiction_code: 'US-DE' }),
+        body: JSON.stringify({
+          entity_id: ids[order++ % ids.length],
+          order_type: 'annual_report',
+          jurisdiction_code: 'US-DE',
+        }),
       });
       await res.body.text();
       return res.statusCode === 201;
@@ -77,7 +86,10 @@ export async function apiBench(): Promise<void> {
     const runs: [label: string, request: () => Promise<boolean>][] = [
       ['bare route, GET /_probe (public, no guard, no database)', get('/_probe', {})],
       ['GET /external-api/v1/entities?limit=50 (first page)', get('/external-api/v1/entities?limit=50', auth)],
-      [`GET /external-api/v1/entities?limit=50 (page ${target.entities - 50} deep)`, get(`/external-api/v1/entities?limit=50&cursor=${deepCursor}`, auth)],
+      [
+        `GET /external-api/v1/entities?limit=50 (page ${target.entities - 50} deep)`,
+        get(`/external-api/v1/entities?limit=50&cursor=${deepCursor}`, auth),
+      ],
       ['POST /external-api/v1/orders', postOrder],
     ];
     // Warm-up, then the figures in alternating rounds, so a change in the machine's load during
@@ -100,7 +112,9 @@ export async function apiBench(): Promise<void> {
         `${CONCURRENCY} concurrent, ${ROUNDS} × ${ROUND_MS} ms each; load average ${loadBefore.toFixed(2)} before, ${loadavg()[0].toFixed(2)} after`,
     );
     const baseline = rate(totals[0].ok, totals[0].ms);
-    console.log(`${'request'.padEnd(62)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'ratio'.padStart(7)}`);
+    console.log(
+      `${'request'.padEnd(62)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'ratio'.padStart(7)}`,
+    );
     for (const [i, [label]] of runs.entries()) {
       const t = totals[i];
       const perSecond = rate(t.ok, t.ms);

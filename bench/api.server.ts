@@ -25,7 +25,13 @@ const APPENDERS = 64;
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-api-'));
-  const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', EVENT_STORE: 'sqlite', API_RATE_LIMIT: UNREACHABLE_RATE_LIMIT });
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    EVENT_STORE: 'sqlite',
+    API_RATE_LIMIT: UNREACHABLE_RATE_LIMIT,
+  });
   const app = await createApp(config, { imports: [ProbeModule] });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
@@ -40,15 +46,28 @@ async function main(): Promise<void> {
       while (next < ENTITIES) {
         const i = next++;
         const id = uuidv7();
-        const meta = buildMetadata({ account_id: client.accountId, actor: `client:${client.clientId}`, correlation_id: randomUUID(), causation_id: null });
-        const data = { entity_id: id, name: `Entity ${i}`, entity_type: 'llc', status: 'active', formation_jurisdiction: 'US-DE', formation_date: '2020-01-31' };
+        const meta = buildMetadata({
+          account_id: client.accountId,
+          actor: `client:${client.clientId}`,
+          correlation_id: randomUUID(),
+          causation_id: null,
+        });
+        const data = {
+          entity_id: id,
+          name: `Entity ${i}`,
+          entity_type: 'llc',
+          status: 'active',
+          formation_jurisdiction: 'US-DE',
+          formation_date: '2020-01-31',
+        };
         await store.appendToStream(`entity-${id}`, [toEventData({ type: ENTITY_CREATED, data }, meta)]);
       }
     }),
   );
   // Served only once the read model has every entity.
   const head = await store.headPosition();
-  if (head && !(await app.get(ProjectionRunner).waitFor(head, 120_000))) throw new Error('The read models did not catch up with the seed');
+  if (head && !(await app.get(ProjectionRunner).waitFor(head, 120_000)))
+    throw new Error('The read models did not catch up with the seed');
   const seedMs = performance.now() - started;
 
   process.stdout.write(JSON.stringify({ url, token: client.token, entities: ENTITIES, seedMs }) + '\n');

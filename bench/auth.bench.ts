@@ -68,8 +68,12 @@ export async function authBench(): Promise<void> {
     }
     await pool.close();
 
-    console.log(`token endpoint, ${TOKEN_CONCURRENCY} concurrent clients, ${DURATION_MS} ms: ${tokens.ok} tokens, ${tokens.failed} failures`);
-    console.log(`${'tokens issued (POST /o/token/, HTTP Basic)'.padEnd(58)} ${Math.round(rate(tokens.ok, tokens.ms)).toLocaleString('en-US').padStart(10)} tokens/s`);
+    console.log(
+      `token endpoint, ${TOKEN_CONCURRENCY} concurrent clients, ${DURATION_MS} ms: ${tokens.ok} tokens, ${tokens.failed} failures`,
+    );
+    console.log(
+      `${'tokens issued (POST /o/token/, HTTP Basic)'.padEnd(58)} ${Math.round(rate(tokens.ok, tokens.ms)).toLocaleString('en-US').padStart(10)} tokens/s`,
+    );
     printComparison(
       `authenticated GET /external-api/v1/_probe/plain, ${GET_CONCURRENCY} concurrent`,
       rate(guarded.ok, guarded.ms),

@@ -14,13 +14,21 @@ import { ProbeModule } from '../test/support/probe.module';
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-auth-'));
-  const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', EVENT_STORE: 'sqlite', API_RATE_LIMIT: UNREACHABLE_RATE_LIMIT });
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    EVENT_STORE: 'sqlite',
+    API_RATE_LIMIT: UNREACHABLE_RATE_LIMIT,
+  });
   const app = await createApp(config, { imports: [ProbeModule] });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
   const service = { url, app, dataDir, close: () => app.close(), destroy: () => app.close() };
   const client = await provisionAccount(service);
-  process.stdout.write(JSON.stringify({ url, clientId: client.clientId, clientSecret: client.clientSecret, token: client.token }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ url, clientId: client.clientId, clientSecret: client.clientSecret, token: client.token }) + '\n',
+  );
   process.once('SIGTERM', () => {
     void app.close().finally(() => {
       rmSync(dataDir, { recursive: true, force: true });

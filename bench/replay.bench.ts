@@ -3,7 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteEventStore } from '@filing/event-store';
-import { loadConfig, newReadModelFile, ProjectionRunner, publishReadModelFile, rebuildReadModels } from '@filing/platform';
+import {
+  loadConfig,
+  newReadModelFile,
+  ProjectionRunner,
+  publishReadModelFile,
+  rebuildReadModels,
+} from '@filing/platform';
 import { CliModule } from '../apps/cli/src/cli.module';
 import { createApp } from '../apps/service/src/bootstrap';
 import { generateEntityEvents } from '../test/support/generate-events';
@@ -45,13 +51,14 @@ export async function replayBench(): Promise<void> {
     const smallStart = await startUp(small);
     const bigStart = await startUp(big);
     console.log(`${'service start-up to /readyz 200, 10k events'.padEnd(58)} ${smallStart.toFixed(0).padStart(10)} ms`);
-    console.log(`${`service start-up to /readyz 200, ${EVENTS} events`.padEnd(58)} ${bigStart.toFixed(0).padStart(10)} ms`);
+    console.log(
+      `${`service start-up to /readyz 200, ${EVENTS} events`.padEnd(58)} ${bigStart.toFixed(0).padStart(10)} ms`,
+    );
     console.log(`${'ratio (large / small)'.padEnd(58)} ${(bigStart / smallStart).toFixed(2).padStart(10)}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-
 
 async function rawRead(dataDir: string): Promise<number> {
   const store = new SqliteEventStore({ file: join(dataDir, 'events.db') });

@@ -66,10 +66,20 @@ function rawInserts(file: string): number {
   db.exec(`CREATE TABLE events (position INTEGER PRIMARY KEY, stream_id TEXT NOT NULL, revision INTEGER NOT NULL,
     event_id TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, created INTEGER NOT NULL,
     UNIQUE (stream_id, revision))`);
-  const insert = db.prepare('INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const insert = db.prepare(
+    'INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
   const started = performance.now();
   for (let i = 0; i < APPENDS; i++) {
-    insert.run(`bench-${i % 50}`, Math.floor(i / 50), randomUUID(), 'bench.Appended', JSON.stringify({ i, payload: 'x'.repeat(200) }), '{}', Date.now());
+    insert.run(
+      `bench-${i % 50}`,
+      Math.floor(i / 50),
+      randomUUID(),
+      'bench.Appended',
+      JSON.stringify({ i, payload: 'x'.repeat(200) }),
+      '{}',
+      Date.now(),
+    );
   }
   const ms = performance.now() - started;
   db.close();

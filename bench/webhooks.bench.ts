@@ -57,7 +57,8 @@ class Receiver {
   }
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
 /**
@@ -108,8 +109,12 @@ export async function webhooksBench(): Promise<void> {
       'deliveries/s',
     );
     console.log(`append→receipt, bulk 1 endpoint (queueing included): p50 ${ms(bulkOne.p50)}, p99 ${ms(bulkOne.p99)}`);
-    console.log(`append→receipt, bulk 10 endpoints (queueing included): p50 ${ms(bulkTen.p50)}, p99 ${ms(bulkTen.p99)}`);
-    console.log(`append→receipt, paced ${PACED} events at ${PACED_RATE}/s, 1 endpoint: p50 ${ms(paced.p50)}, p99 ${ms(paced.p99)}`);
+    console.log(
+      `append→receipt, bulk 10 endpoints (queueing included): p50 ${ms(bulkTen.p50)}, p99 ${ms(bulkTen.p99)}`,
+    );
+    console.log(
+      `append→receipt, paced ${PACED} events at ${PACED_RATE}/s, 1 endpoint: p50 ${ms(paced.p50)}, p99 ${ms(paced.p99)}`,
+    );
     console.log(`raw undici POST latency, ${RAW_CONCURRENCY} concurrent: p50 ${ms(raw.p50)}, p99 ${ms(raw.p99)}`);
   } finally {
     await app.close();
@@ -124,13 +129,20 @@ interface Account {
   readonly paths: string[];
 }
 
-async function account(service: { app: Parameters<typeof provisionAccount>[0]['app']; url: string }, receiver: Receiver, endpoints: number): Promise<Account> {
+async function account(
+  service: { app: Parameters<typeof provisionAccount>[0]['app']; url: string },
+  receiver: Receiver,
+  endpoints: number,
+): Promise<Account> {
   const acc = await provisionAccount(service as Parameters<typeof provisionAccount>[0]);
   const api = apiClient(service.url, acc.token);
   const paths: string[] = [];
   for (let i = 0; i < endpoints; i++) {
     const path = `/hook/${acc.accountId.slice(-6)}/${i}`;
-    const ep = await api('POST', '/external-api/v1/webhook-endpoints', { url: receiver.url + path, event_types: ['entity.created'] });
+    const ep = await api('POST', '/external-api/v1/webhook-endpoints', {
+      url: receiver.url + path,
+      event_types: ['entity.created'],
+    });
     await api('POST', `/external-api/v1/webhook-endpoints/${ep.body.id}/enable`);
     paths.push(path);
   }
@@ -139,7 +151,14 @@ async function account(service: { app: Parameters<typeof provisionAccount>[0]['a
 }
 
 /** Appends `events` EntityCreated (all at once, or paced at `perSecond`) and waits for every delivery. */
-async function run(store: EventStore, receiver: Receiver, acc: Account, events: number, endpoints: number, perSecond?: number) {
+async function run(
+  store: EventStore,
+  receiver: Receiver,
+  acc: Account,
+  events: number,
+  endpoints: number,
+  perSecond?: number,
+) {
   const appendedAt = new Map<string, number>();
   const expected = receiver.received.size + events * endpoints;
   const done = receiver.waitForTotal(expected);
@@ -150,7 +169,14 @@ async function run(store: EventStore, receiver: Receiver, acc: Account, events: 
     const data = toEventData(
       {
         type: 'entities.EntityCreated',
-        data: { entity_id: id, name: 'Bench LLC', entity_type: 'llc', status: 'active', formation_jurisdiction: null, formation_date: null },
+        data: {
+          entity_id: id,
+          name: 'Bench LLC',
+          entity_type: 'llc',
+          status: 'active',
+          formation_jurisdiction: null,
+          formation_date: null,
+        },
       },
       buildMetadata(context),
     );
@@ -182,8 +208,18 @@ async function run(store: EventStore, receiver: Receiver, acc: Account, events: 
 
 /** The same kind of request (JSON body, signature-sized headers) over the same kind of undici agent. */
 async function rawLoop(url: string, pki: TestPki, count: number) {
-  const agent = new Agent({ connections: 16, keepAliveTimeout: 30_000, connect: { ca: [...rootCertificates, readFileSync(pki.caFile, 'utf8')] } });
-  const body = JSON.stringify({ event_id: randomUUID(), event_type: 'entity.created', timestamp: new Date().toISOString(), entity_id: randomUUID(), status: 'active' });
+  const agent = new Agent({
+    connections: 16,
+    keepAliveTimeout: 30_000,
+    connect: { ca: [...rootCertificates, readFileSync(pki.caFile, 'utf8')] },
+  });
+  const body = JSON.stringify({
+    event_id: randomUUID(),
+    event_type: 'entity.created',
+    timestamp: new Date().toISOString(),
+    entity_id: randomUUID(),
+    status: 'active',
+  });
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();

@@ -38,7 +38,13 @@ describe('the API on a cluster of three instances (EventStoreDB test server)', (
   }, 120_000);
   afterAll(async () => cluster?.stop());
 
-  async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  async function call(
+    base: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) {
     const res = await fetch(`${base}${V1}${path}`, {
       method,
       headers: { ...bearer(token), ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
@@ -86,7 +92,9 @@ describe('the API on a cluster of three instances (EventStoreDB test server)', (
     const entity = (await call(cluster.next(), 'POST', '/entities', { name: 'Keyed LLC', entity_type: 'llc' })).body;
     const key = `cluster-${randomUUID()}`;
     const order = { entity_id: entity.id, order_type: 'annual_report' };
-    const answers = await Promise.all(cluster.instances.map((i) => call(i.url, 'POST', '/orders', order, { 'idempotency-key': key })));
+    const answers = await Promise.all(
+      cluster.instances.map((i) => call(i.url, 'POST', '/orders', order, { 'idempotency-key': key })),
+    );
     expect(answers.map((a) => a.status)).toEqual([201, 201, 201]);
     expect(new Set(answers.map((a) => a.text)).size).toBe(1);
     const orders = await call(cluster.next(), 'GET', `/orders?entity_id=${entity.id}`);
@@ -97,7 +105,11 @@ describe('the API on a cluster of three instances (EventStoreDB test server)', (
     const entity = (await call(cluster.next(), 'POST', '/entities', { name: 'Papers LLC', entity_type: 'llc' })).body;
     const bytes = randomBytes(700 * 1024);
     const created = await call(cluster.next(), 'POST', '/documents', {
-      entity_id: entity.id, title: 'Scan', document_type: 'scan', content_type: 'application/pdf', content_base64: bytes.toString('base64'),
+      entity_id: entity.id,
+      title: 'Scan',
+      document_type: 'scan',
+      content_type: 'application/pdf',
+      content_base64: bytes.toString('base64'),
     });
     expect(created.status).toBe(201);
     for (const instance of cluster.instances) {
@@ -114,7 +126,9 @@ describe('the API on a cluster of three instances (EventStoreDB test server)', (
   it('a settings session from one instance works on the others; sign-out on one ends it on all', async () => {
     const [a, b, c] = cluster.instances.map((i) => i.url);
     const browser = new HttpSession(a);
-    expect((await browser.signIn(cluster.setup.user.email, cluster.setup.user.password)).location).toBe('/settings/profile');
+    expect((await browser.signIn(cluster.setup.user.email, cluster.setup.user.password)).location).toBe(
+      '/settings/profile',
+    );
     const kept = browser.cookies.get('filing_session')!;
     for (const url of [b, c]) expect((await browser.at(url).get('/settings/profile')).status).toBe(200);
     const page = await browser.at(b).get('/settings/profile');
@@ -136,12 +150,21 @@ describe('the API on a cluster of three instances (EventStoreDB test server)', (
     const order = { entity_id: entity.id, order_type: 'formation' };
     const ordered = await call(cluster.next(), 'POST', '/orders', order, { 'idempotency-key': key });
     const bytes = randomBytes(64 * 1024);
-    const document = (await call(cluster.next(), 'POST', '/documents', {
-      entity_id: entity.id, title: 'Kept', document_type: 'scan', content_type: 'application/octet-stream', content_base64: bytes.toString('base64'),
-    })).body;
-    const endpoint = (await call(cluster.next(), 'POST', '/webhook-endpoints', { url: 'https://127.0.0.1:9/hook' })).body;
+    const document = (
+      await call(cluster.next(), 'POST', '/documents', {
+        entity_id: entity.id,
+        title: 'Kept',
+        document_type: 'scan',
+        content_type: 'application/octet-stream',
+        content_base64: bytes.toString('base64'),
+      })
+    ).body;
+    const endpoint = (await call(cluster.next(), 'POST', '/webhook-endpoints', { url: 'https://127.0.0.1:9/hook' }))
+      .body;
     const browser = new HttpSession(cluster.next());
-    expect((await browser.signIn(cluster.setup.user.email, cluster.setup.user.password)).location).toBe('/settings/profile');
+    expect((await browser.signIn(cluster.setup.user.email, cluster.setup.user.password)).location).toBe(
+      '/settings/profile',
+    );
 
     for (const instance of cluster.instances) {
       await instance.kill('SIGKILL');
@@ -154,9 +177,17 @@ describe('the API on a cluster of three instances (EventStoreDB test server)', (
     const replayed = await call(cluster.next(), 'POST', '/orders', order, { 'idempotency-key': key });
     expect([replayed.status, replayed.text]).toEqual([201, ordered.text]);
     const content = await fetch(`${cluster.next()}${V1}/documents/${document.id}/content`, { headers: bearer(token) });
-    expect(createHash('sha256').update(Buffer.from(await content.arrayBuffer())).digest('hex')).toBe(document.sha256);
+    expect(
+      createHash('sha256')
+        .update(Buffer.from(await content.arrayBuffer()))
+        .digest('hex'),
+    ).toBe(document.sha256);
     expect((await browser.at(cluster.next()).get('/settings/profile')).status).toBe(200);
-    const secrets = await Promise.all(cluster.instances.map(async (i) => (await call(i.url, 'GET', `/webhook-endpoints/${endpoint.id}/secret`)).body.secret));
+    const secrets = await Promise.all(
+      cluster.instances.map(
+        async (i) => (await call(i.url, 'GET', `/webhook-endpoints/${endpoint.id}/secret`)).body.secret,
+      ),
+    );
     expect(new Set(secrets)).toEqual(new Set([endpoint.secret]));
   }, 120_000);
 });

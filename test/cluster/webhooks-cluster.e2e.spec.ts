@@ -35,7 +35,9 @@ interface Tenant {
 async function tenant(service: TestService, receiver: WebhookReceiver): Promise<Tenant> {
   const { token } = await provisionAccount(service);
   const api = apiClient(service.url, token);
-  const endpoint = (await api('POST', `${V1}/webhook-endpoints`, { url: receiver.url, event_types: ['order.submitted'] })).body;
+  const endpoint = (
+    await api('POST', `${V1}/webhook-endpoints`, { url: receiver.url, event_types: ['order.submitted'] })
+  ).body;
   expect((await api('POST', `${V1}/webhook-endpoints/${endpoint.id}/enable`)).status).toBe(200);
   expect((await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: true })).status).toBe(200);
   const entity = (await api('POST', `${V1}/entities`, { name: 'Cluster Co', entity_type: 'llc' })).body;
@@ -50,7 +52,10 @@ async function submitOrders(cluster: Cluster<unknown>, who: Tenant, count: numbe
     Array.from({ length: 12 }, async () => {
       while (next < count) {
         next++;
-        const res = await apiClient(cluster.next(), who.token)('POST', `${V1}/orders`, { entity_id: who.entityId, order_type: 'formation' });
+        const res = await apiClient(cluster.next(), who.token)('POST', `${V1}/orders`, {
+          entity_id: who.entityId,
+          order_type: 'formation',
+        });
         expect(res.status).toBe(201);
         ids.push(res.body.id);
       }
@@ -73,10 +78,16 @@ async function deliveryStreams(cluster: Cluster<unknown>, endpointId: string): P
 }
 
 /** An instance's claims with no attempt recorded after them (its attempts in flight), by delivery stream. */
-async function inFlight(cluster: Cluster<unknown>, endpointId: string, instance: string): Promise<Map<string, RecordedEvent>> {
+async function inFlight(
+  cluster: Cluster<unknown>,
+  endpointId: string,
+  instance: string,
+): Promise<Map<string, RecordedEvent>> {
   const claims = new Map<string, RecordedEvent>();
   for (const [id, events] of await deliveryStreams(cluster, endpointId)) {
-    const last = events.filter((e) => e.type === 'webhooks.DeliveryClaimed' || e.type === 'webhooks.DeliveryAttempted').at(-1);
+    const last = events
+      .filter((e) => e.type === 'webhooks.DeliveryClaimed' || e.type === 'webhooks.DeliveryAttempted')
+      .at(-1);
     if (last?.type === 'webhooks.DeliveryClaimed' && last.data.instance === instance) claims.set(id, last);
   }
   return claims;
@@ -135,7 +146,10 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
   it('300 orders created round-robin: each order.submitted delivered exactly once, signed with the secret another instance shows', async () => {
     const { steady } = cluster.setup;
     // The secret, fetched from an instance that did not create the endpoint (the setup instance did).
-    const shown = await apiClient(cluster.instances[2].url, steady.token)('GET', `${V1}/webhook-endpoints/${steady.endpointId}/secret`);
+    const shown = await apiClient(cluster.instances[2].url, steady.token)(
+      'GET',
+      `${V1}/webhook-endpoints/${steady.endpointId}/secret`,
+    );
     expect(shown.body).toEqual({ secret: steady.secret });
 
     const orders = await submitOrders(cluster, steady, ORDERS);
@@ -156,11 +170,23 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
     expect(fast.requests).toHaveLength(ORDERS);
     for (const r of fast.requests) {
       const h = r.headers;
-      expect(verifySignature(shown.body.secret, String(h['webhook-signature']), String(h['webhook-id']), Number(h['webhook-timestamp']), r.body)).toBe(true);
+      expect(
+        verifySignature(
+          shown.body.secret,
+          String(h['webhook-signature']),
+          String(h['webhook-id']),
+          Number(h['webhook-timestamp']),
+          r.body,
+        ),
+      ).toBe(true);
     }
     // One claim and one attempt per delivery in the log; the work was shared between the instances.
-    const claims = [...streams.values()].flatMap((events) => events.filter((e) => e.type === 'webhooks.DeliveryClaimed'));
-    const attempts = [...streams.values()].flatMap((events) => events.filter((e) => e.type === 'webhooks.DeliveryAttempted'));
+    const claims = [...streams.values()].flatMap((events) =>
+      events.filter((e) => e.type === 'webhooks.DeliveryClaimed'),
+    );
+    const attempts = [...streams.values()].flatMap((events) =>
+      events.filter((e) => e.type === 'webhooks.DeliveryAttempted'),
+    );
     expect([claims.length, attempts.length]).toEqual([ORDERS, ORDERS]);
     const claimers = new Set(claims.map((c) => c.data.instance as string));
     const ids = new Set(cluster.instances.map((i) => i.dispatcherId));
@@ -168,7 +194,11 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
     expect(claimers.size).toBeGreaterThanOrEqual(2);
     // The fan-outs of three instances scheduled one delivery per order, each once.
     expect(streams.size).toBe(ORDERS);
-    expect([...streams.values()].every((events) => events.filter((e) => e.type === 'webhooks.DeliveryScheduled').length === 1)).toBe(true);
+    expect(
+      [...streams.values()].every(
+        (events) => events.filter((e) => e.type === 'webhooks.DeliveryScheduled').length === 1,
+      ),
+    ).toBe(true);
   }, 180_000);
 
   it('a 410 heard by several instances disables the endpoint once; each pending delivery ends once', async () => {
@@ -179,17 +209,22 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
       return events.find((e) => e.type === 'webhooks.EndpointDisabled')?.position.commit;
     }, 100);
     // An order submitted after the disable (in the stream's order) is no longer sent to the endpoint.
-    const before = (await cluster.store().readAll({ maxCount: 1_000_000 })).filter((e) => orders.has(e.streamId) && e.position.commit < disabledAt);
+    const before = (await cluster.store().readAll({ maxCount: 1_000_000 })).filter(
+      (e) => orders.has(e.streamId) && e.position.commit < disabledAt,
+    );
     expect(before.length).toBeGreaterThanOrEqual(1);
     const streams = await eventually(async () => {
       const s = await deliveryStreams(cluster, who.endpointId);
       const ended = [...s.values()].filter((events) => events.some((e) => ENDED.has(e.type)));
       return s.size === before.length && ended.length === before.length ? s : undefined;
     }, 250);
-    const disables = (await cluster.store().readStream(`webhookendpoint-${who.endpointId}`)).filter((e) => e.type === 'webhooks.EndpointDisabled');
+    const disables = (await cluster.store().readStream(`webhookendpoint-${who.endpointId}`)).filter(
+      (e) => e.type === 'webhooks.EndpointDisabled',
+    );
     expect(disables.map((e) => e.data)).toEqual([{ endpoint_id: who.endpointId, reason: 'gone' }]);
     // The fan-outs of three instances cancel as of the disable's position, the dispatchers at send time: one ending each.
-    for (const events of streams.values()) expect(events.filter((e) => ENDED.has(e.type)).map((e) => e.type)).toHaveLength(1);
+    for (const events of streams.values())
+      expect(events.filter((e) => ENDED.has(e.type)).map((e) => e.type)).toHaveLength(1);
   }, 180_000);
 
   it('a rolling restart (SIGTERM, start again) mid-load: its attempts in flight finish and are recorded, nothing is sent twice', async () => {
@@ -197,7 +232,10 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
     const stopping = cluster.instances[1];
     const before = stopping.dispatcherId;
     const orders = await submitOrders(cluster, rolling, ORDERS_UNDER_CRASH);
-    await eventually(async () => ((await inFlight(cluster, rolling.endpointId, before)).size >= 3 ? true : undefined), 50);
+    await eventually(
+      async () => ((await inFlight(cluster, rolling.endpointId, before)).size >= 3 ? true : undefined),
+      50,
+    );
     await stopping.kill('SIGTERM');
     await stopping.start();
     expect(stopping.dispatcherId).not.toBe(before);
@@ -211,10 +249,11 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
     expect([...countBy(slow.requests, (r) => String(r.headers['webhook-id']))].filter(([, n]) => n > 1)).toEqual([]);
     // Every claim of the stopped process was followed by its own attempt: one claim and one attempt per delivery.
     for (const events of streams.values()) {
-      expect(events.filter((e) => e.type === 'webhooks.DeliveryClaimed' || e.type === 'webhooks.DeliveryAttempted').map((e) => e.type)).toEqual([
-        'webhooks.DeliveryClaimed',
-        'webhooks.DeliveryAttempted',
-      ]);
+      expect(
+        events
+          .filter((e) => e.type === 'webhooks.DeliveryClaimed' || e.type === 'webhooks.DeliveryAttempted')
+          .map((e) => e.type),
+      ).toEqual(['webhooks.DeliveryClaimed', 'webhooks.DeliveryAttempted']);
     }
   }, 180_000);
 
@@ -253,12 +292,16 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
     // and within the takeover bound of the kill.
     const survivors = new Set(cluster.instances.filter((i) => i !== victim).map((i) => i.dispatcherId));
     for (const [id, claim] of orphaned) {
-      const takeover = streams.get(id)!.find((e) => e.type === 'webhooks.DeliveryClaimed' && e.position.commit > claim.position.commit)!;
+      const takeover = streams
+        .get(id)!
+        .find((e) => e.type === 'webhooks.DeliveryClaimed' && e.position.commit > claim.position.commit)!;
       expect(survivors.has(takeover.data.instance as string)).toBe(true);
       const claimedAt = Date.parse(takeover.metadata.occurred_at as string);
       expect(claimedAt).toBeGreaterThanOrEqual(Date.parse(claim.data.lease_until as string));
       expect(claimedAt - killedAt).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
-      expect(Date.parse(claim.data.lease_until as string) - Date.parse(claim.metadata.occurred_at as string)).toBe(LEASE_MS);
+      expect(Date.parse(claim.data.lease_until as string) - Date.parse(claim.metadata.occurred_at as string)).toBe(
+        LEASE_MS,
+      );
     }
   }, 180_000);
 });

@@ -14,12 +14,18 @@ describe('sqlite event store under SIGKILL', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('keeps every acknowledged append, each one whole', async () => {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', join(__dirname, 'append-under-load.child.ts'), file], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['-r', '@swc-node/register', join(__dirname, 'append-under-load.child.ts'), file],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     const acks: Array<{ stream: string; id: string; count: number }> = [];
     let buffered = '';
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, signal) => resolve(signal)),
+    );
     const enough = new Promise<void>((resolve) => {
       child.stdout.on('data', (chunk: Buffer) => {
         buffered += chunk.toString();
@@ -53,7 +59,9 @@ describe('sqlite event store under SIGKILL', () => {
       for (const e of all) {
         const { k, of } = e.data as { k: number; of: number };
         if (k === 0) {
-          const run = all.filter((x) => x.streamId === e.streamId && x.data.i === e.data.i && x.data.caller === e.data.caller);
+          const run = all.filter(
+            (x) => x.streamId === e.streamId && x.data.i === e.data.i && x.data.caller === e.data.caller,
+          );
           expect(run).toHaveLength(of);
         }
       }

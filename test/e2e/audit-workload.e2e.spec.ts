@@ -64,7 +64,15 @@ describe('audit after a workload across every read model', () => {
     expect((await ops('POST', `${OPS}/clients/${client.body.client_id}/rotate-secret`)).status).toBe(200);
     const spare = await ops('POST', `${OPS}/clients`, { account_id: account.body.id, scope: 'read' });
     expect((await ops('POST', `${OPS}/clients/${spare.body.client_id}/revoke`)).status).toBe(200);
-    expect((await ops('POST', `${OPS}/users`, { account_id: account.body.id, email: 'audit@example.com', password: 'correct horse battery' })).status).toBe(201);
+    expect(
+      (
+        await ops('POST', `${OPS}/users`, {
+          account_id: account.body.id,
+          email: 'audit@example.com',
+          password: 'correct horse battery',
+        })
+      ).status,
+    ).toBe(201);
     // A settings-screen session (its own read model since sessions are events).
     expect((await new HttpSession(service.url).signIn('audit@example.com', 'correct horse battery')).status).toBe(303);
 
@@ -77,7 +85,8 @@ describe('audit after a workload across every read model', () => {
     try {
       slow.fallback = { status: 503, headers: { 'retry-after': '3600' } };
       const later = await api('POST', `${V1}/webhook-endpoints`, { url: slow.url, event_types: ['entity.created'] });
-      for (const ep of [good, later]) expect((await api('POST', `${V1}/webhook-endpoints/${ep.body.id}/enable`)).status).toBe(200);
+      for (const ep of [good, later])
+        expect((await api('POST', `${V1}/webhook-endpoints/${ep.body.id}/enable`)).status).toBe(200);
       expect((await api('POST', `${V1}/webhook-endpoints/${good.body.id}/rotate-secret`)).status).toBe(200);
       receiver.script({ status: 503 }, { status: 400 });
       expect((await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: true })).status).toBe(200);
@@ -86,7 +95,11 @@ describe('audit after a workload across every read model', () => {
       const entity = await created(api, '/entities', { name: 'Audit Holdings', entity_type: 'llc' });
       expect((await api('PATCH', `${V1}/entities/${entity}`, { status: 'inactive' })).status).toBe(200);
       await created(api, '/entities', { name: 'Audit Subsidiary', entity_type: 'corporation' });
-      const jurisdiction = await created(api, '/jurisdictions', { entity_id: entity, code: 'US-DE', registration_type: 'domestic' });
+      const jurisdiction = await created(api, '/jurisdictions', {
+        entity_id: entity,
+        code: 'US-DE',
+        registration_type: 'domestic',
+      });
       expect((await api('PATCH', `${V1}/jurisdictions/${jurisdiction}`, { status: 'active' })).status).toBe(200);
       const task = await created(api, '/tasks', { entity_id: entity, title: 'File the annual report' });
       expect((await api('PATCH', `${V1}/tasks/${task}`, { status: 'completed' })).status).toBe(200);
@@ -108,9 +121,13 @@ describe('audit after a workload across every read model', () => {
       expect((await api('DELETE', `${V1}/documents/${gone}`)).status).toBe(204);
 
       // The slow endpoint's delivery waits for its retry; disabling cancels it, then it is deleted.
-      await eventually(async () => ((await deliveries(api, later.body.id)).some((d) => d.attempt_count === 1) ? true : undefined));
+      await eventually(async () =>
+        (await deliveries(api, later.body.id)).some((d) => d.attempt_count === 1) ? true : undefined,
+      );
       expect((await api('POST', `${V1}/webhook-endpoints/${later.body.id}/disable`)).status).toBe(200);
-      await eventually(async () => ((await deliveries(api, later.body.id)).every((d) => d.status === 'cancelled') ? true : undefined));
+      await eventually(async () =>
+        (await deliveries(api, later.body.id)).every((d) => d.status === 'cancelled') ? true : undefined,
+      );
       expect((await api('DELETE', `${V1}/webhook-endpoints/${later.body.id}`)).status).toBe(204);
 
       // The 400 failed one delivery at once: redeliver it by hand.
@@ -127,8 +144,15 @@ describe('audit after a workload across every read model', () => {
     return res.body.id;
   }
 
-  async function deliveries(api: Api, endpointId: string, status?: string): Promise<Array<{ id: string; status: string; attempt_count: number }>> {
-    const res = await api('GET', `${V1}/webhook-endpoints/${endpointId}/deliveries?limit=100${status ? `&status=${status}` : ''}`);
+  async function deliveries(
+    api: Api,
+    endpointId: string,
+    status?: string,
+  ): Promise<Array<{ id: string; status: string; attempt_count: number }>> {
+    const res = await api(
+      'GET',
+      `${V1}/webhook-endpoints/${endpointId}/deliveries?limit=100${status ? `&status=${status}` : ''}`,
+    );
     return res.body.data;
   }
 
@@ -145,7 +169,9 @@ describe('audit after a workload across every read model', () => {
         const head = await store.headPosition();
         const fanOutAt = fanOut.commit();
         const readAt = runner.position();
-        const pending = runner.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get() as { n: number };
+        const pending = runner.db
+          .prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'")
+          .get() as { n: number };
         const settled =
           head !== null &&
           fanOutAt !== null &&
@@ -164,7 +190,10 @@ describe('audit after a workload across every read model', () => {
     const db = service.app.get(ProjectionRunner).db;
     const empty = tables.filter((t) => (db.prepare(`SELECT count(*) AS n FROM "${t}"`).get() as { n: number }).n === 0);
     expect(empty).toEqual([]);
-    const statuses = db.prepare('SELECT DISTINCT status FROM webhook_deliveries ORDER BY status').all().map((r: any) => r.status);
+    const statuses = db
+      .prepare('SELECT DISTINCT status FROM webhook_deliveries ORDER BY status')
+      .all()
+      .map((r: any) => r.status);
     expect(statuses).toEqual(['cancelled', 'delivered']);
     expect(receiver.requests.map((r) => r.answered)).toEqual(expect.arrayContaining([503, 400, 200]));
 
@@ -184,12 +213,18 @@ describe('audit after a workload across every read model', () => {
     const hashes: string[] = [];
     for (const table of tables) {
       const columns = db.prepare(`PRAGMA table_info("${table}")`).all() as Array<{ name: string; pk: number }>;
-      const keys = columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+      const keys = columns
+        .filter((c) => c.pk > 0)
+        .sort((a, b) => a.pk - b.pk)
+        .map((c) => c.name);
       const column = columns.find((c) => c.pk === 0)!.name;
-      const row = db.prepare(`SELECT rowid AS _rowid, * FROM "${table}" ORDER BY rowid LIMIT 1`).get() as Record<string, unknown>;
+      const row = db.prepare(`SELECT rowid AS _rowid, * FROM "${table}" ORDER BY rowid LIMIT 1`).get() as Record<
+        string,
+        unknown
+      >;
       db.prepare(`UPDATE "${table}" SET "${column}" = ? WHERE rowid = ?`).run(`tampered ${table}`, row._rowid);
       const shown = { ...row, _rowid: undefined, [column]: `tampered ${table}` };
-      for (const c of hashColumns) if (typeof shown[c] === 'string') shown[c] = `${(shown[c]).slice(0, 8)}…`;
+      for (const c of hashColumns) if (typeof shown[c] === 'string') shown[c] = `${shown[c].slice(0, 8)}…`;
       const key = keys.map((k) => (hashColumns.includes(k) ? shown[k] : row[k]));
       named.push(`DIFF ${table} ${JSON.stringify(key)}\n  columns: ${column}\n  live:    ${JSON.stringify(shown)}`);
       for (const c of hashColumns) if (typeof row[c] === 'string') hashes.push(row[c]);

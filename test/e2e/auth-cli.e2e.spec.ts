@@ -57,7 +57,8 @@ describe('auth CLI commands', () => {
     // What a create prints is what the operator API answers for the same resource (the secret aside).
     await caughtUp();
     const opToken = (await provisionOperator(service)).token;
-    const viaApi = async (path: string) => (await fetch(`${service.url}/internal-api/v1/${path}`, { headers: bearer(opToken) })).json();
+    const viaApi = async (path: string) =>
+      (await fetch(`${service.url}/internal-api/v1/${path}`, { headers: bearer(opToken) })).json();
     const { client_secret: _, ...clientShown } = client.json;
     expect([account.json, clientShown, user.json]).toEqual([
       await viaApi(`accounts/${account.json.id}`),
@@ -122,13 +123,22 @@ describe('auth CLI commands', () => {
     it('refuses two different passwords typed on a terminal, a second line on stdin, and --password beside it', async () => {
       const account = await cli('accounts:create', '--name', 'Refused Co');
       const base = ['users:create', '--account', account.json.id, '--email', 'refused@example.com'];
-      const typo = await runCliOnTerminal(service.dataDir, [...base, '--password-stdin'], [
-        { prompt: 'Password: ', type: 'correct horse battery' },
-        { prompt: 'Password again: ', type: 'correct horse batery' },
-      ]);
+      const typo = await runCliOnTerminal(
+        service.dataDir,
+        [...base, '--password-stdin'],
+        [
+          { prompt: 'Password: ', type: 'correct horse battery' },
+          { prompt: 'Password again: ', type: 'correct horse batery' },
+        ],
+      );
       expect(typo.code).toBe(2);
       expect(typo.output).toContain('The two passwords differ');
-      const twoLines = await runCli(service.dataDir, [...base, '--password-stdin'], 30_000, 'first line\nsecond line\n');
+      const twoLines = await runCli(
+        service.dataDir,
+        [...base, '--password-stdin'],
+        30_000,
+        'first line\nsecond line\n',
+      );
       expect([twoLines.code, twoLines.stderr]).toEqual([2, expect.stringContaining('--password-stdin takes one line')]);
       const both = await runCli(service.dataDir, [...base, '--password-stdin', '--password', 'x'], 30_000);
       expect([both.code, both.stderr]).toEqual([2, expect.stringContaining('not both')]);

@@ -73,7 +73,11 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
   describe('POST /o/token/', () => {
     it('issues a Bearer token for the client credentials in the form', async () => {
       const c = await customer();
-      const res = await postForm('/o/token/', { grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret });
+      const res = await postForm('/o/token/', {
+        grant_type: 'client_credentials',
+        client_id: c.clientId,
+        client_secret: c.clientSecret,
+      });
       expect(res.status).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(['access_token', 'expires_in', 'scope', 'token_type']);
       expect(res.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'read write' });
@@ -87,7 +91,9 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
 
     it('accepts HTTP Basic with a form-urlencoded client_id and secret', async () => {
       const c = await customer();
-      const everyCharEncoded = [...c.clientSecret].map((ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`).join('');
+      const everyCharEncoded = [...c.clientSecret]
+        .map((ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)
+        .join('');
       const header = `Basic ${Buffer.from(`${c.clientId}:${everyCharEncoded}`).toString('base64')}`;
       const res = await postForm('/o/token/', { grant_type: 'client_credentials' }, { authorization: header });
       expect(res.status).toBe(200);
@@ -97,7 +103,11 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
 
     it('narrows the grant to the scope asked for', async () => {
       const c = await customer();
-      const res = await postForm('/o/token', { grant_type: 'client_credentials', scope: 'read' }, basic(c.clientId, c.clientSecret));
+      const res = await postForm(
+        '/o/token',
+        { grant_type: 'client_credentials', scope: 'read' },
+        basic(c.clientId, c.clientSecret),
+      );
       expect(res.status).toBe(200);
       expect(res.body.scope).toBe('read');
       const token = res.body.access_token as string;
@@ -109,7 +119,10 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
     it('400 invalid_request when the body is not a form', async () => {
       const c = await customer();
       for (const [type, body] of [
-        ['application/json', JSON.stringify({ grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret })],
+        [
+          'application/json',
+          JSON.stringify({ grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret }),
+        ],
         ['text/plain', 'grant_type=client_credentials'],
         [undefined, undefined],
       ] as const) {
@@ -126,7 +139,11 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
       expect(missing.status).toBe(400);
       expect(missing.body.error).toBe('invalid_request');
       expectNoStore(missing);
-      const other = await postForm('/o/token/', { grant_type: 'password', client_id: c.clientId, client_secret: c.clientSecret });
+      const other = await postForm('/o/token/', {
+        grant_type: 'password',
+        client_id: c.clientId,
+        client_secret: c.clientSecret,
+      });
       expect(other.status).toBe(400);
       expect(other.body.error).toBe('unsupported_grant_type');
       expectNoStore(other);
@@ -159,7 +176,11 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
         expect(inBody.headers.get('www-authenticate')).toBeNull();
         expectNoStore(inBody);
         if (!fields.client_secret) continue;
-        const byBasic = await postForm('/o/token/', { grant_type: 'client_credentials' }, basic(fields.client_id, fields.client_secret));
+        const byBasic = await postForm(
+          '/o/token/',
+          { grant_type: 'client_credentials' },
+          basic(fields.client_id, fields.client_secret),
+        );
         expect(byBasic.status).toBe(401);
         expect(byBasic.body.error).toBe('invalid_client');
         expect(byBasic.headers.get('www-authenticate')).toBe('Basic realm="token"');
@@ -190,7 +211,11 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
         [readOnly, 'read write'],
         [op, 'read'],
       ] as const) {
-        const res = await postForm('/o/token/', { grant_type: 'client_credentials', scope }, basic(c.clientId, c.clientSecret));
+        const res = await postForm(
+          '/o/token/',
+          { grant_type: 'client_credentials', scope },
+          basic(c.clientId, c.clientSecret),
+        );
         expect(res.status).toBe(400);
         expect(res.body.error).toBe('invalid_scope');
         expectNoStore(res);
@@ -223,7 +248,11 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
           postForm('/o/token/', { grant_type: 'client_credentials', client_id: `unknown-${i}`, client_secret: 'x' }),
         );
         expect((await Promise.all(attempts)).map((r) => r.status)).toEqual(Array(30).fill(401));
-        const limited = await postForm('/o/token/', { grant_type: 'client_credentials', client_id: 'unknown-x', client_secret: 'x' });
+        const limited = await postForm('/o/token/', {
+          grant_type: 'client_credentials',
+          client_id: 'unknown-x',
+          client_secret: 'x',
+        });
         expect(limited.status).toBe(429);
         expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
       });
@@ -262,13 +291,17 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
       for (const method of ['GET', 'HEAD']) {
         const res = await call(method, '/external-api/v1/_probe', { headers: bearer(writeOnly.token) });
         expect(res.status).toBe(403);
-        expect(res.headers.get('www-authenticate')).toBe('Bearer realm="external-api", error="insufficient_scope", scope="read"');
+        expect(res.headers.get('www-authenticate')).toBe(
+          'Bearer realm="external-api", error="insufficient_scope", scope="read"',
+        );
         expect((await call(method, '/external-api/v1/_probe', { headers: bearer(readOnly.token) })).status).toBe(200);
       }
       for (const method of ['POST', 'PATCH', 'PUT', 'DELETE']) {
         const res = await call(method, '/external-api/v1/_probe', { headers: bearer(readOnly.token) });
         expect(res.status).toBe(403);
-        expect(res.headers.get('www-authenticate')).toBe('Bearer realm="external-api", error="insufficient_scope", scope="write"');
+        expect(res.headers.get('www-authenticate')).toBe(
+          'Bearer realm="external-api", error="insufficient_scope", scope="write"',
+        );
         expect(res.body.error).toBe('insufficient_scope');
         expect((await call(method, '/external-api/v1/_probe', { headers: bearer(writeOnly.token) })).status).toBe(200);
       }
@@ -276,11 +309,18 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
 
     it('puts the principal and command context on the request', async () => {
       const c = await customer();
-      const res = await call('GET', '/external-api/v1/_probe', { headers: { ...bearer(c.token), 'x-request-id': 'req-42' } });
+      const res = await call('GET', '/external-api/v1/_probe', {
+        headers: { ...bearer(c.token), 'x-request-id': 'req-42' },
+      });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         principal: { kind: 'client', accountId: c.accountId, subjectId: c.clientId, scopes: ['read', 'write'] },
-        context: { account_id: c.accountId, actor: `client:${c.clientId}`, correlation_id: 'req-42', causation_id: null },
+        context: {
+          account_id: c.accountId,
+          actor: `client:${c.clientId}`,
+          correlation_id: 'req-42',
+          causation_id: null,
+        },
       });
     });
 
@@ -303,13 +343,20 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
       const op = await operator();
       const res = await call('GET', '/internal-api/v1/_probe', { headers: bearer(c.token) });
       expect(res.status).toBe(403);
-      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="internal-api", error="insufficient_scope", scope="operator"');
+      expect(res.headers.get('www-authenticate')).toBe(
+        'Bearer realm="internal-api", error="insufficient_scope", scope="operator"',
+      );
       const none = await call('GET', '/internal-api/v1/accounts');
       expect(none.status).toBe(401);
       expect(none.headers.get('www-authenticate')).toBe('Bearer realm="internal-api"');
       const ok = await call('POST', '/internal-api/v1/_probe', { headers: bearer(op.token) });
       expect(ok.status).toBe(200);
-      expect(ok.body.principal).toEqual({ kind: 'operator', accountId: null, subjectId: op.clientId, scopes: ['operator'] });
+      expect(ok.body.principal).toEqual({
+        kind: 'operator',
+        accountId: null,
+        subjectId: op.clientId,
+        scopes: ['operator'],
+      });
     });
 
     it('public paths need no token', async () => {
@@ -332,7 +379,11 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
       const old = await call('GET', '/external-api/v1/_probe', { headers: bearer(c.token) });
       expect(old.status).toBe(401);
       expect(old.headers.get('www-authenticate')).toBe('Bearer realm="external-api", error="invalid_token"');
-      const oldSecret = await postForm('/o/token/', { grant_type: 'client_credentials' }, basic(c.clientId, c.clientSecret));
+      const oldSecret = await postForm(
+        '/o/token/',
+        { grant_type: 'client_credentials' },
+        basic(c.clientId, c.clientSecret),
+      );
       expect(oldSecret.status).toBe(401);
       const token = await tokenFor(c.clientId, newSecret);
       expect((await call('GET', '/external-api/v1/_probe', { headers: bearer(token) })).status).toBe(200);
@@ -370,7 +421,7 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
       expect(noToken.body.error).toBe('invalid_request');
     });
 
-    it('revocation (RFC 7009): 200 for any token, but only the client\'s own tokens are revoked', async () => {
+    it("revocation (RFC 7009): 200 for any token, but only the client's own tokens are revoked", async () => {
       const c = await customer();
       const other = keep(await provisionClient(service, c.accountId));
       const auth = basic(c.clientId, c.clientSecret);
@@ -380,7 +431,9 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
       expectNoStore(foreign);
       expect((await call('GET', '/external-api/v1/_probe', { headers: bearer(other.token) })).status).toBe(200);
 
-      expect((await postForm('/o/revoke_token/', { token: 'unknown', token_type_hint: 'access_token' }, auth)).status).toBe(200);
+      expect(
+        (await postForm('/o/revoke_token/', { token: 'unknown', token_type_hint: 'access_token' }, auth)).status,
+      ).toBe(200);
 
       const own = await postForm('/o/revoke_token/', { token: c.token }, auth);
       expect(own.status).toBe(200);
@@ -401,7 +454,13 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
       const created = await call('POST', '/internal-api/v1/accounts', json(op.token, { name: 'Acme LLC' }));
       expect(created.status).toBe(201);
       const id = created.body.id as string;
-      expect(created.body).toEqual({ id, name: 'Acme LLC', created_at: expect.any(String), updated_at: expect.any(String), version: 0 });
+      expect(created.body).toEqual({
+        id,
+        name: 'Acme LLC',
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+        version: 0,
+      });
       expect(created.headers.get('location')).toBe(`/internal-api/v1/accounts/${id}`);
       expect(created.headers.get('etag')).toBe('"0"');
 
@@ -424,26 +483,41 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
       expect(ids).toContain(id);
       expect([...ids].sort()).toEqual(ids);
 
-      expect((await call('GET', '/internal-api/v1/accounts/01900000-0000-7000-8000-000000000000', json(op.token))).status).toBe(404);
+      expect(
+        (await call('GET', '/internal-api/v1/accounts/01900000-0000-7000-8000-000000000000', json(op.token))).status,
+      ).toBe(404);
       const bad = await call('POST', '/internal-api/v1/accounts', json(op.token, { name: '', extra: 1 }));
       expect(bad.status).toBe(400);
       expect(bad.headers.get('content-type')).toContain('application/problem+json');
       expect((bad.body.errors as Array<{ field: string }>).map((e) => e.field).sort()).toEqual(['extra', 'name']);
       const badLimit = await call('GET', '/internal-api/v1/accounts?limit=0&cursor=nope', json(op.token));
       expect(badLimit.status).toBe(400);
-      expect((badLimit.body.errors as Array<{ field: string }>).map((e) => e.field).sort()).toEqual(['cursor', 'limit']);
+      expect((badLimit.body.errors as Array<{ field: string }>).map((e) => e.field).sort()).toEqual([
+        'cursor',
+        'limit',
+      ]);
     });
 
     it('clients: a customer client (secret shown once) and an operator client, both usable', async () => {
       const op = await operator();
       const account = await call('POST', '/internal-api/v1/accounts', json(op.token, { name: 'Beta Inc' }));
       const accountId = account.body.id as string;
-      const created = await call('POST', '/internal-api/v1/clients', json(op.token, { account_id: accountId, scope: 'read' }));
+      const created = await call(
+        'POST',
+        '/internal-api/v1/clients',
+        json(op.token, { account_id: accountId, scope: 'read' }),
+      );
       expect(created.status).toBe(201);
       const secret = created.body.client_secret as string;
       const clientId = created.body.client_id as string;
       secrets.add(secret);
-      expect(created.body).toMatchObject({ account_id: accountId, kind: 'customer', scope: 'read', status: 'active', version: 0 });
+      expect(created.body).toMatchObject({
+        account_id: accountId,
+        kind: 'customer',
+        scope: 'read',
+        status: 'active',
+        version: 0,
+      });
       expect(created.headers.get('location')).toBe(`/internal-api/v1/clients/${clientId}`);
       expect(created.headers.get('cache-control')).toBe('no-store');
       const shown = await call('GET', `/internal-api/v1/clients/${clientId}`, json(op.token));
@@ -474,7 +548,10 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
       expect((await keyed('op-account-1', { name: 'Other LLC' })).status).toBe(422);
       // A client's secret is shown once and never stored, so the key is not kept there: each call makes a client.
       const clientBody = { account_id: first.body.id };
-      const [one, two] = [await keyed('op-client-1', clientBody, '/internal-api/v1/clients'), await keyed('op-client-1', clientBody, '/internal-api/v1/clients')];
+      const [one, two] = [
+        await keyed('op-client-1', clientBody, '/internal-api/v1/clients'),
+        await keyed('op-client-1', clientBody, '/internal-api/v1/clients'),
+      ];
       secrets.add(one.body.client_secret as string).add(two.body.client_secret as string);
       expect([one.status, two.status, two.headers.get('idempotent-replayed')]).toEqual([201, 201, null]);
       expect(two.body.client_id).not.toBe(one.body.client_id);
@@ -482,17 +559,29 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
 
     it('clients: 400 naming account_id or scope; 404 for an unknown client; revoking twice is fine', async () => {
       const op = await operator();
-      const missing = await call('POST', '/internal-api/v1/clients', json(op.token, { account_id: '01900000-0000-7000-8000-000000000000' }));
+      const missing = await call(
+        'POST',
+        '/internal-api/v1/clients',
+        json(op.token, { account_id: '01900000-0000-7000-8000-000000000000' }),
+      );
       expect(missing.status).toBe(400);
       expect(missing.body.errors).toEqual([{ field: 'account_id', message: expect.any(String) }]);
       const none = await call('POST', '/internal-api/v1/clients', json(op.token, {}));
       expect(none.status).toBe(400);
       const c = await customer();
-      const badScope = await call('POST', '/internal-api/v1/clients', json(op.token, { account_id: c.accountId, scope: 'operator' }));
+      const badScope = await call(
+        'POST',
+        '/internal-api/v1/clients',
+        json(op.token, { account_id: c.accountId, scope: 'operator' }),
+      );
       expect(badScope.status).toBe(400);
       expect(badScope.body.errors).toEqual([{ field: 'scope', message: expect.any(String) }]);
       for (const action of ['rotate-secret', 'revoke']) {
-        const res = await call('POST', `/internal-api/v1/clients/01900000-0000-7000-8000-000000000000/${action}`, json(op.token));
+        const res = await call(
+          'POST',
+          `/internal-api/v1/clients/01900000-0000-7000-8000-000000000000/${action}`,
+          json(op.token),
+        );
         expect(res.status).toBe(404);
       }
       expect((await call('POST', `/internal-api/v1/clients/${c.clientId}/revoke`, json(op.token))).status).toBe(200);
@@ -507,7 +596,11 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
       const password = `pw-${Date.now()}-secret`;
       secrets.add(password);
       const email = `Ann.${Date.now()}@Example.com`;
-      const created = await call('POST', '/internal-api/v1/users', json(op.token, { account_id: c.accountId, email, password }));
+      const created = await call(
+        'POST',
+        '/internal-api/v1/users',
+        json(op.token, { account_id: c.accountId, email, password }),
+      );
       expect(created.status).toBe(201);
       expect(created.body).toEqual({
         id: expect.any(String),
@@ -518,12 +611,24 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
         version: 0,
       });
       expect(created.headers.get('location')).toBe(`/internal-api/v1/users/${created.body.id as string}`);
-      const dup = await call('POST', '/internal-api/v1/users', json(op.token, { account_id: c.accountId, email: email.toUpperCase(), password }));
+      const dup = await call(
+        'POST',
+        '/internal-api/v1/users',
+        json(op.token, { account_id: c.accountId, email: email.toUpperCase(), password }),
+      );
       expect(dup.status).toBe(409);
-      const bad = await call('POST', '/internal-api/v1/users', json(op.token, { account_id: c.accountId, email: 'nope', password: 'short' }));
+      const bad = await call(
+        'POST',
+        '/internal-api/v1/users',
+        json(op.token, { account_id: c.accountId, email: 'nope', password: 'short' }),
+      );
       expect(bad.status).toBe(400);
       expect((bad.body.errors as Array<{ field: string }>).map((e) => e.field).sort()).toEqual(['email', 'password']);
-      const noAccount = await call('POST', '/internal-api/v1/users', json(op.token, { account_id: '01900000-0000-7000-8000-000000000000', email: 'x@y.io', password }));
+      const noAccount = await call(
+        'POST',
+        '/internal-api/v1/users',
+        json(op.token, { account_id: '01900000-0000-7000-8000-000000000000', email: 'x@y.io', password }),
+      );
       expect(noAccount.status).toBe(400);
       expect(noAccount.body.errors).toEqual([{ field: 'account_id', message: expect.any(String) }]);
     });
@@ -546,7 +651,11 @@ describe.each(['sqlite', 'esdb'] as const)('authentication on the %s store', (ev
         const c = keep(await provisionAccount(short));
         const issued = await fetch(`${short.url}/o/token/`, {
           method: 'POST',
-          body: new URLSearchParams({ grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret }),
+          body: new URLSearchParams({
+            grant_type: 'client_credentials',
+            client_id: c.clientId,
+            client_secret: c.clientSecret,
+          }),
         });
         expect(((await issued.json()) as { expires_in: number }).expires_in).toBe(1);
         // Two services in one process each check their own tokens (passport's registry is global).

@@ -43,18 +43,30 @@ describe('a built checkout', () => {
   }, 330_000);
   afterAll(() => rmSync(parent, { recursive: true, force: true }));
 
-  it.each(VIAS)('`%s accounts:create --name N` prints exactly one JSON object on stdout, and builds nothing', async (via) => {
-    const built = statSync(join(checkout, CLI_MAIN)).mtimeMs;
-    const started = performance.now();
-    const result = await cli(via, ['accounts:create', '--name', 'Stdout Co']);
-    console.log(`${via} accounts:create: ${Math.round(performance.now() - started)} ms (wall time)`);
-    expect(json(result)).toEqual({ id: expect.any(String), name: 'Stdout Co', created_at: expect.any(String), updated_at: expect.any(String), version: 0 });
-    expect(result.stderr).not.toMatch(/nest build|prepare/);
-    expect(statSync(join(checkout, CLI_MAIN)).mtimeMs).toBe(built);
-  }, 60_000);
+  it.each(VIAS)(
+    '`%s accounts:create --name N` prints exactly one JSON object on stdout, and builds nothing',
+    async (via) => {
+      const built = statSync(join(checkout, CLI_MAIN)).mtimeMs;
+      const started = performance.now();
+      const result = await cli(via, ['accounts:create', '--name', 'Stdout Co']);
+      console.log(`${via} accounts:create: ${Math.round(performance.now() - started)} ms (wall time)`);
+      expect(json(result)).toEqual({
+        id: expect.any(String),
+        name: 'Stdout Co',
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+        version: 0,
+      });
+      expect(result.stderr).not.toMatch(/nest build|prepare/);
+      expect(statSync(join(checkout, CLI_MAIN)).mtimeMs).toBe(built);
+    },
+    60_000,
+  );
 
   it('runs commands side by side, both ways at once', async () => {
-    const results = await Promise.all([...VIAS, ...VIAS].map((via, i) => cli(via, ['accounts:create', '--name', `Side ${i}`])));
+    const results = await Promise.all(
+      [...VIAS, ...VIAS].map((via, i) => cli(via, ['accounts:create', '--name', `Side ${i}`])),
+    );
     const ids = results.map((result) => json(result).id);
     expect(new Set(ids).size).toBe(4);
   }, 60_000);
@@ -62,9 +74,16 @@ describe('a built checkout', () => {
   it('says what to run in a checkout that is not built (npx does not build it either)', async () => {
     const unbuilt = copyCheckout(join(parent, 'unbuilt'));
     for (const via of VIAS) {
-      const result = await runInCheckout(unbuilt, npmCache, dataDir, [...OPERATOR_CLIS[via], 'accounts:create', '--name', 'X']);
+      const result = await runInCheckout(unbuilt, npmCache, dataDir, [
+        ...OPERATOR_CLIS[via],
+        'accounts:create',
+        '--name',
+        'X',
+      ]);
       expect(result.code).toBe(1);
-      expect(result.stderr).toContain(`The CLI is not built (no ${join(unbuilt, CLI_MAIN)}): run \`npm run build\` in ${unbuilt} first.`);
+      expect(result.stderr).toContain(
+        `The CLI is not built (no ${join(unbuilt, CLI_MAIN)}): run \`npm run build\` in ${unbuilt} first.`,
+      );
     }
   }, 60_000);
 
@@ -86,9 +105,15 @@ describe('a built checkout', () => {
       expect((await fetch(`${service.url}/readyz`)).status).toBe(200);
     }, 250_000);
 
-    it.each(VIAS)('`%s` commands keep working: an operator client made there gets a token from the service', async (via) => {
-      const client = json(await cli(via, ['clients:create', '--operator'], service.dataDir));
-      await expect(requestToken(service.url, String(client.client_id), String(client.client_secret))).resolves.toEqual(expect.any(String));
-    }, 60_000);
+    it.each(VIAS)(
+      '`%s` commands keep working: an operator client made there gets a token from the service',
+      async (via) => {
+        const client = json(await cli(via, ['clients:create', '--operator'], service.dataDir));
+        await expect(
+          requestToken(service.url, String(client.client_id), String(client.client_secret)),
+        ).resolves.toEqual(expect.any(String));
+      },
+      60_000,
+    );
   });
 });

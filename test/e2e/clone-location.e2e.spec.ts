@@ -24,10 +24,14 @@ describe('a clone under a 0700 directory', () => {
     const clone = copyCheckout(join(parent, 'filing-service'));
     const jest = require.resolve('jest/bin/jest', { paths: [ROOT] });
     // execFile rejects (failing this test with jest's report) unless every test passes.
-    const { stderr } = await run(process.execPath, [jest, 'libs/platform/src/config/config.spec.ts', '--ci', '--maxWorkers=1'], {
-      cwd: clone,
-      timeout: 120_000,
-    });
+    const { stderr } = await run(
+      process.execPath,
+      [jest, 'libs/platform/src/config/config.spec.ts', '--ci', '--maxWorkers=1'],
+      {
+        cwd: clone,
+        timeout: 120_000,
+      },
+    );
     expect(stderr).toMatch(/Tests:\s+(\d+) passed, \1 total/);
     expect(stderr).toContain('refuses a directory it cannot write in');
   }, 150_000);

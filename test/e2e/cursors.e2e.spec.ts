@@ -57,10 +57,14 @@ describe('pagination cursors across restarts and DATA_DIRs', () => {
     other = await startService();
     const stranger = await provisionAccount(other);
     await resourceApi(() => other!).create(stranger, '/entities', { name: 'Elsewhere', entity_type: 'llc' });
-    expect(readFileSync(join(other.dataDir, 'cursor.key'))).not.toEqual(readFileSync(join(service.dataDir, 'cursor.key')));
+    expect(readFileSync(join(other.dataDir, 'cursor.key'))).not.toEqual(
+      readFileSync(join(service.dataDir, 'cursor.key')),
+    );
 
     const { next_cursor } = await firstPage();
-    expectProblem(await resourceApi(() => other!).call(stranger, 'GET', `/entities?cursor=${next_cursor}`), 400, ['cursor']);
+    expectProblem(await resourceApi(() => other!).call(stranger, 'GET', `/entities?cursor=${next_cursor}`), 400, [
+      'cursor',
+    ]);
     // Each app has its own key: starting the other one changed nothing here.
     expect((await api.call(owner, 'GET', `/entities?limit=1&cursor=${next_cursor}`)).status).toBe(200);
   }, 60_000);
@@ -73,7 +77,12 @@ describe('pagination cursors across restarts and DATA_DIRs', () => {
     expect(files.some((path) => path.includes('events.db'))).toBe(true);
     expect(logs.length).toBeGreaterThan(0);
     for (const text of [logs.join('\n'), ...files.map((path) => readFileSync(path).toString('latin1'))]) {
-      for (const form of [key.toString('hex'), key.toString('base64'), key.toString('base64url'), key.toString('latin1')]) {
+      for (const form of [
+        key.toString('hex'),
+        key.toString('base64'),
+        key.toString('base64url'),
+        key.toString('latin1'),
+      ]) {
         expect(text.includes(form)).toBe(false);
       }
     }

@@ -6,14 +6,29 @@
  * write, a replay that keeps the content, the import of an earlier version's documents.db, and
  * bad inputs.
  */
-import { EVENT_STORE, EventStoreUnavailableError, type EventStore, type Position, comparePositions } from '@filing/event-store';
+import {
+  EVENT_STORE,
+  EventStoreUnavailableError,
+  type EventStore,
+  type Position,
+  comparePositions,
+} from '@filing/event-store';
 import { buildMetadata, ReadYourWrites, toEventData } from '@filing/platform';
 import Database from 'better-sqlite3';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Answer, type BadInput, commonBadInputs, expectProblem, expectRefusedWithoutEvents, MISSING_ID, type Resource, resourceApi } from '../support/api';
+import {
+  type Answer,
+  type BadInput,
+  commonBadInputs,
+  expectProblem,
+  expectRefusedWithoutEvents,
+  MISSING_ID,
+  type Resource,
+  resourceApi,
+} from '../support/api';
 import { bearer, provisionAccount, type ProvisionedClient, requestToken } from '../support/auth';
 import { describeResourceFamily } from '../support/family';
 import { startService, type TestService } from '../support/service';
@@ -50,7 +65,9 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
     store = service.app.get<EventStore>(EVENT_STORE);
     [owner, other] = await Promise.all([provisionAccount(service), provisionAccount(service)]);
     [entityId, otherEntityId] = await Promise.all(
-      [owner, other].map(async (client) => (await create(client, '/entities', { name: 'Papers LLC', entity_type: 'llc' })).id),
+      [owner, other].map(
+        async (client) => (await create(client, '/entities', { name: 'Papers LLC', entity_type: 'llc' })).id,
+      ),
     );
     [orderId, otherOrderId] = await Promise.all([
       create(owner, '/orders', { entity_id: entityId, order_type: 'formation' }).then((o) => o.id),
@@ -71,9 +88,18 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
     create<Document>(client, '/documents', body(fields, content));
 
   /** GET /documents/{id}/content, the bytes as received. */
-  async function download(client: ProvisionedClient, id: string): Promise<{ status: number; headers: Record<string, string>; bytes: Buffer }> {
-    const res = await fetch(`${service.url}/external-api/v1/documents/${id}/content`, { headers: bearer(client.token) });
-    return { status: res.status, headers: Object.fromEntries(res.headers), bytes: Buffer.from(await res.arrayBuffer()) };
+  async function download(
+    client: ProvisionedClient,
+    id: string,
+  ): Promise<{ status: number; headers: Record<string, string>; bytes: Buffer }> {
+    const res = await fetch(`${service.url}/external-api/v1/documents/${id}/content`, {
+      headers: bearer(client.token),
+    });
+    return {
+      status: res.status,
+      headers: Object.fromEntries(res.headers),
+      bytes: Buffer.from(await res.arrayBuffer()),
+    };
   }
 
   /** The chunk events a stream read of the document's content stream shows (none once deleted). */
@@ -82,19 +108,37 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
   /** The content streams written after `since`, each with the number of chunks it reads now. */
   async function contentStreamsSince(since: Position | null): Promise<Array<[string, number]>> {
     const events = await store.readAll({ from: since ?? 'start' });
-    const streams = new Set(events.filter((e) => !since || comparePositions(e.position, since) > 0).map((e) => e.streamId).filter((s) => s.startsWith('documentcontent-')));
-    return Promise.all([...streams].map(async (stream): Promise<[string, number]> => [stream, (await store.readStream(stream)).length]));
+    const streams = new Set(
+      events
+        .filter((e) => !since || comparePositions(e.position, since) > 0)
+        .map((e) => e.streamId)
+        .filter((s) => s.startsWith('documentcontent-')),
+    );
+    return Promise.all(
+      [...streams].map(async (stream): Promise<[string, number]> => [stream, (await store.readStream(stream)).length]),
+    );
   }
 
   describeResourceFamily(
-    { api, service: () => service, owner: () => owner, other: () => other, entityId: () => entityId, otherEntityId: () => otherEntityId },
+    {
+      api,
+      service: () => service,
+      owner: () => owner,
+      other: () => other,
+      entityId: () => entityId,
+      otherEntityId: () => otherEntityId,
+    },
     {
       path: '/documents',
       idField: 'document_id',
       createBody: (id) => body({ entity_id: id }),
       answered: ({ content_base64: _, ...metadata }) => metadata,
       created: { order_id: null, size_bytes: SMALL.length, sha256: sha256(SMALL) },
-      changes: [{ title: 'Certificate (signed)' }, { title: 'Amended certificate', document_type: 'amendment' }, { document_type: 'certificate' }],
+      changes: [
+        { title: 'Certificate (signed)' },
+        { title: 'Amended certificate', document_type: 'amendment' },
+        { document_type: 'certificate' },
+      ],
       eventTypes: ['DocumentAdded', 'DocumentUpdated'],
     },
   );
@@ -136,7 +180,10 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
       const base64 = big.toString('base64');
       const fragments = [0, base64.length / 2, base64.length - 64].map((at) => base64.slice(at, at + 64));
       const events = await store.readAll();
-      const [content, others] = [events.filter((e) => e.streamId.startsWith('documentcontent-')), events.filter((e) => !e.streamId.startsWith('documentcontent-'))];
+      const [content, others] = [
+        events.filter((e) => e.streamId.startsWith('documentcontent-')),
+        events.filter((e) => !e.streamId.startsWith('documentcontent-')),
+      ];
       const largest = Math.max(...others.map((e) => JSON.stringify(e.data).length + JSON.stringify(e.metadata).length));
       expect(largest).toBeLessThan(32 * 1024);
       expect(others.filter((e) => fragments.some((f) => JSON.stringify(e.data).includes(f)))).toEqual([]);
@@ -144,9 +191,18 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
       const chunks = await contentChunks(document.id);
       expect(chunks.length).toBeGreaterThanOrEqual(40);
       expect(Math.max(...content.map((e) => JSON.stringify(e.data).length))).toBeLessThan(256 * 1024 + 200);
-      expect(Buffer.concat(chunks.map((e) => Buffer.from(e.data.content_base64 as string, 'base64'))).equals(big)).toBe(true);
+      expect(Buffer.concat(chunks.map((e) => Buffer.from(e.data.content_base64 as string, 'base64'))).equals(big)).toBe(
+        true,
+      );
       const [added] = await store.readStream(`document-${document.id}`);
-      expect(added.data).toEqual({ document_id: document.id, ...body(), content_base64: undefined, order_id: null, size_bytes: 10 * MiB, sha256: sha256(big) });
+      expect(added.data).toEqual({
+        document_id: document.id,
+        ...body(),
+        content_base64: undefined,
+        order_id: null,
+        size_bytes: 10 * MiB,
+        sha256: sha256(big),
+      });
     }, 30_000);
 
     it('answers 404 for the content of an unknown document and 400 for a bad id', async () => {
@@ -156,7 +212,7 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
   });
 
   describe('order_id', () => {
-    it('keeps the order a document belongs to; an unknown or another account\'s order is a 400 naming order_id, appending nothing', async () => {
+    it("keeps the order a document belongs to; an unknown or another account's order is a 400 naming order_id, appending nothing", async () => {
       const document = await addDocument(owner, { order_id: orderId.toUpperCase() });
       expect(document.order_id).toBe(orderId);
       expect((await call(owner, 'GET', `/documents/${document.id}`)).body).toEqual(document);
@@ -167,7 +223,11 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
         expectProblem(res, 400, ['order_id']);
         expect(res.body.errors[0].message).toContain(order);
       }
-      expectProblem(await call(owner, 'POST', '/documents', body({ entity_id: otherEntityId, order_id: otherOrderId })), 400, ['entity_id', 'order_id']);
+      expectProblem(
+        await call(owner, 'POST', '/documents', body({ entity_id: otherEntityId, order_id: otherOrderId })),
+        400,
+        ['entity_id', 'order_id'],
+      );
       expect(await store.headPosition()).toEqual(before);
     });
   });
@@ -181,19 +241,29 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
     beforeAll(async () => {
       lister = await provisionAccount(service);
       entities = [];
-      for (const name of ['One LLC', 'Two LLC']) entities.push((await create(lister, '/entities', { name, entity_type: 'llc' })).id);
+      for (const name of ['One LLC', 'Two LLC'])
+        entities.push((await create(lister, '/entities', { name, entity_type: 'llc' })).id);
       orders = [];
-      for (const entity of entities) orders.push((await create(lister, '/orders', { entity_id: entity, order_type: 'other' })).id);
+      for (const entity of entities)
+        orders.push((await create(lister, '/orders', { entity_id: entity, order_type: 'other' })).id);
       made = [];
       // One at a time: ids are time-ordered, so this is also the list order.
-      for (const [entity, order] of [[0, null], [0, 0], [1, 1], [0, 0], [1, null]] as const) {
-        made.push(await addDocument(lister, { entity_id: entities[entity], order_id: order === null ? null : orders[order] }));
+      for (const [entity, order] of [
+        [0, null],
+        [0, 0],
+        [1, 1],
+        [0, 0],
+        [1, null],
+      ] as const) {
+        made.push(
+          await addDocument(lister, { entity_id: entities[entity], order_id: order === null ? null : orders[order] }),
+        );
       }
     });
 
     const ids = (res: Answer) => res.body.data.map((d: Document) => d.id);
 
-    it('lists the account\'s documents oldest first, filtered by entity_id and order_id, alone and together', async () => {
+    it("lists the account's documents oldest first, filtered by entity_id and order_id, alone and together", async () => {
       const [a, b, c, d, e] = made.map((doc) => doc.id);
       expect(ids(await call(lister, 'GET', '/documents'))).toEqual([a, b, c, d, e]);
       expect(ids(await call(lister, 'GET', `/documents?entity_id=${entities[0]}`))).toEqual([a, b, d]);
@@ -236,14 +306,19 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
       const document = await addDocument(owner);
       expectProblem(await call(owner, 'DELETE', `/documents/${document.id}`, undefined, { 'if-match': '"1"' }), 412);
       expect((await download(owner, document.id)).status).toBe(200);
-      expect((await call(owner, 'DELETE', `/documents/${document.id}`, undefined, { 'if-match': '"0"' })).status).toBe(204);
+      expect((await call(owner, 'DELETE', `/documents/${document.id}`, undefined, { 'if-match': '"0"' })).status).toBe(
+        204,
+      );
     });
 
     it('is a 404 for another account, which neither deletes nor reads the document', async () => {
       const document = await addDocument(owner);
       expectProblem(await call(other, 'DELETE', `/documents/${document.id}`), 404);
       expectProblem(await call(other, 'GET', `/documents/${document.id}/content`), 404);
-      expect((await call(other, 'GET', `/documents?order_id=${orderId}`)).body).toEqual({ data: [], next_cursor: null });
+      expect((await call(other, 'GET', `/documents?order_id=${orderId}`)).body).toEqual({
+        data: [],
+        next_cursor: null,
+      });
       expect((await download(owner, document.id)).bytes.equals(SMALL)).toBe(true);
     });
 
@@ -252,7 +327,10 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
 
   describe('all or nothing', () => {
     it('deletes the content it wrote and shows nothing when the DocumentAdded cannot be appended (503)', async () => {
-      const before = { head: await store.headPosition(), list: (await call(owner, 'GET', '/documents?limit=200')).body };
+      const before = {
+        head: await store.headPosition(),
+        list: (await call(owner, 'GET', '/documents?limit=200')).body,
+      };
       const append = store.appendToStream.bind(store);
       const spy = jest.spyOn(store, 'appendToStream').mockImplementation(async (streamId, events, options) => {
         if (streamId.startsWith('document-')) throw new EventStoreUnavailableError('the store is down');
@@ -284,14 +362,66 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
       const valid = body();
       const cases: BadInput[] = [
         ...commonBadInputs('/documents', valid, id),
-        ['missing fields', 'POST', () => '/documents', {}, {}, 400, ['content_base64', 'content_type', 'document_type', 'entity_id', 'title']],
-        ['wrong types', 'POST', () => '/documents', { entity_id: 1, order_id: 2, title: 3, document_type: [], content_type: {}, content_base64: 4 }, {}, 400, ['content_base64', 'content_type', 'document_type', 'entity_id', 'order_id', 'title']],
-        ['bad UUIDs', 'POST', () => '/documents', { ...valid, entity_id: 'acme', order_id: '1234' }, {}, 400, ['entity_id', 'order_id']],
-        ['a blank title and document type', 'POST', () => '/documents', { ...valid, title: ' ', document_type: '' }, {}, 400, ['document_type', 'title']],
-        ['an oversize title and document type', 'POST', () => '/documents', { ...valid, title: 't'.repeat(201), document_type: 'd'.repeat(101) }, {}, 400, ['document_type', 'title']],
-        ...['pdf', 'application/', 'text/html\r\nSet-Cookie: a=b', 'text/plain; charset', `application/${'x'.repeat(300)}`].map(
-          (type): BadInput => [`content_type ${JSON.stringify(type).slice(0, 30)}`, 'POST', () => '/documents', { ...valid, content_type: type }, {}, 400, ['content_type']],
-        ),
+        [
+          'missing fields',
+          'POST',
+          () => '/documents',
+          {},
+          {},
+          400,
+          ['content_base64', 'content_type', 'document_type', 'entity_id', 'title'],
+        ],
+        [
+          'wrong types',
+          'POST',
+          () => '/documents',
+          { entity_id: 1, order_id: 2, title: 3, document_type: [], content_type: {}, content_base64: 4 },
+          {},
+          400,
+          ['content_base64', 'content_type', 'document_type', 'entity_id', 'order_id', 'title'],
+        ],
+        [
+          'bad UUIDs',
+          'POST',
+          () => '/documents',
+          { ...valid, entity_id: 'acme', order_id: '1234' },
+          {},
+          400,
+          ['entity_id', 'order_id'],
+        ],
+        [
+          'a blank title and document type',
+          'POST',
+          () => '/documents',
+          { ...valid, title: ' ', document_type: '' },
+          {},
+          400,
+          ['document_type', 'title'],
+        ],
+        [
+          'an oversize title and document type',
+          'POST',
+          () => '/documents',
+          { ...valid, title: 't'.repeat(201), document_type: 'd'.repeat(101) },
+          {},
+          400,
+          ['document_type', 'title'],
+        ],
+        ...[
+          'pdf',
+          'application/',
+          'text/html\r\nSet-Cookie: a=b',
+          'text/plain; charset',
+          `application/${'x'.repeat(300)}`,
+        ].map((type): BadInput => [
+          `content_type ${JSON.stringify(type).slice(0, 30)}`,
+          'POST',
+          () => '/documents',
+          { ...valid, content_type: type },
+          {},
+          400,
+          ['content_type'],
+        ]),
         ...[
           ['empty', ''],
           ['unpadded', 'QUJDRA'],
@@ -302,19 +432,91 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
           ['with padding inside', 'QQ==QQ=='],
           ['with a data: prefix', `data:application/pdf;base64,${SMALL.toString('base64')}`],
           ['over 10 MiB decoded', over],
-        ].map(([label, content]): BadInput => [`content_base64 ${label}`, 'POST', () => '/documents', { ...valid, content_base64: content }, {}, 400, ['content_base64']]),
-        ['fields the service computes', 'POST', () => '/documents', { ...valid, size_bytes: 1, sha256: 'a'.repeat(64), id: MISSING_ID }, {}, 400, ['id', 'sha256', 'size_bytes']],
-        ['PATCH wrong types', 'PATCH', () => `/documents/${id()}`, { title: 5, document_type: false }, {}, 400, ['document_type', 'title']],
-        ['PATCH null', 'PATCH', () => `/documents/${id()}`, { title: null, document_type: null }, {}, 400, ['document_type', 'title']],
-        ['PATCH an oversize title', 'PATCH', () => `/documents/${id()}`, { title: 'x'.repeat(201) }, {}, 400, ['title']],
-        ['PATCH the content', 'PATCH', () => `/documents/${id()}`, { content_base64: 'QQ==', content_type: 'text/plain', entity_id: entityId, order_id: orderId }, {}, 400, ['content_base64', 'content_type', 'entity_id', 'order_id']],
+        ].map(([label, content]): BadInput => [
+          `content_base64 ${label}`,
+          'POST',
+          () => '/documents',
+          { ...valid, content_base64: content },
+          {},
+          400,
+          ['content_base64'],
+        ]),
+        [
+          'fields the service computes',
+          'POST',
+          () => '/documents',
+          { ...valid, size_bytes: 1, sha256: 'a'.repeat(64), id: MISSING_ID },
+          {},
+          400,
+          ['id', 'sha256', 'size_bytes'],
+        ],
+        [
+          'PATCH wrong types',
+          'PATCH',
+          () => `/documents/${id()}`,
+          { title: 5, document_type: false },
+          {},
+          400,
+          ['document_type', 'title'],
+        ],
+        [
+          'PATCH null',
+          'PATCH',
+          () => `/documents/${id()}`,
+          { title: null, document_type: null },
+          {},
+          400,
+          ['document_type', 'title'],
+        ],
+        [
+          'PATCH an oversize title',
+          'PATCH',
+          () => `/documents/${id()}`,
+          { title: 'x'.repeat(201) },
+          {},
+          400,
+          ['title'],
+        ],
+        [
+          'PATCH the content',
+          'PATCH',
+          () => `/documents/${id()}`,
+          { content_base64: 'QQ==', content_type: 'text/plain', entity_id: entityId, order_id: orderId },
+          {},
+          400,
+          ['content_base64', 'content_type', 'entity_id', 'order_id'],
+        ],
         ['DELETE a bad UUID', 'DELETE', () => '/documents/nope', undefined, {}, 400, ['id']],
-        ['DELETE a malformed If-Match', 'DELETE', () => `/documents/${id()}`, undefined, { 'if-match': '0' }, 400, ['If-Match']],
+        [
+          'DELETE a malformed If-Match',
+          'DELETE',
+          () => `/documents/${id()}`,
+          undefined,
+          { 'if-match': '0' },
+          400,
+          ['If-Match'],
+        ],
         ['DELETE a stale If-Match', 'DELETE', () => `/documents/${id()}`, undefined, { 'if-match': '"9"' }, 412],
         ['content a bad UUID', 'GET', () => '/documents/0193/content', undefined, {}, 400, ['id']],
-        ['list a bad entity_id and order_id', 'GET', () => '/documents?entity_id=x&order_id=y', undefined, {}, 400, ['entity_id', 'order_id']],
+        [
+          'list a bad entity_id and order_id',
+          'GET',
+          () => '/documents?entity_id=x&order_id=y',
+          undefined,
+          {},
+          400,
+          ['entity_id', 'order_id'],
+        ],
         ['list an empty order_id', 'GET', () => '/documents?order_id=', undefined, {}, 400, ['order_id']],
-        ['nested JSON for a string', 'POST', () => '/documents', JSON.stringify({ ...valid, title: { $ne: '' } }), JSON_TYPE, 400, ['title']],
+        [
+          'nested JSON for a string',
+          'POST',
+          () => '/documents',
+          JSON.stringify({ ...valid, title: { $ne: '' } }),
+          JSON_TYPE,
+          400,
+          ['title'],
+        ],
       ];
       await expectRefusedWithoutEvents(service, api, owner, cases);
       expect((await call(owner, 'GET', `/documents/${target.id}`)).body).toEqual(target);
@@ -341,7 +543,8 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
       expect((await call(owner, 'DELETE', `/documents/${gone.id}`)).status).toBe(204);
 
       await restart(() => {
-        for (const file of ['read.db', 'read.db-wal', 'read.db-shm', 'read-models.current']) rmSync(join(service.dataDir, file), { force: true });
+        for (const file of ['read.db', 'read.db-wal', 'read.db-shm', 'read-models.current'])
+          rmSync(join(service.dataDir, file), { force: true });
       });
 
       expect((await call(owner, 'GET', `/documents/${kept.id}`)).body).toEqual(kept);
@@ -356,15 +559,36 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
       // A document as the earlier version recorded it: its DocumentAdded, its bytes in documents.db.
       const bytes = Buffer.from('kept by an earlier version in documents.db');
       const id = uuidv7();
-      const data = { document_id: id, entity_id: entityId, order_id: null, title: 'Old', document_type: 'certificate', content_type: 'text/plain', size_bytes: bytes.length, sha256: sha256(bytes) };
-      const metadata = buildMetadata({ account_id: owner.accountId, actor: `client:${owner.clientId}`, correlation_id: randomUUID(), causation_id: null });
+      const data = {
+        document_id: id,
+        entity_id: entityId,
+        order_id: null,
+        title: 'Old',
+        document_type: 'certificate',
+        content_type: 'text/plain',
+        size_bytes: bytes.length,
+        sha256: sha256(bytes),
+      };
+      const metadata = buildMetadata({
+        account_id: owner.accountId,
+        actor: `client:${owner.clientId}`,
+        correlation_id: randomUUID(),
+        causation_id: null,
+      });
       await store.appendToStream(`document-${id}`, [toEventData({ type: 'documents.DocumentAdded', data }, metadata)]);
       const legacyFile = join(service.dataDir, 'documents.db');
       await restart(() => {
         const db = new Database(legacyFile);
         db.exec(`CREATE TABLE document_contents (document_id TEXT PRIMARY KEY, account_id TEXT NOT NULL, sha256 TEXT NOT NULL,
           size_bytes INTEGER NOT NULL, content BLOB NOT NULL, stored_at TEXT NOT NULL)`);
-        db.prepare('INSERT INTO document_contents VALUES (?, ?, ?, ?, ?, ?)').run(id, owner.accountId, data.sha256, bytes.length, bytes, new Date().toISOString());
+        db.prepare('INSERT INTO document_contents VALUES (?, ?, ?, ?, ?, ?)').run(
+          id,
+          owner.accountId,
+          data.sha256,
+          bytes.length,
+          bytes,
+          new Date().toISOString(),
+        );
         db.close();
       });
 

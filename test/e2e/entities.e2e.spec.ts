@@ -73,7 +73,11 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
         formation_jurisdiction: 'US-DE',
         formation_date: '2020-02-29',
       });
-      expect(entity).toMatchObject({ entity_type: 'corporation', formation_jurisdiction: 'US-DE', formation_date: '2020-02-29' });
+      expect(entity).toMatchObject({
+        entity_type: 'corporation',
+        formation_jurisdiction: 'US-DE',
+        formation_date: '2020-02-29',
+      });
       expect((await call(owner, 'GET', `/entities/${entity.id}`)).body).toEqual(entity);
     });
 
@@ -106,7 +110,7 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
 
     const names = (res: Answer) => res.body.data.map((e: Entity) => e.name);
 
-    it('lists the account\'s entities oldest first, 50 by default, with next_cursor null at the end', async () => {
+    it("lists the account's entities oldest first, 50 by default, with next_cursor null at the end", async () => {
       const res = await call(lister, 'GET', '/entities');
       expect(res.status).toBe(200);
       expect(res.body.next_cursor).toBeNull();
@@ -116,9 +120,17 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
     it('filters by status, entity_type and q (case-insensitive name substring), alone and together', async () => {
       expect(names(await call(lister, 'GET', '/entities?status=inactive'))).toEqual(['beta corp']);
       expect(names(await call(lister, 'GET', '/entities?status=active'))).toHaveLength(4);
-      expect(names(await call(lister, 'GET', '/entities?entity_type=llc'))).toEqual(['Alpha Holdings LLC', 'Épsilon Ünïcode']);
-      expect(names(await call(lister, 'GET', '/entities?q=aLpHa'))).toEqual(['Alpha Holdings LLC', 'Gamma ALPHA Foundation']);
-      expect(names(await call(lister, 'GET', `/entities?q=${encodeURIComponent('épsilon ü')}`))).toEqual(['Épsilon Ünïcode']);
+      expect(names(await call(lister, 'GET', '/entities?entity_type=llc'))).toEqual([
+        'Alpha Holdings LLC',
+        'Épsilon Ünïcode',
+      ]);
+      expect(names(await call(lister, 'GET', '/entities?q=aLpHa'))).toEqual([
+        'Alpha Holdings LLC',
+        'Gamma ALPHA Foundation',
+      ]);
+      expect(names(await call(lister, 'GET', `/entities?q=${encodeURIComponent('épsilon ü')}`))).toEqual([
+        'Épsilon Ünïcode',
+      ]);
       expect(names(await call(lister, 'GET', '/entities?q=alpha&entity_type=nonprofit&status=active'))).toEqual([
         'Gamma ALPHA Foundation',
       ]);
@@ -151,11 +163,12 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
       expectProblem(await call(lister, 'GET', '/entities?color=red'), 400, ['color']);
     });
 
-    it('answers 400 naming cursor for a forged cursor: a readable body without the service\'s tag', async () => {
+    it("answers 400 naming cursor for a forged cursor: a readable body without the service's tag", async () => {
       const b64 = (body: unknown) => Buffer.from(JSON.stringify(body)).toString('base64url');
       const zero = '00000000-0000-0000-0000-000000000000';
       const signedElsewhere = CursorCodec.random(); // as a forger, or another DATA_DIR, would sign
-      const zeroTag = (body: unknown) => Buffer.concat([Buffer.alloc(16), Buffer.from(JSON.stringify(body))]).toString('base64url');
+      const zeroTag = (body: unknown) =>
+        Buffer.concat([Buffer.alloc(16), Buffer.from(JSON.stringify(body))]).toString('base64url');
       for (const cursor of [
         b64({ v: 1, c: 'entities', k: 'zzz' }), // was a 200 with an empty page
         b64({ v: 1, c: 'entities', k: zero }), // was a 200 with the whole list
@@ -165,11 +178,19 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
         expectProblem(await call(lister, 'GET', `/entities?cursor=${cursor}`), 400, ['cursor']);
       }
       const history = `/entities/${made[0].id}/history`;
-      expectProblem(await call(lister, 'GET', `${history}?cursor=${b64({ v: 1, c: 'entities/history', k: 0 })}`), 400, ['cursor']);
-      expectProblem(await call(lister, 'GET', `${history}?cursor=${signedElsewhere.encode('entities/history', 0)}`), 400, ['cursor']);
+      expectProblem(await call(lister, 'GET', `${history}?cursor=${b64({ v: 1, c: 'entities/history', k: 0 })}`), 400, [
+        'cursor',
+      ]);
+      expectProblem(
+        await call(lister, 'GET', `${history}?cursor=${signedElsewhere.encode('entities/history', 0)}`),
+        400,
+        ['cursor'],
+      );
       // Its own cursors still page.
       const first = await call(lister, 'GET', '/entities?limit=2');
-      expect((await call(lister, 'GET', `/entities?limit=2&cursor=${first.body.next_cursor}`)).body.data).toHaveLength(2);
+      expect((await call(lister, 'GET', `/entities?limit=2&cursor=${first.body.next_cursor}`)).body.data).toHaveLength(
+        2,
+      );
     });
   });
 
@@ -215,21 +236,32 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
       const entity = await createEntity(owner);
       const first = await call(owner, 'PATCH', `/entities/${entity.id}`, { name: 'v1' }, { 'if-match': '"0"' });
       expect(first.status).toBe(200);
-      expectProblem(await call(owner, 'PATCH', `/entities/${entity.id}`, { name: 'stale' }, { 'if-match': '"0"' }), 412);
+      expectProblem(
+        await call(owner, 'PATCH', `/entities/${entity.id}`, { name: 'stale' }, { 'if-match': '"0"' }),
+        412,
+      );
       expectProblem(await call(owner, 'PATCH', `/entities/${entity.id}`, {}, { 'if-match': '"7"' }), 412);
-      expect((await call(owner, 'PATCH', `/entities/${entity.id}`, { name: 'v2' }, { 'if-match': 'W/"1"' })).status).toBe(200);
-      expect((await call(owner, 'PATCH', `/entities/${entity.id}`, { name: 'v3' }, { 'if-match': '*' })).body).toMatchObject({
+      expect(
+        (await call(owner, 'PATCH', `/entities/${entity.id}`, { name: 'v2' }, { 'if-match': 'W/"1"' })).status,
+      ).toBe(200);
+      expect(
+        (await call(owner, 'PATCH', `/entities/${entity.id}`, { name: 'v3' }, { 'if-match': '*' })).body,
+      ).toMatchObject({
         name: 'v3',
         version: 3,
       });
-      expectProblem(await call(owner, 'PATCH', `/entities/${entity.id}`, { name: 'x' }, { 'if-match': '3' }), 400, ['If-Match']);
+      expectProblem(await call(owner, 'PATCH', `/entities/${entity.id}`, { name: 'x' }, { 'if-match': '3' }), 400, [
+        'If-Match',
+      ]);
       expect((await call(owner, 'GET', `/entities/${entity.id}`)).body).toMatchObject({ name: 'v3', version: 3 });
     });
 
     it('lets one of two concurrent PATCHes with the same If-Match win; the other is 412', async () => {
       const entity = await createEntity(owner);
       const answers = await Promise.all(
-        ['left', 'right'].map((name) => call(owner, 'PATCH', `/entities/${entity.id}`, { name }, { 'if-match': '"0"' })),
+        ['left', 'right'].map((name) =>
+          call(owner, 'PATCH', `/entities/${entity.id}`, { name }, { 'if-match': '"0"' }),
+        ),
       );
       expect(answers.map((a) => a.status).sort()).toEqual([200, 412]);
       const winner = answers.find((a) => a.status === 200)!;
@@ -239,16 +271,17 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
 
     it('answers 400 for fields that cannot be changed, and 404 for an unknown entity', async () => {
       const entity = await createEntity(owner);
-      expectProblem(await call(owner, 'PATCH', `/entities/${entity.id}`, { entity_type: 'corporation', id: MISSING_ID }), 400, [
-        'entity_type',
-        'id',
-      ]);
+      expectProblem(
+        await call(owner, 'PATCH', `/entities/${entity.id}`, { entity_type: 'corporation', id: MISSING_ID }),
+        400,
+        ['entity_type', 'id'],
+      );
       expectProblem(await call(owner, 'PATCH', `/entities/${MISSING_ID}`, { name: 'x' }), 404);
     });
   });
 
   describe('history', () => {
-    it('lists the entity\'s own events oldest first with type, time, actor and data, paginated', async () => {
+    it("lists the entity's own events oldest first with type, time, actor and data, paginated", async () => {
       const entity = await createEntity(owner, { name: 'H0' });
       await call(owner, 'PATCH', `/entities/${entity.id}`, { name: 'H1' });
       await call(owner, 'PATCH', `/entities/${entity.id}`, { status: 'inactive' });
@@ -279,7 +312,10 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
       expect(pages).toBe(3);
       expect(items).toEqual(res.body.data);
       const past = service.app.get(CursorCodec).encode('entities/history', 99);
-      expect((await call(owner, 'GET', `/entities/${entity.id}/history?cursor=${past}`)).body).toEqual({ data: [], next_cursor: null });
+      expect((await call(owner, 'GET', `/entities/${entity.id}/history?cursor=${past}`)).body).toEqual({
+        data: [],
+        next_cursor: null,
+      });
       expectProblem(await call(owner, 'GET', `/entities/${entity.id}/history?cursor=nope`), 400, ['cursor']);
       expectProblem(await call(owner, 'GET', `/entities/${MISSING_ID}/history`), 404);
     });
@@ -294,8 +330,15 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
       const again = await call(owner, 'POST', '/entities', body, { 'idempotency-key': key });
       expect(again.status).toBe(201);
       expect(again.body).toEqual(first.body);
-      expect(again.headers).toMatchObject({ location: first.headers.location, etag: first.headers.etag, 'idempotent-replayed': 'true' });
-      expectProblem(await call(owner, 'POST', '/entities', { ...body, name: 'Twice' }, { 'idempotency-key': key }), 422);
+      expect(again.headers).toMatchObject({
+        location: first.headers.location,
+        etag: first.headers.etag,
+        'idempotent-replayed': 'true',
+      });
+      expectProblem(
+        await call(owner, 'POST', '/entities', { ...body, name: 'Twice' }, { 'idempotency-key': key }),
+        422,
+      );
       const all = await walk<Entity>(owner, '/entities', 200);
       expect(all.items.filter((e) => e.name === 'Once Only LLC')).toHaveLength(1);
       expect(all.items.filter((e) => e.name === 'Twice')).toHaveLength(0);
@@ -309,14 +352,18 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
       const entity = await createEntity(owner);
       const references = service.app.get(ReferenceChecker);
       await expect(references.assertExist(owner.accountId!, { entity_id: entity.id })).resolves.toBeUndefined();
-      const refused = await references.assertExist(other.accountId!, { entity_id: entity.id }).catch((err: unknown) => err);
+      const refused = await references
+        .assertExist(other.accountId!, { entity_id: entity.id })
+        .catch((err: unknown) => err);
       expect(refused).toBeInstanceOf(ValidationError);
-      expect((refused as ValidationError).errors).toEqual([{ field: 'entity_id', message: expect.stringContaining(entity.id) }]);
+      expect((refused as ValidationError).errors).toEqual([
+        { field: 'entity_id', message: expect.stringContaining(entity.id) },
+      ]);
     });
   });
 
   describe('tenant isolation', () => {
-    it('answers another account\'s entity as missing on every route, and lists none of them', async () => {
+    it("answers another account's entity as missing on every route, and lists none of them", async () => {
       const stranger = await provisionAccount(service);
       const entity = await createEntity(owner, { name: 'Private LLC' });
       expectProblem(await call(stranger, 'GET', `/entities/${entity.id}`), 404);
@@ -341,16 +388,64 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
     const cases: BadInput[] = [
       ...commonBadInputs('/entities', valid, id),
       ['missing fields', 'POST', () => '/entities', {}, {}, 400, ['entity_type', 'name']],
-      ['wrong types', 'POST', () => '/entities', { name: 5, entity_type: ['llc'], formation_date: 20200101 }, {}, 400, ['entity_type', 'formation_date', 'name']],
+      [
+        'wrong types',
+        'POST',
+        () => '/entities',
+        { name: 5, entity_type: ['llc'], formation_date: 20200101 },
+        {},
+        400,
+        ['entity_type', 'formation_date', 'name'],
+      ],
       ['unknown enum value', 'POST', () => '/entities', { ...valid, entity_type: 'bank' }, {}, 400, ['entity_type']],
-      ['bad jurisdiction and date', 'POST', () => '/entities', { ...valid, formation_jurisdiction: 'Delaware', formation_date: '2023-02-30' }, {}, 400, ['formation_date', 'formation_jurisdiction']],
+      [
+        'bad jurisdiction and date',
+        'POST',
+        () => '/entities',
+        { ...valid, formation_jurisdiction: 'Delaware', formation_date: '2023-02-30' },
+        {},
+        400,
+        ['formation_date', 'formation_jurisdiction'],
+      ],
       ['a blank name', 'POST', () => '/entities', { ...valid, name: '   ' }, {}, 400, ['name']],
       ['an oversize name', 'POST', () => '/entities', { ...valid, name: 'x'.repeat(201) }, {}, 400, ['name']],
-      ['unknown fields', 'POST', () => '/entities', { ...valid, status: 'active', owner: 'me' }, {}, 400, ['owner', 'status']],
-      ['PATCH wrong types and values', 'PATCH', () => `/entities/${id()}`, { name: 5, status: 'closed', formation_date: '2023-13-01', formation_jurisdiction: 7 }, {}, 400, ['formation_date', 'formation_jurisdiction', 'name', 'status']],
-      ['PATCH null for a required field', 'PATCH', () => `/entities/${id()}`, { name: null, status: null }, {}, 400, ['name', 'status']],
+      [
+        'unknown fields',
+        'POST',
+        () => '/entities',
+        { ...valid, status: 'active', owner: 'me' },
+        {},
+        400,
+        ['owner', 'status'],
+      ],
+      [
+        'PATCH wrong types and values',
+        'PATCH',
+        () => `/entities/${id()}`,
+        { name: 5, status: 'closed', formation_date: '2023-13-01', formation_jurisdiction: 7 },
+        {},
+        400,
+        ['formation_date', 'formation_jurisdiction', 'name', 'status'],
+      ],
+      [
+        'PATCH null for a required field',
+        'PATCH',
+        () => `/entities/${id()}`,
+        { name: null, status: null },
+        {},
+        400,
+        ['name', 'status'],
+      ],
       ['PATCH an oversize name', 'PATCH', () => `/entities/${id()}`, { name: 'x'.repeat(201) }, {}, 400, ['name']],
-      ['PATCH unknown fields', 'PATCH', () => `/entities/${id()}`, { entity_type: 'llc', created_at: 'now' }, {}, 400, ['created_at', 'entity_type']],
+      [
+        'PATCH unknown fields',
+        'PATCH',
+        () => `/entities/${id()}`,
+        { entity_type: 'llc', created_at: 'now' },
+        {},
+        400,
+        ['created_at', 'entity_type'],
+      ],
       ['list an oversize q', 'GET', () => `/entities?q=${'x'.repeat(201)}`, undefined, {}, 400, ['q']],
     ];
 

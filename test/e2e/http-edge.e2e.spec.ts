@@ -40,7 +40,9 @@ function rawRequest(url: string, chunks: readonly string[]): Promise<RawAnswer> 
       const split = text.indexOf('\r\n\r\n');
       if (split < 0) return reject(new Error(`not an HTTP answer: ${JSON.stringify(text.slice(0, 200))}`));
       const [statusLine, ...lines] = text.slice(0, split).split('\r\n');
-      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      const headers = Object.fromEntries(
+        lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+      );
       const body = text.slice(split + 4);
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body: body ? JSON.parse(body) : null });
     });
@@ -53,7 +55,9 @@ function rawRequest(url: string, chunks: readonly string[]): Promise<RawAnswer> 
   });
 }
 
-const get = (path: string, headers = '') => [`GET ${path} HTTP/1.1\r\nHost: localhost\r\n${headers}Connection: close\r\n\r\n`];
+const get = (path: string, headers = '') => [
+  `GET ${path} HTTP/1.1\r\nHost: localhost\r\n${headers}Connection: close\r\n\r\n`,
+];
 
 /** An RFC 6749 error answer, as the token endpoint gives (`Cache-Control: no-store` like every /o/ answer). */
 function expectOAuthError(res: RawAnswer, status: number): void {
@@ -80,13 +84,23 @@ describe('the HTTP edge', () => {
     it('a path with bad percent-encoding is a 400 problem naming the path (RFC 6749 on /o/)', async () => {
       const res = await rawRequest(service.url, get(`${V1}/entities/%zz`));
       expectProblem(res, 400, ['path']);
-      for (const path of OAUTH_ENDPOINTS) expectOAuthError(await rawRequest(service.url, [`POST ${path}%zz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`]), 400);
+      for (const path of OAUTH_ENDPOINTS)
+        expectOAuthError(
+          await rawRequest(service.url, [
+            `POST ${path}%zz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+          ]),
+          400,
+        );
     });
 
     it('a path parameter over 100 characters is a 414 problem naming the path; 100 is still routed (a 400 naming id)', async () => {
       expectProblem(await rawRequest(service.url, get(`${V1}/entities/${'a'.repeat(101)}`)), 414, ['path']);
       const { token } = await provisionAccount(service);
-      expectProblem(await rawRequest(service.url, get(`${V1}/entities/${'a'.repeat(100)}`, `Authorization: Bearer ${token}\r\n`)), 400, ['id']);
+      expectProblem(
+        await rawRequest(service.url, get(`${V1}/entities/${'a'.repeat(100)}`, `Authorization: Bearer ${token}\r\n`)),
+        400,
+        ['id'],
+      );
     });
   });
 
@@ -97,7 +111,12 @@ describe('the HTTP edge', () => {
       const res = await rawRequest(service.url, get(`${V1}/entities`, big(17 * 1024)));
       expectProblem(res, 431);
       for (const path of OAUTH_ENDPOINTS) {
-        expectOAuthError(await rawRequest(service.url, [`POST ${path} HTTP/1.1\r\nHost: localhost\r\n${big(17 * 1024)}Content-Length: 0\r\nConnection: close\r\n\r\n`]), 431);
+        expectOAuthError(
+          await rawRequest(service.url, [
+            `POST ${path} HTTP/1.1\r\nHost: localhost\r\n${big(17 * 1024)}Content-Length: 0\r\nConnection: close\r\n\r\n`,
+          ]),
+          431,
+        );
       }
       expect((await rawRequest(service.url, get('/healthz', big(15 * 1024)))).status).toBe(200);
     });
@@ -121,14 +140,32 @@ describe('the HTTP edge', () => {
       const errorsBefore = logs.filter((l) => /"level":(50|60)/.test(l)).length;
       const valid = JSON.stringify({ name: 'Chunked LLC', entity_type: 'llc' });
       const cases: [string, string[], RegExp][] = [
-        ['bad chunk size', post(`${V1}/entities`, `${auth}Transfer-Encoding: chunked\r\n`, `zz\r\n${valid}\r\n0\r\n\r\n`), /chunk size/],
-        ['two Content-Lengths', post(`${V1}/entities`, `${auth}Content-Length: ${valid.length}\r\nContent-Length: 3\r\n`, valid), /Content-Length/],
+        [
+          'bad chunk size',
+          post(`${V1}/entities`, `${auth}Transfer-Encoding: chunked\r\n`, `zz\r\n${valid}\r\n0\r\n\r\n`),
+          /chunk size/,
+        ],
+        [
+          'two Content-Lengths',
+          post(`${V1}/entities`, `${auth}Content-Length: ${valid.length}\r\nContent-Length: 3\r\n`, valid),
+          /Content-Length/,
+        ],
         ['a bad request line', ['HELLO THERE\r\n\r\n'], /not valid HTTP/],
       ];
       for (const [label, chunks, detail] of cases) {
         const res = await rawRequest(service.url, chunks);
-        expect([label, res.status, res.headers['content-type'], res.headers.connection]).toEqual([label, 400, PROBLEM, 'close']);
-        expect(res.body).toEqual({ type: 'about:blank', title: 'Bad Request', status: 400, detail: expect.stringMatching(detail) });
+        expect([label, res.status, res.headers['content-type'], res.headers.connection]).toEqual([
+          label,
+          400,
+          PROBLEM,
+          'close',
+        ]);
+        expect(res.body).toEqual({
+          type: 'about:blank',
+          title: 'Bad Request',
+          status: 400,
+          detail: expect.stringMatching(detail),
+        });
       }
       expect(await store.headPosition()).toEqual(before);
       expect(logs.filter((l) => /"level":(50|60)/.test(l)).length).toBe(errorsBefore);
@@ -231,7 +268,8 @@ describe.each(['sqlite', 'esdb'] as const)('JSON bodies and nulls on the %s stor
       for (const body of ['null', '[]', '[{}]', '1', '"x"', 'true']) {
         const res = await api.call(client, method, path, body, JSON_TYPE);
         const fields = (res.body?.errors ?? []).map((e: { field: string }) => e.field);
-        if (res.status !== 400 || res.headers['content-type'] !== PROBLEM || fields.join() !== 'body') wrong.push(`${key} ${body}: ${res.status} ${JSON.stringify(res.body)}`);
+        if (res.status !== 400 || res.headers['content-type'] !== PROBLEM || fields.join() !== 'body')
+          wrong.push(`${key} ${body}: ${res.status} ${JSON.stringify(res.body)}`);
       }
     }
     expect(wrong).toEqual([]);
@@ -240,7 +278,11 @@ describe.each(['sqlite', 'esdb'] as const)('JSON bodies and nulls on the %s stor
 
   it('POST /orders/{id}/cancel with a null body does not cancel; no body, an empty one or {} still do', async () => {
     const entity = await api.create(client, '/entities', { name: 'Null LLC', entity_type: 'llc' });
-    for (const [body, headers] of [[undefined, {}], ['', JSON_TYPE], ['{}', JSON_TYPE]] as const) {
+    for (const [body, headers] of [
+      [undefined, {}],
+      ['', JSON_TYPE],
+      ['{}', JSON_TYPE],
+    ] as const) {
       const order = await api.create(client, '/orders', { entity_id: entity.id, order_type: 'formation' });
       expectProblem(await api.call(client, 'POST', `/orders/${order.id}/cancel`, 'null', JSON_TYPE), 400, ['body']);
       expect((await api.call(client, 'GET', `/orders/${order.id}`)).body).toEqual(order);
@@ -252,9 +294,16 @@ describe.each(['sqlite', 'esdb'] as const)('JSON bodies and nulls on the %s stor
   it('details: null on POST /orders is a 400 naming details, and submits nothing', async () => {
     const entity = await api.create(client, '/entities', { name: 'Details LLC', entity_type: 'llc' });
     const before = await store.headPosition();
-    expectProblem(await api.call(client, 'POST', '/orders', { entity_id: entity.id, order_type: 'formation', details: null }), 400, ['details']);
+    expectProblem(
+      await api.call(client, 'POST', '/orders', { entity_id: entity.id, order_type: 'formation', details: null }),
+      400,
+      ['details'],
+    );
     expect(await store.headPosition()).toEqual(before);
-    expect((await api.call(client, 'POST', '/orders', { entity_id: entity.id, order_type: 'formation', details: {} })).status).toBe(201);
+    expect(
+      (await api.call(client, 'POST', '/orders', { entity_id: entity.id, order_type: 'formation', details: {} }))
+        .status,
+    ).toBe(201);
   });
 
   it('every body field the document declares non-nullable refuses null by name, and every nullable one takes it', async () => {
@@ -267,7 +316,10 @@ describe.each(['sqlite', 'esdb'] as const)('JSON bodies and nulls on the %s stor
         // is a 404 once the body is valid, so nothing is written either way.
         const res = await api.call(client, method, path, { [field]: null });
         const named = (res.body?.errors ?? []).some((e: { field: string }) => e.field === field);
-        if (named === Boolean(schema.nullable)) wrong.push(`${key} ${field} (nullable: ${Boolean(schema.nullable)}): ${res.status} ${JSON.stringify(res.body)}`);
+        if (named === Boolean(schema.nullable))
+          wrong.push(
+            `${key} ${field} (nullable: ${Boolean(schema.nullable)}): ${res.status} ${JSON.stringify(res.body)}`,
+          );
         checked++;
       }
     }

@@ -3,7 +3,15 @@
  * shares (test/support/family.ts), then jurisdictions' own field rules, filters, pages and a table
  * of bad inputs (CONTRACT.md §2–§3).
  */
-import { type Answer, type BadInput, commonBadInputs, expectProblem, expectRefusedWithoutEvents, type Resource, resourceApi } from '../support/api';
+import {
+  type Answer,
+  type BadInput,
+  commonBadInputs,
+  expectProblem,
+  expectRefusedWithoutEvents,
+  type Resource,
+  resourceApi,
+} from '../support/api';
 import { provisionAccount, type ProvisionedClient } from '../support/auth';
 import { describeResourceFamily } from '../support/family';
 import { startService, type TestService } from '../support/service';
@@ -42,7 +50,14 @@ describe.each(['sqlite', 'esdb'] as const)('jurisdictions over HTTP on the %s st
   afterAll(async () => service?.destroy());
 
   describeResourceFamily(
-    { api, service: () => service, owner: () => owner, other: () => other, entityId: () => entityId, otherEntityId: () => otherEntityId },
+    {
+      api,
+      service: () => service,
+      owner: () => owner,
+      other: () => other,
+      entityId: () => entityId,
+      otherEntityId: () => otherEntityId,
+    },
     {
       path: '/jurisdictions',
       idField: 'jurisdiction_id',
@@ -56,21 +71,44 @@ describe.each(['sqlite', 'esdb'] as const)('jurisdictions over HTTP on the %s st
   describe('one registration per entity and jurisdiction', () => {
     it('answers a second registration of the entity in the same jurisdiction with 409 naming the first, appending nothing', async () => {
       const code = nextCode();
-      const first = await create<Jurisdiction>(owner, '/jurisdictions', { entity_id: entityId, code, registration_type: 'foreign' });
+      const first = await create<Jurisdiction>(owner, '/jurisdictions', {
+        entity_id: entityId,
+        code,
+        registration_type: 'foreign',
+      });
       const before = await service.app.get<EventStore>(EVENT_STORE).headPosition();
-      const again = await call(owner, 'POST', '/jurisdictions', { entity_id: entityId, code, registration_type: 'domestic' });
+      const again = await call(owner, 'POST', '/jurisdictions', {
+        entity_id: entityId,
+        code,
+        registration_type: 'domestic',
+      });
       expectProblem(again, 409);
       expect(again.body.detail).toContain(first.id);
       expect(await service.app.get<EventStore>(EVENT_STORE).headPosition()).toEqual(before);
       // Another entity, or another account's entity, may register there.
-      expect((await call(owner, 'POST', '/jurisdictions', { entity_id: await entity(owner), code, registration_type: 'domestic' })).status).toBe(201);
-      expect((await call(other, 'POST', '/jurisdictions', { entity_id: otherEntityId, code, registration_type: 'domestic' })).status).toBe(201);
+      expect(
+        (
+          await call(owner, 'POST', '/jurisdictions', {
+            entity_id: await entity(owner),
+            code,
+            registration_type: 'domestic',
+          })
+        ).status,
+      ).toBe(201);
+      expect(
+        (await call(other, 'POST', '/jurisdictions', { entity_id: otherEntityId, code, registration_type: 'domestic' }))
+          .status,
+      ).toBe(201);
     });
   });
 
   describe('field rules', () => {
     it('keeps ISO 3166-2 codes of every shape and both registration types', async () => {
-      for (const [code, registration_type] of [['GB-ENG', 'foreign'], ['FR-75', 'domestic'], ['CA-ON', 'foreign']]) {
+      for (const [code, registration_type] of [
+        ['GB-ENG', 'foreign'],
+        ['FR-75', 'domestic'],
+        ['CA-ON', 'foreign'],
+      ]) {
         const res = await call(owner, 'POST', '/jurisdictions', { entity_id: entityId, code, registration_type });
         expect(res.status).toBe(201);
         expect(res.body).toMatchObject({ code, registration_type, status: 'pending' });
@@ -78,7 +116,11 @@ describe.each(['sqlite', 'esdb'] as const)('jurisdictions over HTTP on the %s st
     });
 
     it('moves between every status in any order', async () => {
-      const j = await create<Jurisdiction>(owner, '/jurisdictions', { entity_id: entityId, code: 'US-TX', registration_type: 'foreign' });
+      const j = await create<Jurisdiction>(owner, '/jurisdictions', {
+        entity_id: entityId,
+        code: 'US-TX',
+        registration_type: 'foreign',
+      });
       for (const status of ['active', 'inactive', 'active', 'pending', 'inactive']) {
         expect((await call(owner, 'PATCH', `/jurisdictions/${j.id}`, { status })).body).toMatchObject({ status });
       }
@@ -95,28 +137,53 @@ describe.each(['sqlite', 'esdb'] as const)('jurisdictions over HTTP on the %s st
       entities = [await entity(lister), await entity(lister)];
       made = [];
       // One at a time: ids are time-ordered, so this is also the list order.
-      for (const [e, code] of [[0, 'US-DE'], [1, 'US-NY'], [0, 'US-CA'], [1, 'US-DE'], [0, 'GB-SCT']] as const) {
-        made.push(await create<Jurisdiction>(lister, '/jurisdictions', { entity_id: entities[e], code, registration_type: 'foreign' }));
+      for (const [e, code] of [
+        [0, 'US-DE'],
+        [1, 'US-NY'],
+        [0, 'US-CA'],
+        [1, 'US-DE'],
+        [0, 'GB-SCT'],
+      ] as const) {
+        made.push(
+          await create<Jurisdiction>(lister, '/jurisdictions', {
+            entity_id: entities[e],
+            code,
+            registration_type: 'foreign',
+          }),
+        );
       }
-      for (const [i, status] of [[1, 'active'], [2, 'active'], [4, 'inactive']] as const) {
+      for (const [i, status] of [
+        [1, 'active'],
+        [2, 'active'],
+        [4, 'inactive'],
+      ] as const) {
         made[i] = (await call(lister, 'PATCH', `/jurisdictions/${made[i].id}`, { status })).body;
       }
     });
 
     const codes = (res: Answer) => res.body.data.map((j: Jurisdiction) => j.code);
 
-    it('lists the account\'s registrations oldest first, 50 by default, with next_cursor null at the end', async () => {
+    it("lists the account's registrations oldest first, 50 by default, with next_cursor null at the end", async () => {
       const res = await call(lister, 'GET', '/jurisdictions');
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ data: made, next_cursor: null });
     });
 
     it('filters by entity_id and status, alone and together', async () => {
-      expect(codes(await call(lister, 'GET', `/jurisdictions?entity_id=${entities[0]}`))).toEqual(['US-DE', 'US-CA', 'GB-SCT']);
-      expect(codes(await call(lister, 'GET', `/jurisdictions?entity_id=${entities[1].toUpperCase()}`))).toEqual(['US-NY', 'US-DE']);
+      expect(codes(await call(lister, 'GET', `/jurisdictions?entity_id=${entities[0]}`))).toEqual([
+        'US-DE',
+        'US-CA',
+        'GB-SCT',
+      ]);
+      expect(codes(await call(lister, 'GET', `/jurisdictions?entity_id=${entities[1].toUpperCase()}`))).toEqual([
+        'US-NY',
+        'US-DE',
+      ]);
       expect(codes(await call(lister, 'GET', '/jurisdictions?status=active'))).toEqual(['US-NY', 'US-CA']);
       expect(codes(await call(lister, 'GET', '/jurisdictions?status=pending'))).toEqual(['US-DE', 'US-DE']);
-      expect(codes(await call(lister, 'GET', `/jurisdictions?status=active&entity_id=${entities[0]}`))).toEqual(['US-CA']);
+      expect(codes(await call(lister, 'GET', `/jurisdictions?status=active&entity_id=${entities[0]}`))).toEqual([
+        'US-CA',
+      ]);
       expect(codes(await call(lister, 'GET', `/jurisdictions?status=inactive&entity_id=${entities[1]}`))).toEqual([]);
       expect(codes(await call(lister, 'GET', `/jurisdictions?entity_id=${entityId}`))).toEqual([]); // another account's entity
     });
@@ -151,19 +218,47 @@ describe.each(['sqlite', 'esdb'] as const)('jurisdictions over HTTP on the %s st
   describe('bad input', () => {
     let target: Jurisdiction;
     beforeAll(async () => {
-      target = await create<Jurisdiction>(owner, '/jurisdictions', { entity_id: entityId, code: 'US-WY', registration_type: 'foreign' });
+      target = await create<Jurisdiction>(owner, '/jurisdictions', {
+        entity_id: entityId,
+        code: 'US-WY',
+        registration_type: 'foreign',
+      });
     });
 
     const id = () => target.id;
     const at = () => `/jurisdictions/${id()}`;
     const valid = () => ({ entity_id: entityId, code: 'US-DE', registration_type: 'domestic' });
-    const post = (label: string, body: unknown, fields: string[]): BadInput => [label, 'POST', () => '/jurisdictions', body, {}, 400, fields];
-    const patch = (label: string, body: unknown, fields: string[]): BadInput => [label, 'PATCH', at, body, {}, 400, fields];
+    const post = (label: string, body: unknown, fields: string[]): BadInput => [
+      label,
+      'POST',
+      () => '/jurisdictions',
+      body,
+      {},
+      400,
+      fields,
+    ];
+    const patch = (label: string, body: unknown, fields: string[]): BadInput => [
+      label,
+      'PATCH',
+      at,
+      body,
+      {},
+      400,
+      fields,
+    ];
     const cases = (): BadInput[] => [
       ...commonBadInputs('/jurisdictions', valid(), id),
       post('missing fields', {}, ['code', 'entity_id', 'registration_type']),
-      post('wrong types', { entity_id: 5, code: ['US-DE'], registration_type: true }, ['code', 'entity_id', 'registration_type']),
-      post('null fields', { entity_id: null, code: null, registration_type: null }, ['code', 'entity_id', 'registration_type']),
+      post('wrong types', { entity_id: 5, code: ['US-DE'], registration_type: true }, [
+        'code',
+        'entity_id',
+        'registration_type',
+      ]),
+      post('null fields', { entity_id: null, code: null, registration_type: null }, [
+        'code',
+        'entity_id',
+        'registration_type',
+      ]),
       post('unknown registration type', { ...valid(), registration_type: 'local' }, ['registration_type']),
       post('a bad entity UUID', { ...valid(), entity_id: 'entity-1' }, ['entity_id']),
       post('a lower-case code', { ...valid(), code: 'us-de' }, ['code']),
@@ -172,14 +267,29 @@ describe.each(['sqlite', 'esdb'] as const)('jurisdictions over HTTP on the %s st
       post('a code with spaces', { ...valid(), code: ' US-DE' }, ['code']),
       post('status on create', { ...valid(), status: 'active' }, ['status']),
       post('unknown fields', { ...valid(), id: target?.id, version: 0 }, ['id', 'version']),
-      patch('PATCH unknown enum values', { status: 'closed', registration_type: 'local' }, ['registration_type', 'status']),
+      patch('PATCH unknown enum values', { status: 'closed', registration_type: 'local' }, [
+        'registration_type',
+        'status',
+      ]),
       patch('PATCH wrong types', { status: 1, registration_type: ['foreign'] }, ['registration_type', 'status']),
       patch('PATCH null', { status: null, registration_type: null }, ['registration_type', 'status']),
       patch('PATCH an oversize status', { status: 'a'.repeat(10_000) }, ['status']),
-      patch('PATCH unwritable fields', { code: 'US-NY', entity_id: entityId, created_at: 'now' }, ['code', 'created_at', 'entity_id']),
+      patch('PATCH unwritable fields', { code: 'US-NY', entity_id: entityId, created_at: 'now' }, [
+        'code',
+        'created_at',
+        'entity_id',
+      ]),
       ['list a bad entity_id', 'GET', () => '/jurisdictions?entity_id=123', undefined, {}, 400, ['entity_id']],
       ['list an unknown status', 'GET', () => '/jurisdictions?status=closed', undefined, {}, 400, ['status']],
-      ['list a repeated status', 'GET', () => '/jurisdictions?status=active&status=pending', undefined, {}, 400, ['status']],
+      [
+        'list a repeated status',
+        'GET',
+        () => '/jurisdictions?status=active&status=pending',
+        undefined,
+        {},
+        400,
+        ['status'],
+      ],
     ];
 
     it('answers every bad request with a 4xx problem listing the bad fields, never a 5xx, and appends nothing', async () => {

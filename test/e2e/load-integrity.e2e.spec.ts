@@ -31,7 +31,9 @@ describe.each(['sqlite', 'esdb'] as const)('20,000 creates under concurrent load
     });
     ({ token } = await provisionAccount(service));
     const api = apiClient(service.url, token);
-    const endpoint = (await api('POST', `${V1}/webhook-endpoints`, { url: receiver.url, event_types: ['entity.created'] })).body;
+    const endpoint = (
+      await api('POST', `${V1}/webhook-endpoints`, { url: receiver.url, event_types: ['entity.created'] })
+    ).body;
     expect((await api('POST', `${V1}/webhook-endpoints/${endpoint.id}/enable`)).status).toBe(200);
     expect((await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: true })).status).toBe(200);
   }, 60_000);

@@ -42,8 +42,12 @@ describe('GET /metrics', () => {
     await fetch(`${service.url}/healthz`);
     await fetch(`${service.url}/no/such/${randomUUID()}`);
     const text = await scrape();
-    expect(text).toMatch(/http_request_duration_seconds_count\{method="GET",route="\/healthz",status_code="200"\} [1-9]/);
-    expect(text).toMatch(/http_request_duration_seconds_count\{method="GET",route="unmatched",status_code="404"\} [1-9]/);
+    expect(text).toMatch(
+      /http_request_duration_seconds_count\{method="GET",route="\/healthz",status_code="200"\} [1-9]/,
+    );
+    expect(text).toMatch(
+      /http_request_duration_seconds_count\{method="GET",route="unmatched",status_code="404"\} [1-9]/,
+    );
     expect(text).not.toContain('/no/such/');
   });
 
@@ -101,7 +105,9 @@ describe('GET /metrics', () => {
     const outcomesAfter = (before: Awaited<ReturnType<typeof outcomes>>) =>
       eventually(async () => {
         const now = await outcomes();
-        return now.delivered + now.failed + now.cancelled > before.delivered + before.failed + before.cancelled ? now : undefined;
+        return now.delivered + now.failed + now.cancelled > before.delivered + before.failed + before.cancelled
+          ? now
+          : undefined;
       });
 
     it('exports every outcome from the start', async () => {
@@ -116,7 +122,11 @@ describe('GET /metrics', () => {
       const d = await onlyDelivery(api, endpointId, (x) => x.status === 'delivered');
       expect(d.attempt_count).toBeGreaterThanOrEqual(2);
       const after = await outcomesAfter(before);
-      expect(after).toEqual({ ...before, delivered: before.delivered + 1, attempts: before.attempts + d.attempt_count });
+      expect(after).toEqual({
+        ...before,
+        delivered: before.delivered + 1,
+        attempts: before.attempts + d.attempt_count,
+      });
     });
 
     it('counts a delivery once when its retries run out and it fails', async () => {
@@ -186,7 +196,9 @@ describe('GET /metrics', () => {
 
       const beforeDelete = await outcomes();
       expect((await api('DELETE', `${V1}/webhook-endpoints/${endpointId}`)).status).toBe(204);
-      await eventually(async () => ((await api('GET', `${V1}/webhook-deliveries/${waiting.id}`)).body.status === 'cancelled' ? true : undefined));
+      await eventually(async () =>
+        (await api('GET', `${V1}/webhook-deliveries/${waiting.id}`)).body.status === 'cancelled' ? true : undefined,
+      );
       expect(await queue()).toEqual({ due: 0, waiting: 0, oldest: 0 });
       expect(await outcomesAfter(beforeDelete)).toEqual({ ...beforeDelete, cancelled: beforeDelete.cancelled + 1 });
     });

@@ -11,7 +11,14 @@ import { MISSING_ID, resourceApi, type Answer, type Resource } from '../support/
 import { bearer, provisionAccount, provisionClient, type ProvisionedClient } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 
-type Schema = { $ref?: string; type?: string; properties?: Record<string, Schema>; items?: Schema; required?: string[]; [k: string]: any };
+type Schema = {
+  $ref?: string;
+  type?: string;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  required?: string[];
+  [k: string]: any;
+};
 interface Parameter {
   in: string;
   name: string;
@@ -81,12 +88,43 @@ const BODIES: Record<string, string[]> = {
 };
 
 const RESOURCE = ['id', 'created_at', 'updated_at', 'version'];
-const ENDPOINT = [...RESOURCE, 'url', 'description', 'event_types', 'enabled', 'disabled_reason', 'rate_limit_per_second'];
-const DELIVERY = ['id', 'event_id', 'event_type', 'endpoint_id', 'status', 'attempt_count', 'last_attempt_at', 'next_attempt_at', 'created_at'];
+const ENDPOINT = [
+  ...RESOURCE,
+  'url',
+  'description',
+  'event_types',
+  'enabled',
+  'disabled_reason',
+  'rate_limit_per_second',
+];
+const DELIVERY = [
+  'id',
+  'event_id',
+  'event_type',
+  'endpoint_id',
+  'status',
+  'attempt_count',
+  'last_attempt_at',
+  'next_attempt_at',
+  'created_at',
+];
 
 const STATS = ['delivered', 'failed', 'pending', 'p50_ms', 'p99_ms', 'last_success_at', 'failing_since'];
 /** An Events API item: the webhook payload (every type's fields, CONTRACT.md §4 table) plus occurred_at. */
-const EVENT = ['event_id', 'event_type', 'timestamp', 'entity_id', 'document_id', 'jurisdiction_id', 'task_id', 'order_id', 'endpoint_id', 'reason', 'status', 'occurred_at'];
+const EVENT = [
+  'event_id',
+  'event_type',
+  'timestamp',
+  'entity_id',
+  'document_id',
+  'jurisdiction_id',
+  'task_id',
+  'order_id',
+  'endpoint_id',
+  'reason',
+  'status',
+  'occurred_at',
+];
 
 /** Success answers with fields CONTRACT.md lists exactly (§3 history, §4 webhooks). */
 const ANSWERS: Record<string, string[]> = {
@@ -117,7 +155,8 @@ const ITEMS: Record<string, string[]> = {
 const sorted = (list: readonly string[]) => [...list].sort();
 
 /** Operations that honour If-Match (CONTRACT.md §3: PATCH, DELETE and actions); a delivery has no version to match. */
-const takesIfMatch = (key: string) => /^(PATCH|DELETE) /.test(key) || (/^POST .*\/\{id\}\/[a-z-]+$/.test(key) && !key.endsWith('/redeliver'));
+const takesIfMatch = (key: string) =>
+  /^(PATCH|DELETE) /.test(key) || (/^POST .*\/\{id\}\/[a-z-]+$/.test(key) && !key.endsWith('/redeliver'));
 
 /**
  * The error statuses an operation can answer (CONTRACT.md §1–§3, as the shared HTTP layer makes
@@ -160,15 +199,19 @@ describe('OpenAPI document and /docs', () => {
   afterAll(async () => service?.destroy());
 
   const operations = () =>
-    Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op })));
+    Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op })),
+    );
   const operation = (key: string): Operation => {
     const found = operations().find((o) => o.key === key);
     if (!found) throw new Error(`The document has no operation ${key}`);
     return found.op;
   };
   /** The schema itself, following a $ref. */
-  const resolve = (schema: Schema): Schema => (schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop()!] : schema);
-  const fieldsOf = (schema: Schema | undefined) => sorted(Object.keys(schema ? (resolve(schema).properties ?? {}) : {}));
+  const resolve = (schema: Schema): Schema =>
+    schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop()!] : schema;
+  const fieldsOf = (schema: Schema | undefined) =>
+    sorted(Object.keys(schema ? (resolve(schema).properties ?? {}) : {}));
   /** The operation's success status and the schema of its JSON answer (undefined for none). */
   const success = (op: Operation) => {
     const status = Object.keys(op.responses).find((s) => /^2\d\d$/.test(s));
@@ -209,7 +252,9 @@ describe('OpenAPI document and /docs', () => {
   it('declares a request body with its fields for every POST, PUT and PATCH but the body-less actions', () => {
     const writes = operations().filter(({ key }) => /^(POST|PUT|PATCH) /.test(key));
     const withBody = writes.filter(({ op }) => op.requestBody).map(({ key }) => key);
-    expect(sorted(writes.map(({ key }) => key).filter((key) => !withBody.includes(key)))).toEqual(sorted(BODYLESS_POSTS));
+    expect(sorted(writes.map(({ key }) => key).filter((key) => !withBody.includes(key)))).toEqual(
+      sorted(BODYLESS_POSTS),
+    );
     expect(sorted(withBody)).toEqual(sorted(Object.keys(BODIES)));
     for (const key of withBody) expect([key, fieldsOf(bodySchema(key))]).toEqual([key, sorted(BODIES[key])]);
   });
@@ -224,22 +269,31 @@ describe('OpenAPI document and /docs', () => {
       const schema = resolve(answerSchema(key)!);
       expect([key, sorted(Object.keys(schema.properties ?? {}))]).toEqual([key, ['data', 'next_cursor']]);
       expect([key, sorted(schema.required ?? [])]).toEqual([key, ['data', 'next_cursor']]);
-      expect([key, schema.properties!.data.type, fieldsOf(schema.properties!.data.items).length > 0]).toEqual([key, 'array', true]);
+      expect([key, schema.properties!.data.type, fieldsOf(schema.properties!.data.items).length > 0]).toEqual([
+        key,
+        'array',
+        true,
+      ]);
       expect(schema.properties!.next_cursor).toMatchObject({ type: 'string', nullable: true });
     }
   });
 
   it('describes the webhook answers with exactly the fields of CONTRACT.md §4', () => {
-    for (const [key, fields] of Object.entries(ANSWERS)) expect([key, fieldsOf(answerSchema(key))]).toEqual([key, sorted(fields)]);
+    for (const [key, fields] of Object.entries(ANSWERS))
+      expect([key, fieldsOf(answerSchema(key))]).toEqual([key, sorted(fields)]);
     for (const [key, fields] of Object.entries(ITEMS)) {
       expect([key, fieldsOf(resolve(answerSchema(key)!).properties!.data.items)]).toEqual([key, sorted(fields)]);
     }
     const detail = resolve(answerSchema(`GET ${V1}/webhook-deliveries/{id}`)!);
-    expect(fieldsOf(detail.properties!.attempts.items)).toEqual(sorted(['attempted_at', 'status_code', 'error', 'duration_ms']));
+    expect(fieldsOf(detail.properties!.attempts.items)).toEqual(
+      sorted(['attempted_at', 'status_code', 'error', 'duration_ms']),
+    );
     expect(detail.properties!.status.enum).toEqual(['pending', 'delivered', 'failed', 'cancelled']);
     const catalog = resolve(answerSchema(`GET ${V1}/webhook-event-types`)!);
     expect(fieldsOf(catalog.properties!.data.items)).toEqual(['category', 'label', 'name']);
-    const deliveries = operation(`GET ${V1}/webhook-endpoints/{id}/deliveries`).parameters!.find((p) => p.name === 'status') as any;
+    const deliveries = operation(`GET ${V1}/webhook-endpoints/{id}/deliveries`).parameters!.find(
+      (p) => p.name === 'status',
+    ) as any;
     expect(deliveries.schema.enum).toEqual(['pending', 'delivered', 'failed', 'cancelled']);
   });
 
@@ -248,7 +302,10 @@ describe('OpenAPI document and /docs', () => {
     for (const family of families) {
       const resource = answerSchema(`GET ${V1}/${family}/{id}`)!;
       const written = BODIES[`POST ${V1}/${family}`].filter((f) => f !== 'content_base64');
-      expect([family, fieldsOf(resource)]).toEqual([family, expect.arrayContaining([...RESOURCE, ...written, ...(family === 'documents' ? [] : ['status'])])]);
+      expect([family, fieldsOf(resource)]).toEqual([
+        family,
+        expect.arrayContaining([...RESOURCE, ...written, ...(family === 'documents' ? [] : ['status'])]),
+      ]);
       // The same schema for the answer of every operation on one resource.
       for (const key of [`POST ${V1}/${family}`, `PATCH ${V1}/${family}/{id}`, `POST ${V1}/${family}/{id}/cancel`]) {
         if (operations().some((o) => o.key === key)) expect([key, answerSchema(key)]).toEqual([key, resource]);
@@ -259,7 +316,11 @@ describe('OpenAPI document and /docs', () => {
 
   it('declares every error answer an operation can get, and no other', () => {
     const wrong = operations()
-      .map(({ key, op }) => ({ key, declared: sorted(Object.keys(op.responses).filter((s) => /^[45]/.test(s))), expected: expectedErrors(key) }))
+      .map(({ key, op }) => ({
+        key,
+        declared: sorted(Object.keys(op.responses).filter((s) => /^[45]/.test(s))),
+        expected: expectedErrors(key),
+      }))
       .filter(({ declared, expected }) => declared.join() !== expected.join());
     expect(wrong).toEqual([]);
   });
@@ -278,20 +339,30 @@ describe('OpenAPI document and /docs', () => {
         // The guard's RFC 6750 errors are application/json; every other error is problem+json.
         const types =
           // Every operation refuses some input (a query parameter at least) as problem+json; every 400 can also be a bearer `invalid_request`.
-          status === '403' ? ['application/json'] : status === '401' || status === '400' ? ['application/json', PROBLEM_JSON] : [PROBLEM_JSON];
+          status === '403'
+            ? ['application/json']
+            : status === '401' || status === '400'
+              ? ['application/json', PROBLEM_JSON]
+              : [PROBLEM_JSON];
         const content = response.content ?? {};
-        if (sorted(Object.keys(content)).join() !== sorted(types).join()) wrong.push(`${key} ${status}: content ${Object.keys(content).join()}`);
+        if (sorted(Object.keys(content)).join() !== sorted(types).join())
+          wrong.push(`${key} ${status}: content ${Object.keys(content).join()}`);
         for (const [type, { schema }] of Object.entries(content)) {
           const name = type === PROBLEM_JSON ? 'Problem' : 'BearerError';
           if (schema.$ref !== `#/components/schemas/${name}`) wrong.push(`${key} ${status} ${type}: ${schema.$ref}`);
         }
         const headers = Object.keys(response.headers ?? {});
-        const expected = ['400', '401', '403'].includes(status) ? ['WWW-Authenticate'] : status === '503' || status === '429' ? ['Retry-After'] : [];
+        const expected = ['400', '401', '403'].includes(status)
+          ? ['WWW-Authenticate']
+          : status === '503' || status === '429'
+            ? ['Retry-After']
+            : [];
         if (headers.join() !== expected.join()) wrong.push(`${key} ${status}: headers ${headers.join()}`);
         if (!response.description) wrong.push(`${key} ${status}: no description`);
       }
       const challenge = op.responses['403']?.headers?.['WWW-Authenticate']?.schema.example;
-      if (challenge !== `Bearer realm="external-api", error="insufficient_scope", scope="${scope}"`) wrong.push(`${key} 403: ${challenge}`);
+      if (challenge !== `Bearer realm="external-api", error="insufficient_scope", scope="${scope}"`)
+        wrong.push(`${key} 403: ${challenge}`);
     }
     expect(wrong).toEqual([]);
     // A cancel's body is optional (a reason), and says so.
@@ -305,11 +376,16 @@ describe('OpenAPI document and /docs', () => {
     const wrong: string[] = [];
     for (const { key, op } of operations()) {
       const headers = sorted((op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name));
-      const expected = sorted([...(takesIfMatch(key) ? ['If-Match'] : []), ...(key.startsWith('POST ') ? ['Idempotency-Key'] : [])]);
+      const expected = sorted([
+        ...(takesIfMatch(key) ? ['If-Match'] : []),
+        ...(key.startsWith('POST ') ? ['Idempotency-Key'] : []),
+      ]);
       if (headers.join() !== expected.join()) wrong.push(`${key}: headers ${headers.join()}`);
-      for (const p of (op.parameters ?? []).filter((p) => p.in === 'header')) if (p.required !== false) wrong.push(`${key}: ${p.name} required`);
+      for (const p of (op.parameters ?? []).filter((p) => p.in === 'header'))
+        if (p.required !== false) wrong.push(`${key}: ${p.name} required`);
       for (const p of (op.parameters ?? []).filter((p) => p.in === 'path')) {
-        if (p.schema.format !== 'uuid' || p.schema.type !== 'string') wrong.push(`${key}: path ${p.name} ${JSON.stringify(p.schema)}`);
+        if (p.schema.format !== 'uuid' || p.schema.type !== 'string')
+          wrong.push(`${key}: path ${p.name} ${JSON.stringify(p.schema)}`);
       }
     }
     expect(wrong).toEqual([]);
@@ -327,8 +403,9 @@ describe('OpenAPI document and /docs', () => {
     const visit = (node: unknown): void => {
       if (Array.isArray(node)) return node.forEach(visit);
       if (typeof node !== 'object' || node === null) return;
-      for (const [k, v] of Object.entries(node)) if (k === '$ref') refs.add(String(v).split('/').pop()!);
-      else visit(v);
+      for (const [k, v] of Object.entries(node))
+        if (k === '$ref') refs.add(String(v).split('/').pop()!);
+        else visit(v);
     };
     visit(doc.paths);
     visit(doc.components.schemas);
@@ -343,8 +420,11 @@ describe('OpenAPI document and /docs', () => {
     });
 
     /** The JSON answer has exactly the fields its schema declares. */
-    const expectDeclared = (key: string, body: Record<string, unknown>, schema: Schema | undefined = answerSchema(key)) =>
-      expect([key, sorted(Object.keys(body))]).toEqual([key, fieldsOf(schema)]);
+    const expectDeclared = (
+      key: string,
+      body: Record<string, unknown>,
+      schema: Schema | undefined = answerSchema(key),
+    ) => expect([key, sorted(Object.keys(body))]).toEqual([key, fieldsOf(schema)]);
 
     it('have exactly the declared fields, resource by resource', async () => {
       const entity = await api.call(client, 'POST', '/entities', { name: 'Declared LLC', entity_type: 'llc' });
@@ -353,7 +433,16 @@ describe('OpenAPI document and /docs', () => {
       const order = await api.call(client, 'POST', '/orders', { entity_id: id, order_type: 'formation' });
       const created: [string, Resource][] = [
         ['entities', entity.body],
-        ['jurisdictions', (await api.call(client, 'POST', '/jurisdictions', { entity_id: id, code: 'US-DE', registration_type: 'domestic' })).body],
+        [
+          'jurisdictions',
+          (
+            await api.call(client, 'POST', '/jurisdictions', {
+              entity_id: id,
+              code: 'US-DE',
+              registration_type: 'domestic',
+            })
+          ).body,
+        ],
         ['tasks', (await api.call(client, 'POST', '/tasks', { entity_id: id, title: 'File' })).body],
         ['orders', order.body],
         [
@@ -375,19 +464,38 @@ describe('OpenAPI document and /docs', () => {
         expectDeclared(`GET ${V1}/${family}/{id}`, (await api.call(client, 'GET', `/${family}/${resource.id}`)).body);
         const list = await api.call(client, 'GET', `/${family}`);
         expectDeclared(`GET ${V1}/${family}`, list.body);
-        expectDeclared(`GET ${V1}/${family}`, list.body.data[0], answerSchema(`GET ${V1}/${family}`)!.properties!.data.items);
+        expectDeclared(
+          `GET ${V1}/${family}`,
+          list.body.data[0],
+          answerSchema(`GET ${V1}/${family}`)!.properties!.data.items,
+        );
         const history = await api.call(client, 'GET', `/${family}/${resource.id}/history`);
-        expectDeclared(`GET ${V1}/${family}/{id}/history`, history.body.data[0], answerSchema(`GET ${V1}/${family}/{id}/history`)!.properties!.data.items);
+        expectDeclared(
+          `GET ${V1}/${family}/{id}/history`,
+          history.body.data[0],
+          answerSchema(`GET ${V1}/${family}/{id}/history`)!.properties!.data.items,
+        );
       }
 
       const endpoint = await api.call(client, 'POST', '/webhook-endpoints', { url: 'https://127.0.0.1:9/hook' });
       expect(endpoint.status).toBe(201);
       expectDeclared(`POST ${V1}/webhook-endpoints`, endpoint.body);
-      expectDeclared(`GET ${V1}/webhook-endpoints/{id}`, (await api.call(client, 'GET', `/webhook-endpoints/${endpoint.body.id}`)).body);
-      expectDeclared(`GET ${V1}/webhook-endpoints/{id}/secret`, (await api.call(client, 'GET', `/webhook-endpoints/${endpoint.body.id}/secret`)).body);
+      expectDeclared(
+        `GET ${V1}/webhook-endpoints/{id}`,
+        (await api.call(client, 'GET', `/webhook-endpoints/${endpoint.body.id}`)).body,
+      );
+      expectDeclared(
+        `GET ${V1}/webhook-endpoints/{id}/secret`,
+        (await api.call(client, 'GET', `/webhook-endpoints/${endpoint.body.id}/secret`)).body,
+      );
       expectDeclared(`GET ${V1}/webhook-settings`, (await api.call(client, 'GET', '/webhook-settings')).body);
-      expectDeclared(`GET ${V1}/webhook-endpoints/{id}/stats`, (await api.call(client, 'GET', `/webhook-endpoints/${endpoint.body.id}/stats`)).body);
-      const recovered = await api.call(client, 'POST', `/webhook-endpoints/${endpoint.body.id}/recover`, { since: '2000-01-01T00:00:00Z' });
+      expectDeclared(
+        `GET ${V1}/webhook-endpoints/{id}/stats`,
+        (await api.call(client, 'GET', `/webhook-endpoints/${endpoint.body.id}/stats`)).body,
+      );
+      const recovered = await api.call(client, 'POST', `/webhook-endpoints/${endpoint.body.id}/recover`, {
+        since: '2000-01-01T00:00:00Z',
+      });
       expect(recovered.status).toBe(202);
       expectDeclared(`POST ${V1}/webhook-endpoints/{id}/recover`, recovered.body);
       // The account's notifications so far: each item's fields are among those declared (each type has its own).
@@ -395,9 +503,14 @@ describe('OpenAPI document and /docs', () => {
       expectDeclared(`GET ${V1}/events`, events.body);
       const declaredEvent = fieldsOf(answerSchema(`GET ${V1}/events`)!.properties!.data.items);
       expect(events.body.data.length).toBeGreaterThan(0);
-      for (const item of events.body.data) expect(Object.keys(item).filter((f) => !declaredEvent.includes(f))).toEqual([]);
+      for (const item of events.body.data)
+        expect(Object.keys(item).filter((f) => !declaredEvent.includes(f))).toEqual([]);
       const catalog = await api.call(client, 'GET', '/webhook-event-types');
-      expectDeclared(`GET ${V1}/webhook-event-types`, catalog.body.data[0], resolve(answerSchema(`GET ${V1}/webhook-event-types`)!).properties!.data.items);
+      expectDeclared(
+        `GET ${V1}/webhook-event-types`,
+        catalog.body.data[0],
+        resolve(answerSchema(`GET ${V1}/webhook-event-types`)!).properties!.data.items,
+      );
     });
   });
 
@@ -445,9 +558,11 @@ describe('OpenAPI document and /docs', () => {
             ? 'not declared'
             : !schema
               ? `${media} not declared`
-              : fields.some((f) => !(f in schema.properties!)) || (schema.required ?? []).some((f: string) => !fields.includes(f))
+              : fields.some((f) => !(f in schema.properties!)) ||
+                  (schema.required ?? []).some((f: string) => !fields.includes(f))
                 ? `fields ${sorted(fields).join()} against ${fieldsOf(schema).join()}`
-                : (media === PROBLEM_JSON && res.body.status !== status) || (status !== 400 && Object.keys(declared.headers ?? {}).some((h) => !res.headers[h.toLowerCase()]))
+                : (media === PROBLEM_JSON && res.body.status !== status) ||
+                    (status !== 400 && Object.keys(declared.headers ?? {}).some((h) => !res.headers[h.toLowerCase()]))
                   ? 'status field or headers'
                   : undefined;
       if (wrong) problems.push(`${key} → ${status}: ${wrong}: ${JSON.stringify(res.body)?.slice(0, 200)}`);
@@ -455,13 +570,22 @@ describe('OpenAPI document and /docs', () => {
 
     beforeAll(async () => {
       client = await provisionAccount(service);
-      [reader, writer] = await Promise.all([provisionClient(service, client.accountId, 'read'), provisionClient(service, client.accountId, 'write')]);
+      [reader, writer] = await Promise.all([
+        provisionClient(service, client.accountId, 'read'),
+        provisionClient(service, client.accountId, 'write'),
+      ]);
       const entity = await api.create(client, '/entities', { name: 'Errors LLC', entity_type: 'llc' });
       const order = await api.create(client, '/orders', { entity_id: entity.id, order_type: 'formation' });
       Object.assign(ids, {
         entities: entity.id,
         orders: order.id,
-        jurisdictions: (await api.create(client, '/jurisdictions', { entity_id: entity.id, code: 'US-DE', registration_type: 'domestic' })).id,
+        jurisdictions: (
+          await api.create(client, '/jurisdictions', {
+            entity_id: entity.id,
+            code: 'US-DE',
+            registration_type: 'domestic',
+          })
+        ).id,
         tasks: (await api.create(client, '/tasks', { entity_id: entity.id, title: 'File' })).id,
         documents: (
           await api.create(client, '/documents', {
@@ -483,8 +607,10 @@ describe('OpenAPI document and /docs', () => {
         const bad = await api.call(client, method, withId(path, 'not-a-uuid'), VALID[key]);
         expectDeclaredError(key, 400, bad, problems);
         // Every field of the schema: a 400 lists what was wrong.
-        if (bad.status === 400 && sorted(Object.keys(bad.body)).join() !== sorted(PROBLEM_FIELDS).join()) problems.push(`${key} 400: ${Object.keys(bad.body).join()}`);
-        if (bad.status === 400 && !bad.body.errors.some((e: { field: string }) => e.field === 'id')) problems.push(`${key} 400 does not name id`);
+        if (bad.status === 400 && sorted(Object.keys(bad.body)).join() !== sorted(PROBLEM_FIELDS).join())
+          problems.push(`${key} 400: ${Object.keys(bad.body).join()}`);
+        if (bad.status === 400 && !bad.body.errors.some((e: { field: string }) => e.field === 'id'))
+          problems.push(`${key} 400 does not name id`);
         expectDeclaredError(key, 404, await api.call(client, method, withId(path, MISSING_ID), VALID[key]), problems);
       }
       expect(problems).toEqual([]);
@@ -498,12 +624,19 @@ describe('OpenAPI document and /docs', () => {
       for (const { key } of declaring) {
         const [method, path] = key.split(' ');
         const before = await api.call(client, 'GET', resourceOf(path));
-        expectDeclaredError(key, 412, await api.call(client, method, own(path), VALID[key], { 'if-match': '"999"' }), problems);
+        expectDeclaredError(
+          key,
+          412,
+          await api.call(client, method, own(path), VALID[key], { 'if-match': '"999"' }),
+          problems,
+        );
         const malformed = await api.call(client, method, own(path), VALID[key], { 'if-match': 'three' });
         expectDeclaredError(key, 400, malformed, problems);
-        if (malformed.status === 400 && malformed.body.errors?.[0]?.field !== 'If-Match') problems.push(`${key} 400 does not name If-Match`);
+        if (malformed.status === 400 && malformed.body.errors?.[0]?.field !== 'If-Match')
+          problems.push(`${key} 400 does not name If-Match`);
         const after = await api.call(client, 'GET', resourceOf(path));
-        if (JSON.stringify(after.body) !== JSON.stringify(before.body)) problems.push(`${key}: changed by a refused request`);
+        if (JSON.stringify(after.body) !== JSON.stringify(before.body))
+          problems.push(`${key}: changed by a refused request`);
       }
       expect(problems).toEqual([]);
     });
@@ -515,15 +648,21 @@ describe('OpenAPI document and /docs', () => {
         const url = withId(path, MISSING_ID);
         const none = await raw(method, url);
         expectDeclaredError(key, 401, none, problems);
-        if (none.headers['www-authenticate'] !== 'Bearer realm="external-api"') problems.push(`${key} 401 challenge: ${none.headers['www-authenticate']}`);
+        if (none.headers['www-authenticate'] !== 'Bearer realm="external-api"')
+          problems.push(`${key} 401 challenge: ${none.headers['www-authenticate']}`);
         const invalid = await raw(method, url, bearer('not-a-token'));
         expectDeclaredError(key, 401, invalid, problems);
         if (invalid.body?.error !== 'invalid_token') problems.push(`${key} 401: ${JSON.stringify(invalid.body)}`);
         const scope = method === 'GET' ? 'read' : 'write';
         const other = await raw(method, url, bearer((method === 'GET' ? writer : reader).token));
         expectDeclaredError(key, 403, other, problems);
-        if (!other.headers['www-authenticate']?.endsWith(`scope="${scope}"`)) problems.push(`${key} 403 challenge: ${other.headers['www-authenticate']}`);
-        const query = await raw(method, `${url}${url.includes('?') ? '&' : '?'}access_token=${client.token}`, bearer(client.token));
+        if (!other.headers['www-authenticate']?.endsWith(`scope="${scope}"`))
+          problems.push(`${key} 403 challenge: ${other.headers['www-authenticate']}`);
+        const query = await raw(
+          method,
+          `${url}${url.includes('?') ? '&' : '?'}access_token=${client.token}`,
+          bearer(client.token),
+        );
         expectDeclaredError(key, 400, query, problems);
         if (query.body?.error !== 'invalid_request') problems.push(`${key} 400: ${JSON.stringify(query.body)}`);
       }
@@ -535,11 +674,21 @@ describe('OpenAPI document and /docs', () => {
       for (const key of Object.keys(BODIES)) {
         const [method, path] = key.split(' ');
         for (const type of ['application/x-www-form-urlencoded', 'application/xml']) {
-          expectDeclaredError(key, 415, await api.call(client, method, own(path), type.endsWith('xml') ? '<a/>' : 'a=1', { 'content-type': type }), problems);
+          expectDeclaredError(
+            key,
+            415,
+            await api.call(client, method, own(path), type.endsWith('xml') ? '<a/>' : 'a=1', { 'content-type': type }),
+            problems,
+          );
         }
       }
       const large = JSON.stringify({ name: 'x'.repeat(16 * 1024 * 1024), entity_type: 'llc' });
-      expectDeclaredError(`POST ${V1}/entities`, 413, await api.call(client, 'POST', '/entities', large, { 'content-type': 'application/json' }), problems);
+      expectDeclaredError(
+        `POST ${V1}/entities`,
+        413,
+        await api.call(client, 'POST', '/entities', large, { 'content-type': 'application/json' }),
+        problems,
+      );
       expect(problems).toEqual([]);
     });
 
@@ -550,12 +699,21 @@ describe('OpenAPI document and /docs', () => {
         for (const bad of ['a b', 'k'.repeat(256)]) {
           const res = await api.call(client, 'POST', path, undefined, { 'idempotency-key': bad });
           expectDeclaredError(key, 400, res, problems);
-          if (res.status === 400 && res.body.errors?.[0]?.field !== 'Idempotency-Key') problems.push(`${key} 400 does not name Idempotency-Key`);
+          if (res.status === 400 && res.body.errors?.[0]?.field !== 'Idempotency-Key')
+            problems.push(`${key} 400 does not name Idempotency-Key`);
         }
       }
       const idempotencyKey = { 'idempotency-key': `reuse-${Date.now()}` };
-      expect((await api.call(client, 'POST', '/entities', { name: 'First LLC', entity_type: 'llc' }, idempotencyKey)).status).toBe(201);
-      const reused = await api.call(client, 'POST', '/entities', { name: 'Second LLC', entity_type: 'llc' }, idempotencyKey);
+      expect(
+        (await api.call(client, 'POST', '/entities', { name: 'First LLC', entity_type: 'llc' }, idempotencyKey)).status,
+      ).toBe(201);
+      const reused = await api.call(
+        client,
+        'POST',
+        '/entities',
+        { name: 'Second LLC', entity_type: 'llc' },
+        idempotencyKey,
+      );
       expectDeclaredError(`POST ${V1}/entities`, 422, reused, problems);
       expect(problems).toEqual([]);
     });
@@ -564,7 +722,12 @@ describe('OpenAPI document and /docs', () => {
       const problems: string[] = [];
       const order = await api.create(client, '/orders', { entity_id: ids.entities, order_type: 'annual_report' });
       expect((await api.call(client, 'POST', `/orders/${order.id}/cancel`, {})).status).toBe(200);
-      expectDeclaredError(`POST ${V1}/orders/{id}/cancel`, 409, await api.call(client, 'POST', `/orders/${order.id}/cancel`, {}), problems);
+      expectDeclaredError(
+        `POST ${V1}/orders/{id}/cancel`,
+        409,
+        await api.call(client, 'POST', `/orders/${order.id}/cancel`, {}),
+        problems,
+      );
       expect(problems).toEqual([]);
     });
 
@@ -576,17 +739,31 @@ describe('OpenAPI document and /docs', () => {
       const read = store.readStream.bind(store);
       const appendSpy = jest
         .spyOn(store, 'appendToStream')
-        .mockImplementation((streamId, ...rest) => (down(streamId) ? Promise.reject(new EventStoreUnavailableError('down')) : append(streamId, ...rest)));
+        .mockImplementation((streamId, ...rest) =>
+          down(streamId) ? Promise.reject(new EventStoreUnavailableError('down')) : append(streamId, ...rest),
+        );
       try {
-        expectDeclaredError(`PATCH ${V1}/entities/{id}`, 503, await api.call(client, 'PATCH', own(`${V1}/entities/{id}`), { name: 'Unwritten LLC' }), problems);
+        expectDeclaredError(
+          `PATCH ${V1}/entities/{id}`,
+          503,
+          await api.call(client, 'PATCH', own(`${V1}/entities/{id}`), { name: 'Unwritten LLC' }),
+          problems,
+        );
       } finally {
         appendSpy.mockRestore();
       }
       const readSpy = jest
         .spyOn(store, 'readStream')
-        .mockImplementation((streamId, ...rest) => (down(streamId) ? Promise.reject(new EventStoreUnavailableError('down')) : read(streamId, ...rest)));
+        .mockImplementation((streamId, ...rest) =>
+          down(streamId) ? Promise.reject(new EventStoreUnavailableError('down')) : read(streamId, ...rest),
+        );
       try {
-        expectDeclaredError(`GET ${V1}/entities/{id}/history`, 503, await api.call(client, 'GET', own(`${V1}/entities/{id}/history`)), problems);
+        expectDeclaredError(
+          `GET ${V1}/entities/{id}/history`,
+          503,
+          await api.call(client, 'GET', own(`${V1}/entities/{id}/history`)),
+          problems,
+        );
       } finally {
         readSpy.mockRestore();
       }
@@ -607,7 +784,10 @@ describe('OpenAPI document and /docs', () => {
 
   it('answers a method a path does not have with 405 and Allow', async () => {
     const { token } = await provisionAccount(service);
-    const res = await fetch(`${service.url}/external-api/v1/webhook-event-types`, { method: 'DELETE', headers: bearer(token) });
+    const res = await fetch(`${service.url}/external-api/v1/webhook-event-types`, {
+      method: 'DELETE',
+      headers: bearer(token),
+    });
     expect([res.status, res.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
   });
 });

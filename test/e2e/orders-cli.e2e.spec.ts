@@ -27,7 +27,11 @@ describe('orders:complete (CLI)', () => {
 
   const submit = async () => {
     const entity = await create(owner, '/entities', { name: 'Acme LLC', entity_type: 'llc' });
-    return create<Resource>(owner, '/orders', { entity_id: entity.id, order_type: 'annual_report', details: { year: 2026 } });
+    return create<Resource>(owner, '/orders', {
+      entity_id: entity.id,
+      order_type: 'annual_report',
+      details: { year: 2026 },
+    });
   };
 
   it('completes a submitted order, prints it as one JSON object, and the service shows it', async () => {

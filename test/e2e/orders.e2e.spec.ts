@@ -42,9 +42,15 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
   beforeAll(async () => {
     service = await startService({ eventStore });
     store = service.app.get<EventStore>(EVENT_STORE);
-    [owner, other, operator] = await Promise.all([provisionAccount(service), provisionAccount(service), provisionOperator(service)]);
+    [owner, other, operator] = await Promise.all([
+      provisionAccount(service),
+      provisionAccount(service),
+      provisionOperator(service),
+    ]);
     [entityId, otherEntityId] = await Promise.all(
-      [owner, other].map(async (client) => (await create(client, '/entities', { name: 'Acme LLC', entity_type: 'llc' })).id),
+      [owner, other].map(
+        async (client) => (await create(client, '/entities', { name: 'Acme LLC', entity_type: 'llc' })).id,
+      ),
     );
   }, 60_000);
   afterAll(async () => service?.destroy());
@@ -54,12 +60,16 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
 
   /** `POST /internal-api/v1/orders/{id}/complete` with the operator's token (or another). */
   async function complete(id: string, headers: Record<string, string> = {}, token = operator.token): Promise<Answer> {
-    const res = await fetch(`${service.url}/internal-api/v1/orders/${id}/complete`, { method: 'POST', headers: { ...bearer(token), ...headers } });
+    const res = await fetch(`${service.url}/internal-api/v1/orders/${id}/complete`, {
+      method: 'POST',
+      headers: { ...bearer(token), ...headers },
+    });
     const text = await res.text();
     return { status: res.status, headers: Object.fromEntries(res.headers), body: text ? JSON.parse(text) : null };
   }
 
-  const historyTypes = async (id: string) => (await call(owner, 'GET', `/orders/${id}/history`)).body.data.map((e: { type: string }) => e.type);
+  const historyTypes = async (id: string) =>
+    (await call(owner, 'GET', `/orders/${id}/history`)).body.data.map((e: { type: string }) => e.type);
 
   describe('submit and read', () => {
     it('POST answers 201 with Location, ETag and the submitted order; GET and the list show it at once', async () => {
@@ -89,21 +99,41 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
     });
 
     it('keeps the jurisdiction code and the details object as sent', async () => {
-      const details = { state_filing_number: '7654321', officers: [{ name: 'Ann Ö', share: 0.5 }], rush: true, note: null };
-      const order = await submitOrder(owner, { order_type: 'foreign_qualification', jurisdiction_code: 'US-NY', details });
+      const details = {
+        state_filing_number: '7654321',
+        officers: [{ name: 'Ann Ö', share: 0.5 }],
+        rush: true,
+        note: null,
+      };
+      const order = await submitOrder(owner, {
+        order_type: 'foreign_qualification',
+        jurisdiction_code: 'US-NY',
+        details,
+      });
       expect(order).toMatchObject({ order_type: 'foreign_qualification', jurisdiction_code: 'US-NY', details });
       expect((await call(owner, 'GET', `/orders/${order.id}`)).body).toEqual(order);
     });
 
     it('accepts every order type of the contract', async () => {
-      const types = ['formation', 'annual_report', 'registered_agent', 'amendment', 'dissolution', 'foreign_qualification', 'certificate_of_good_standing', 'other'];
+      const types = [
+        'formation',
+        'annual_report',
+        'registered_agent',
+        'amendment',
+        'dissolution',
+        'foreign_qualification',
+        'certificate_of_good_standing',
+        'other',
+      ];
       const orders = await Promise.all(types.map((order_type) => submitOrder(owner, { order_type })));
       expect(orders.map((o) => o.order_type)).toEqual(types);
     });
 
-    it('answers 400 naming entity_id for an unknown entity or another account\'s, appending nothing', async () => {
+    it("answers 400 naming entity_id for an unknown entity or another account's, appending nothing", async () => {
       const before = await store.headPosition();
-      expectProblem(await call(owner, 'POST', '/orders', { entity_id: MISSING_ID, order_type: 'formation' }), 400, ['entity_id']);
+      expectProblem(await call(owner, 'POST', '/orders', { entity_id: MISSING_ID, order_type: 'formation' }), 400, [
+        'entity_id',
+      ]);
       const res = await call(owner, 'POST', '/orders', { entity_id: otherEntityId, order_type: 'formation' });
       expectProblem(res, 400, ['entity_id']);
       expect(res.body.errors[0].message).toContain(otherEntityId);
@@ -124,22 +154,30 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
     beforeAll(async () => {
       lister = await provisionAccount(service);
       entities = [];
-      for (const name of ['One LLC', 'Two LLC']) entities.push((await create(lister, '/entities', { name, entity_type: 'llc' })).id);
+      for (const name of ['One LLC', 'Two LLC'])
+        entities.push((await create(lister, '/entities', { name, entity_type: 'llc' })).id);
       made = [];
       // One at a time: ids are time-ordered, so this is also the list order.
-      for (const entity of [entities[0], entities[1], entities[0], entities[0], entities[1]]) made.push(await submitOrder(lister, {}, entity));
+      for (const entity of [entities[0], entities[1], entities[0], entities[0], entities[1]])
+        made.push(await submitOrder(lister, {}, entity));
       expect((await call(lister, 'POST', `/orders/${made[1].id}/cancel`)).status).toBe(200);
       expect((await complete(made[2].id)).status).toBe(200);
     });
 
     const ids = (res: Answer) => res.body.data.map((o: Order) => o.id);
 
-    it('lists the account\'s orders oldest first, with next_cursor null at the end', async () => {
+    it("lists the account's orders oldest first, with next_cursor null at the end", async () => {
       const res = await call(lister, 'GET', '/orders');
       expect(res.status).toBe(200);
       expect(res.body.next_cursor).toBeNull();
       expect(ids(res)).toEqual(made.map((o) => o.id));
-      expect(res.body.data.map((o: Order) => o.status)).toEqual(['submitted', 'cancelled', 'completed', 'submitted', 'submitted']);
+      expect(res.body.data.map((o: Order) => o.status)).toEqual([
+        'submitted',
+        'cancelled',
+        'completed',
+        'submitted',
+        'submitted',
+      ]);
     });
 
     it('filters by entity_id and status, alone and together', async () => {
@@ -162,7 +200,12 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
     });
 
     it('answers 400 naming each bad filter, limit or cursor', async () => {
-      expectProblem(await call(lister, 'GET', '/orders?status=open&entity_id=x&limit=0&cursor=x'), 400, ['cursor', 'entity_id', 'limit', 'status']);
+      expectProblem(await call(lister, 'GET', '/orders?status=open&entity_id=x&limit=0&cursor=x'), 400, [
+        'cursor',
+        'entity_id',
+        'limit',
+        'status',
+      ]);
       const entitiesCursor = (await call(lister, 'GET', '/entities?limit=1')).body.next_cursor;
       expectProblem(await call(lister, 'GET', `/orders?cursor=${entitiesCursor}`), 400, ['cursor']);
     });
@@ -174,12 +217,23 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
       const res = await call(owner, 'POST', `/orders/${order.id}/cancel`, { reason: 'Filed elsewhere' });
       expect(res.status).toBe(200);
       expect(res.headers.etag).toBe('"1"');
-      expect(res.body).toEqual({ ...order, status: 'cancelled', cancellation_reason: 'Filed elsewhere', updated_at: expect.stringMatching(ISO_MS), version: 1 });
+      expect(res.body).toEqual({
+        ...order,
+        status: 'cancelled',
+        cancellation_reason: 'Filed elsewhere',
+        updated_at: expect.stringMatching(ISO_MS),
+        version: 1,
+      });
       expect((await call(owner, 'GET', `/orders/${order.id}`)).body).toEqual(res.body);
     });
 
     it('takes no body (also with Content-Type: application/json, as many clients send it), an empty object, or a null reason', async () => {
-      for (const [body, headers] of [[undefined], ['', { 'content-type': 'application/json' }], [{}], [{ reason: null }]] as const) {
+      for (const [body, headers] of [
+        [undefined],
+        ['', { 'content-type': 'application/json' }],
+        [{}],
+        [{ reason: null }],
+      ] as const) {
         const order = await submitOrder(owner);
         const res = await call(owner, 'POST', `/orders/${order.id}/cancel`, body, headers);
         expect(res.status).toBe(200);
@@ -190,16 +244,32 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
     it('honours If-Match: another version is 412 and changes nothing; the current one passes', async () => {
       const order = await submitOrder(owner);
       expectProblem(await call(owner, 'POST', `/orders/${order.id}/cancel`, {}, { 'if-match': '"3"' }), 412);
-      expectProblem(await call(owner, 'POST', `/orders/${order.id}/cancel`, {}, { 'if-match': 'nope' }), 400, ['If-Match']);
+      expectProblem(await call(owner, 'POST', `/orders/${order.id}/cancel`, {}, { 'if-match': 'nope' }), 400, [
+        'If-Match',
+      ]);
       expect((await call(owner, 'GET', `/orders/${order.id}`)).body).toEqual(order);
-      expect((await call(owner, 'POST', `/orders/${order.id}/cancel`, {}, { 'if-match': 'W/"0"' })).body).toMatchObject({ status: 'cancelled', version: 1 });
+      expect((await call(owner, 'POST', `/orders/${order.id}/cancel`, {}, { 'if-match': 'W/"0"' })).body).toMatchObject(
+        { status: 'cancelled', version: 1 },
+      );
     });
 
     it('replays a cancel sent again with the same Idempotency-Key instead of answering 409', async () => {
       const order = await submitOrder(owner);
       const key = `cancel-${order.id}`;
-      const first = await call(owner, 'POST', `/orders/${order.id}/cancel`, { reason: 'Twice' }, { 'idempotency-key': key });
-      const again = await call(owner, 'POST', `/orders/${order.id}/cancel`, { reason: 'Twice' }, { 'idempotency-key': key });
+      const first = await call(
+        owner,
+        'POST',
+        `/orders/${order.id}/cancel`,
+        { reason: 'Twice' },
+        { 'idempotency-key': key },
+      );
+      const again = await call(
+        owner,
+        'POST',
+        `/orders/${order.id}/cancel`,
+        { reason: 'Twice' },
+        { 'idempotency-key': key },
+      );
       expect(first.status).toBe(200);
       expect(again).toMatchObject({ status: 200, body: first.body, headers: { 'idempotent-replayed': 'true' } });
       expectProblem(await call(owner, 'POST', `/orders/${order.id}/cancel`, { reason: 'Twice' }), 409);
@@ -213,7 +283,13 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
       const res = await complete(order.id);
       expect(res.status).toBe(200);
       expect(res.headers.etag).toBe('"1"');
-      expect(res.body).toEqual({ ...order, account_id: owner.accountId, status: 'completed', updated_at: expect.stringMatching(ISO_MS), version: 1 });
+      expect(res.body).toEqual({
+        ...order,
+        account_id: owner.accountId,
+        status: 'completed',
+        updated_at: expect.stringMatching(ISO_MS),
+        version: 1,
+      });
       const { account_id: _, ...view } = res.body;
       expect((await call(owner, 'GET', `/orders/${order.id}`)).body).toEqual(view);
       expect((await call(owner, 'GET', '/orders?status=completed')).body.data).toContainEqual(view);
@@ -229,7 +305,10 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
         });
       const refused = await send('{"status":"cancelled","bogus":1}');
       expect(refused.status).toBe(400);
-      expect(((await refused.json()) as { errors: Array<{ field: string }> }).errors.map((e) => e.field)).toEqual(['status', 'bogus']);
+      expect(((await refused.json()) as { errors: Array<{ field: string }> }).errors.map((e) => e.field)).toEqual([
+        'status',
+        'bogus',
+      ]);
       expect((await send('[1]')).status).toBe(400);
       expect((await call(owner, 'GET', `/orders/${order.id}`)).body).toEqual(order);
       expect((await send('{}')).status).toBe(200);
@@ -264,10 +343,14 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
 
     it.each(refusals)('a %s order refuses %s with 409 naming its status, appending nothing', async (from, action) => {
       const order = await submitOrder(owner);
-      const moved = from === 'cancelled' ? await call(owner, 'POST', `/orders/${order.id}/cancel`) : await complete(order.id);
+      const moved =
+        from === 'cancelled' ? await call(owner, 'POST', `/orders/${order.id}/cancel`) : await complete(order.id);
       expect(moved.status).toBe(200);
       const before = await store.headPosition();
-      const res = action === 'cancel' ? await call(owner, 'POST', `/orders/${order.id}/cancel`, { reason: 'again' }) : await complete(order.id);
+      const res =
+        action === 'cancel'
+          ? await call(owner, 'POST', `/orders/${order.id}/cancel`, { reason: 'again' })
+          : await complete(order.id);
       expectProblem(res, 409);
       expect(res.body.detail).toBe(`Cannot ${action} an order whose status is ${from}`);
       expect(await store.headPosition()).toEqual(before);
@@ -285,7 +368,7 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
   });
 
   describe('history', () => {
-    it('lists the order\'s own events oldest first with type, time, actor and data, paginated', async () => {
+    it("lists the order's own events oldest first with type, time, actor and data, paginated", async () => {
       const order = await submitOrder(owner, { details: { a: 1 } });
       await complete(order.id);
       const res = await call(owner, 'GET', `/orders/${order.id}/history`);
@@ -295,7 +378,15 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
             type: 'OrderSubmitted',
             occurred_at: order.created_at,
             actor: `client:${owner.clientId}`,
-            data: { order_id: order.id, entity_id: entityId, order_type: 'formation', jurisdiction_code: null, details: { a: 1 }, status: 'submitted', cancellation_reason: null },
+            data: {
+              order_id: order.id,
+              entity_id: entityId,
+              order_type: 'formation',
+              jurisdiction_code: null,
+              details: { a: 1 },
+              status: 'submitted',
+              cancellation_reason: null,
+            },
           },
           {
             type: 'OrderCompleted',
@@ -312,7 +403,7 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
       expectProblem(await call(owner, 'GET', `/orders/${MISSING_ID}/history`), 404);
     });
 
-    it('records the operator\'s completion in the order\'s account', async () => {
+    it("records the operator's completion in the order's account", async () => {
       const order = await submitOrder(owner);
       await complete(order.id);
       const [, completed] = await store.readStream(`order-${order.id}`);
@@ -329,8 +420,15 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
       const again = await call(owner, 'POST', '/orders', body, { 'idempotency-key': key });
       expect(again.status).toBe(201);
       expect(again.body).toEqual(first.body);
-      expect(again.headers).toMatchObject({ location: first.headers.location, etag: first.headers.etag, 'idempotent-replayed': 'true' });
-      expectProblem(await call(owner, 'POST', '/orders', { ...body, order_type: 'other' }, { 'idempotency-key': key }), 422);
+      expect(again.headers).toMatchObject({
+        location: first.headers.location,
+        etag: first.headers.etag,
+        'idempotent-replayed': 'true',
+      });
+      expectProblem(
+        await call(owner, 'POST', '/orders', { ...body, order_type: 'other' }, { 'idempotency-key': key }),
+        422,
+      );
       const all = await walk<Order>(owner, `/orders?entity_id=${entityId}`, 200);
       expect(all.items.filter((o) => (o.details as { ref?: string }).ref === key)).toHaveLength(1);
     });
@@ -341,14 +439,16 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
       const order = await submitOrder(owner);
       const references = service.app.get(ReferenceChecker);
       await expect(references.assertExist(owner.accountId!, { order_id: order.id })).resolves.toBeUndefined();
-      const refused = await references.assertExist(other.accountId!, { order_id: order.id, entity_id: entityId }).catch((err: unknown) => err);
+      const refused = await references
+        .assertExist(other.accountId!, { order_id: order.id, entity_id: entityId })
+        .catch((err: unknown) => err);
       expect(refused).toBeInstanceOf(ValidationError);
       expect((refused as ValidationError).errors.map((e) => e.field)).toEqual(['order_id', 'entity_id']);
     });
   });
 
   describe('tenant isolation', () => {
-    it('answers another account\'s order as missing on every route, and lists none of them', async () => {
+    it("answers another account's order as missing on every route, and lists none of them", async () => {
       const stranger = await provisionAccount(service);
       const order = await submitOrder(owner);
       const before = await store.headPosition();
@@ -358,7 +458,10 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
       expectProblem(await call(stranger, 'POST', `/orders/${order.id}/cancel`, {}, { 'if-match': '"4"' }), 404);
       expectProblem(await call(stranger, 'GET', `/orders/${order.id}/history`), 404);
       expect((await call(stranger, 'GET', '/orders')).body).toEqual({ data: [], next_cursor: null });
-      expect((await call(stranger, 'GET', `/orders?entity_id=${entityId}`)).body).toEqual({ data: [], next_cursor: null });
+      expect((await call(stranger, 'GET', `/orders?entity_id=${entityId}`)).body).toEqual({
+        data: [],
+        next_cursor: null,
+      });
       expect(await store.headPosition()).toEqual(before);
       expect((await call(owner, 'GET', `/orders/${order.id}`)).body).toEqual(order);
     });
@@ -391,14 +494,53 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
         ['PATCH is not allowed', 'PATCH', () => `/orders/${id()}`, {}, {}, 405],
         ['DELETE is not allowed', 'DELETE', () => `/orders/${id()}`, undefined, {}, 405],
         ['missing fields', 'POST', () => '/orders', {}, {}, 400, ['entity_id', 'order_type']],
-        ['wrong types', 'POST', () => '/orders', { entity_id: 5, order_type: ['formation'], jurisdiction_code: 7, details: 'x' }, {}, 400, ['details', 'entity_id', 'jurisdiction_code', 'order_type']],
+        [
+          'wrong types',
+          'POST',
+          () => '/orders',
+          { entity_id: 5, order_type: ['formation'], jurisdiction_code: 7, details: 'x' },
+          {},
+          400,
+          ['details', 'entity_id', 'jurisdiction_code', 'order_type'],
+        ],
         ['unknown order type', 'POST', () => '/orders', { ...valid(), order_type: 'merger' }, {}, 400, ['order_type']],
         ['a bad entity UUID', 'POST', () => '/orders', { ...valid(), entity_id: 'acme' }, {}, 400, ['entity_id']],
-        ['a bad jurisdiction code', 'POST', () => '/orders', { ...valid(), jurisdiction_code: 'Delaware' }, {}, 400, ['jurisdiction_code']],
+        [
+          'a bad jurisdiction code',
+          'POST',
+          () => '/orders',
+          { ...valid(), jurisdiction_code: 'Delaware' },
+          {},
+          400,
+          ['jurisdiction_code'],
+        ],
         ['details an array', 'POST', () => '/orders', { ...valid(), details: [1, 2] }, {}, 400, ['details']],
-        ['oversize details', 'POST', () => '/orders', { ...valid(), details: { text: 'x'.repeat(17 * 1024) } }, {}, 400, ['details']],
-        ['a status on submit', 'POST', () => '/orders', { ...valid(), status: 'completed', account_id: MISSING_ID }, {}, 400, ['account_id', 'status']],
-        ['nested prototype pollution', 'POST', () => '/orders', `{"entity_id":"${entityId}","order_type":"other","details":{"__proto__":{"x":1}}}`, JSON_TYPE, 400],
+        [
+          'oversize details',
+          'POST',
+          () => '/orders',
+          { ...valid(), details: { text: 'x'.repeat(17 * 1024) } },
+          {},
+          400,
+          ['details'],
+        ],
+        [
+          'a status on submit',
+          'POST',
+          () => '/orders',
+          { ...valid(), status: 'completed', account_id: MISSING_ID },
+          {},
+          400,
+          ['account_id', 'status'],
+        ],
+        [
+          'nested prototype pollution',
+          'POST',
+          () => '/orders',
+          `{"entity_id":"${entityId}","order_type":"other","details":{"__proto__":{"x":1}}}`,
+          JSON_TYPE,
+          400,
+        ],
         ['cancel malformed JSON', 'POST', cancelPath, '{"reason": ', JSON_TYPE, 400],
         ['cancel text/plain', 'POST', cancelPath, 'because', { 'content-type': 'text/plain' }, 415],
         ['cancel a JSON array', 'POST', cancelPath, ['why'], {}, 400],
@@ -410,7 +552,15 @@ describe.each(['sqlite', 'esdb'] as const)('orders over HTTP on the %s store', (
         ['cancel a malformed If-Match', 'POST', cancelPath, {}, { 'if-match': 'v1' }, 400, ['If-Match']],
         ['list an unknown status', 'GET', () => '/orders?status=open', undefined, {}, 400, ['status']],
         ['list a bad entity_id', 'GET', () => '/orders?entity_id=acme', undefined, {}, 400, ['entity_id']],
-        ['list a repeated entity_id', 'GET', () => `/orders?entity_id=${entityId}&entity_id=${entityId}`, undefined, {}, 400, ['entity_id']],
+        [
+          'list a repeated entity_id',
+          'GET',
+          () => `/orders?entity_id=${entityId}&entity_id=${entityId}`,
+          undefined,
+          {},
+          400,
+          ['entity_id'],
+        ],
       ];
       await expectRefusedWithoutEvents(service, api, owner, cases);
       expect((await call(owner, 'GET', `/orders/${target.id}`)).body).toEqual(target);

@@ -47,11 +47,11 @@ describe('per-account rate limit on the external API', () => {
     const retryAfter = Number(over.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(WINDOW_S);
-    expect([over.headers['x-ratelimit-limit'], over.headers['x-ratelimit-remaining'], over.headers['x-ratelimit-reset']]).toEqual([
-      String(LIMIT),
-      '0',
-      String(retryAfter),
-    ]);
+    expect([
+      over.headers['x-ratelimit-limit'],
+      over.headers['x-ratelimit-remaining'],
+      over.headers['x-ratelimit-reset'],
+    ]).toEqual([String(LIMIT), '0', String(retryAfter)]);
     expect(await store.headPosition()).toEqual(head);
     expectProblem(await api.call(client, 'GET', '/orders'), 429);
   });
@@ -77,12 +77,18 @@ describe('per-account rate limit on the external API', () => {
     // A new token for the same client, and the operator's calls, are not external API calls.
     const token = await fetch(`${service.url}/o/token/`, {
       method: 'POST',
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret }),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      }),
     });
     expect(token.status).toBe(200);
     const operator = await provisionOperator(service);
     for (let i = 0; i <= LIMIT; i++) {
-      const res = await fetch(`${service.url}/internal-api/v1/accounts/${client.accountId}`, { headers: bearer(operator.token) });
+      const res = await fetch(`${service.url}/internal-api/v1/accounts/${client.accountId}`, {
+        headers: bearer(operator.token),
+      });
       expect(res.status).toBe(200);
     }
   });
@@ -90,7 +96,11 @@ describe('per-account rate limit on the external API', () => {
   it('reaches an SDK caller as an ApiError with the wait in retryAfterSeconds', async () => {
     const client = await provisionAccount(service);
     await spend(client);
-    const sdk = new FilingClient({ baseUrl: service.url, clientId: client.clientId, clientSecret: client.clientSecret });
+    const sdk = new FilingClient({
+      baseUrl: service.url,
+      clientId: client.clientId,
+      clientSecret: client.clientSecret,
+    });
     const err = await sdk.entities.list().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).status).toBe(429);

@@ -35,11 +35,16 @@ describe('replay and audit on a running service', () => {
       made.push({ path, id });
       return id;
     };
-    for (const name of ['Acme LLC', 'Beta Corp', 'Gamma Partners']) await create('/entities', { name, entity_type: 'llc' });
+    for (const name of ['Acme LLC', 'Beta Corp', 'Gamma Partners'])
+      await create('/entities', { name, entity_type: 'llc' });
     const [acme, beta] = entityIds();
     expect((await api.call(client, 'PATCH', `/entities/${beta}`, { status: 'dissolved' })).status).toBe(200);
     // One of each family too, with a write each, so every read model is compared.
-    const jurisdiction = await create('/jurisdictions', { entity_id: acme, code: 'US-DE', registration_type: 'domestic' });
+    const jurisdiction = await create('/jurisdictions', {
+      entity_id: acme,
+      code: 'US-DE',
+      registration_type: 'domestic',
+    });
     expect((await api.call(client, 'PATCH', `/jurisdictions/${jurisdiction}`, { status: 'active' })).status).toBe(200);
     const task = await create('/tasks', { entity_id: acme, title: 'File annual report', due_date: '2027-03-01' });
     expect((await api.call(client, 'PATCH', `/tasks/${task}`, { status: 'completed' })).status).toBe(200);
@@ -47,7 +52,14 @@ describe('replay and audit on a running service', () => {
     await create('/orders', { entity_id: beta, order_type: 'dissolution' });
     expect((await api.call(client, 'POST', `/orders/${order}/cancel`, { reason: 'filed elsewhere' })).status).toBe(200);
     const content_base64 = Buffer.from('certificate').toString('base64');
-    const document = await create('/documents', { entity_id: acme, order_id: order, title: 'Cert', document_type: 'certificate', content_type: 'text/plain', content_base64 });
+    const document = await create('/documents', {
+      entity_id: acme,
+      order_id: order,
+      title: 'Cert',
+      document_type: 'certificate',
+      content_type: 'text/plain',
+      content_base64,
+    });
     expect((await api.call(client, 'PATCH', `/documents/${document}`, { title: 'Certificate' })).status).toBe(200);
     await create('/webhook-endpoints', { url: 'https://127.0.0.1:9/filing', event_types: ['order.submitted'] });
   }, 180_000);
@@ -70,8 +82,15 @@ describe('replay and audit on a running service', () => {
       answers.push({ path, etag: a.headers.etag, body: a.body });
     }
     for (const { id } of made.filter((m) => m.path === '/documents')) {
-      const res = await fetch(`${service.url}/external-api/v1/documents/${id}/content`, { headers: bearer(client.token) });
-      answers.push({ path: `/documents/${id}/content`, status: res.status, type: res.headers.get('content-type'), body: await res.text() });
+      const res = await fetch(`${service.url}/external-api/v1/documents/${id}/content`, {
+        headers: bearer(client.token),
+      });
+      answers.push({
+        path: `/documents/${id}/content`,
+        status: res.status,
+        type: res.headers.get('content-type'),
+        body: await res.text(),
+      });
     }
     return answers;
   }

@@ -111,7 +111,9 @@ describe.each(['sqlite', 'esdb'] as const)('stream processor supervision on the 
     expect(res.status).toBe(200);
     await fanOutCaughtUp(service);
     expect(probeRows()).not.toContain('after the poison');
-    expect(Number((await metric(/^stream_processor_lag_events\{processor="projection:probe"\}/))?.split(' ')[1])).toBeGreaterThanOrEqual(2);
+    expect(
+      Number((await metric(/^stream_processor_lag_events\{processor="projection:probe"\}/))?.split(' ')[1]),
+    ).toBeGreaterThanOrEqual(2);
   }, 60_000);
 
   it('after the cause is fixed, a restart resumes the halted projection from its checkpoint', async () => {

@@ -3,7 +3,15 @@
  * (test/support/family.ts), then tasks' own field rules, filters, pages and a table of bad inputs
  * (CONTRACT.md §2–§3).
  */
-import { type Answer, type BadInput, commonBadInputs, expectProblem, expectRefusedWithoutEvents, type Resource, resourceApi } from '../support/api';
+import {
+  type Answer,
+  type BadInput,
+  commonBadInputs,
+  expectProblem,
+  expectRefusedWithoutEvents,
+  type Resource,
+  resourceApi,
+} from '../support/api';
 import { provisionAccount, type ProvisionedClient } from '../support/auth';
 import { describeResourceFamily } from '../support/family';
 import { startService, type TestService } from '../support/service';
@@ -24,8 +32,10 @@ describe.each(['sqlite', 'esdb'] as const)('tasks over HTTP on the %s store', (e
   let otherEntityId: string;
   const api = resourceApi(() => service);
   const { call, create } = api;
-  const entity = async (client: ProvisionedClient) => (await create(client, '/entities', { name: 'Tasked LLC', entity_type: 'llc' })).id;
-  const task = (client: ProvisionedClient, fields: Record<string, unknown>) => create<Task>(client, '/tasks', { entity_id: entityId, ...fields });
+  const entity = async (client: ProvisionedClient) =>
+    (await create(client, '/entities', { name: 'Tasked LLC', entity_type: 'llc' })).id;
+  const task = (client: ProvisionedClient, fields: Record<string, unknown>) =>
+    create<Task>(client, '/tasks', { entity_id: entityId, ...fields });
 
   beforeAll(async () => {
     service = await startService({ eventStore });
@@ -35,7 +45,14 @@ describe.each(['sqlite', 'esdb'] as const)('tasks over HTTP on the %s store', (e
   afterAll(async () => service?.destroy());
 
   describeResourceFamily(
-    { api, service: () => service, owner: () => owner, other: () => other, entityId: () => entityId, otherEntityId: () => otherEntityId },
+    {
+      api,
+      service: () => service,
+      owner: () => owner,
+      other: () => other,
+      entityId: () => entityId,
+      otherEntityId: () => otherEntityId,
+    },
     {
       path: '/tasks',
       idField: 'task_id',
@@ -52,15 +69,27 @@ describe.each(['sqlite', 'esdb'] as const)('tasks over HTTP on the %s store', (e
 
   describe('field rules', () => {
     it('keeps a description and a due date on create, and PATCH null clears them', async () => {
-      const t = await task(owner, { title: 'Renew the registered agent', description: 'Call the agent', due_date: '2028-02-29' });
-      expect(t).toMatchObject({ title: 'Renew the registered agent', description: 'Call the agent', due_date: '2028-02-29', status: 'open' });
+      const t = await task(owner, {
+        title: 'Renew the registered agent',
+        description: 'Call the agent',
+        due_date: '2028-02-29',
+      });
+      expect(t).toMatchObject({
+        title: 'Renew the registered agent',
+        description: 'Call the agent',
+        due_date: '2028-02-29',
+        status: 'open',
+      });
       expect((await call(owner, 'GET', `/tasks/${t.id}`)).body).toEqual(t);
       const cleared = await call(owner, 'PATCH', `/tasks/${t.id}`, { description: null, due_date: null });
       expect(cleared.body).toMatchObject({ description: null, due_date: null, title: t.title, version: 1 });
     });
 
     it('accepts explicit nulls on create, an empty description, a title of 200 and a description of 5000 characters', async () => {
-      expect(await task(owner, { title: 'T', description: null, due_date: null })).toMatchObject({ description: null, due_date: null });
+      expect(await task(owner, { title: 'T', description: null, due_date: null })).toMatchObject({
+        description: null,
+        due_date: null,
+      });
       expect(await task(owner, { title: 'T', description: '' })).toMatchObject({ description: '' });
       const long = await task(owner, { title: 't'.repeat(200), description: 'd'.repeat(5000) });
       expect([long.title.length, long.description?.length]).toEqual([200, 5000]);
@@ -68,8 +97,14 @@ describe.each(['sqlite', 'esdb'] as const)('tasks over HTTP on the %s store', (e
 
     it('completes and reopens a task', async () => {
       const t = await task(owner, { title: 'Sign the minutes' });
-      expect((await call(owner, 'PATCH', `/tasks/${t.id}`, { status: 'completed' })).body).toMatchObject({ status: 'completed', version: 1 });
-      expect((await call(owner, 'PATCH', `/tasks/${t.id}`, { status: 'open' })).body).toMatchObject({ status: 'open', version: 2 });
+      expect((await call(owner, 'PATCH', `/tasks/${t.id}`, { status: 'completed' })).body).toMatchObject({
+        status: 'completed',
+        version: 1,
+      });
+      expect((await call(owner, 'PATCH', `/tasks/${t.id}`, { status: 'open' })).body).toMatchObject({
+        status: 'open',
+        version: 2,
+      });
     });
   });
 
@@ -83,15 +118,22 @@ describe.each(['sqlite', 'esdb'] as const)('tasks over HTTP on the %s store', (e
       entities = [await entity(lister), await entity(lister)];
       made = [];
       // One at a time: ids are time-ordered, so this is also the list order.
-      for (const [e, title] of [[0, 'A'], [1, 'B'], [0, 'C'], [1, 'D'], [0, 'E']] as const) {
+      for (const [e, title] of [
+        [0, 'A'],
+        [1, 'B'],
+        [0, 'C'],
+        [1, 'D'],
+        [0, 'E'],
+      ] as const) {
         made.push(await create<Task>(lister, '/tasks', { entity_id: entities[e], title }));
       }
-      for (const i of [1, 2]) made[i] = (await call(lister, 'PATCH', `/tasks/${made[i].id}`, { status: 'completed' })).body;
+      for (const i of [1, 2])
+        made[i] = (await call(lister, 'PATCH', `/tasks/${made[i].id}`, { status: 'completed' })).body;
     });
 
     const titles = (res: Answer) => res.body.data.map((t: Task) => t.title);
 
-    it('lists the account\'s tasks oldest first, 50 by default, with next_cursor null at the end', async () => {
+    it("lists the account's tasks oldest first, 50 by default, with next_cursor null at the end", async () => {
       const res = await call(lister, 'GET', '/tasks');
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ data: made, next_cursor: null });
@@ -124,7 +166,12 @@ describe.each(['sqlite', 'esdb'] as const)('tasks over HTTP on the %s store', (e
       for (const cursor of ['garbage', 'eyJ2IjoxfQ', history.body.next_cursor, entitiesPage.body.next_cursor]) {
         expectProblem(await call(lister, 'GET', `/tasks?cursor=${cursor}`), 400, ['cursor']);
       }
-      expectProblem(await call(lister, 'GET', '/tasks?status=done&entity_id=e1&limit=0&cursor=x'), 400, ['cursor', 'entity_id', 'limit', 'status']);
+      expectProblem(await call(lister, 'GET', '/tasks?status=done&entity_id=e1&limit=0&cursor=x'), 400, [
+        'cursor',
+        'entity_id',
+        'limit',
+        'status',
+      ]);
     });
   });
 
@@ -137,12 +184,33 @@ describe.each(['sqlite', 'esdb'] as const)('tasks over HTTP on the %s store', (e
     const id = () => target.id;
     const at = () => `/tasks/${id()}`;
     const valid = () => ({ title: 'Valid task', entity_id: entityId });
-    const post = (label: string, body: unknown, fields: string[]): BadInput => [label, 'POST', () => '/tasks', body, {}, 400, fields];
-    const patch = (label: string, body: unknown, fields: string[]): BadInput => [label, 'PATCH', at, body, {}, 400, fields];
+    const post = (label: string, body: unknown, fields: string[]): BadInput => [
+      label,
+      'POST',
+      () => '/tasks',
+      body,
+      {},
+      400,
+      fields,
+    ];
+    const patch = (label: string, body: unknown, fields: string[]): BadInput => [
+      label,
+      'PATCH',
+      at,
+      body,
+      {},
+      400,
+      fields,
+    ];
     const cases = (): BadInput[] => [
       ...commonBadInputs('/tasks', valid(), id),
       post('missing fields', {}, ['entity_id', 'title']),
-      post('wrong types', { entity_id: 5, title: ['x'], description: 7, due_date: 20270101 }, ['description', 'due_date', 'entity_id', 'title']),
+      post('wrong types', { entity_id: 5, title: ['x'], description: 7, due_date: 20270101 }, [
+        'description',
+        'due_date',
+        'entity_id',
+        'title',
+      ]),
       post('null required fields', { entity_id: null, title: null }, ['entity_id', 'title']),
       post('a blank title', { ...valid(), title: '  ' }, ['title']),
       post('an oversize title', { ...valid(), title: 't'.repeat(201) }, ['title']),
@@ -153,12 +221,24 @@ describe.each(['sqlite', 'esdb'] as const)('tasks over HTTP on the %s store', (e
       post('status on create', { ...valid(), status: 'completed' }, ['status']),
       post('unknown fields', { ...valid(), assignee: 'me', version: 0 }, ['assignee', 'version']),
       patch('PATCH an unknown status', { status: 'done' }, ['status']),
-      patch('PATCH wrong types', { title: 5, description: false, due_date: 1, status: ['open'] }, ['description', 'due_date', 'status', 'title']),
+      patch('PATCH wrong types', { title: 5, description: false, due_date: 1, status: ['open'] }, [
+        'description',
+        'due_date',
+        'status',
+        'title',
+      ]),
       patch('PATCH null for required fields', { title: null, status: null }, ['status', 'title']),
       patch('PATCH a blank title', { title: '' }, ['title']),
-      patch('PATCH oversize strings', { title: 't'.repeat(201), description: 'd'.repeat(5001) }, ['description', 'title']),
+      patch('PATCH oversize strings', { title: 't'.repeat(201), description: 'd'.repeat(5001) }, [
+        'description',
+        'title',
+      ]),
       patch('PATCH a bad due date', { due_date: '2027-13-01' }, ['due_date']),
-      patch('PATCH unwritable fields', { entity_id: entityId, created_at: 'now', completed: true }, ['completed', 'created_at', 'entity_id']),
+      patch('PATCH unwritable fields', { entity_id: entityId, created_at: 'now', completed: true }, [
+        'completed',
+        'created_at',
+        'entity_id',
+      ]),
       ['list a bad entity_id', 'GET', () => '/tasks?entity_id=0193a5b2', undefined, {}, 400, ['entity_id']],
       ['list an unknown status', 'GET', () => '/tasks?status=done', undefined, {}, 400, ['status']],
     ];

@@ -33,7 +33,14 @@ describe('two instances on one EventStoreDB', () => {
     await a?.destroy();
   });
 
-  async function call(on: TestService, method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}) {
+  async function call(
+    on: TestService,
+    method: string,
+    path: string,
+    token: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) {
     const res = await fetch(`${on.url}${V1}${path}`, {
       method,
       headers: { ...bearer(token), ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
@@ -67,7 +74,10 @@ describe('two instances on one EventStoreDB', () => {
     const seen: Array<[number, string | null]> = [];
     for (let i = 0; i < 40; i++) {
       const [writer, reader] = i % 2 === 0 ? [a, b] : [b, a];
-      const created = await call(writer, 'POST', '/entities', client.token, { name: `Entity ${i}`, entity_type: 'llc' });
+      const created = await call(writer, 'POST', '/entities', client.token, {
+        name: `Entity ${i}`,
+        entity_type: 'llc',
+      });
       expect(created.status).toBe(201);
       const read = await call(reader, 'GET', `/entities/${created.body.id}`, client.token);
       seen.push([read.status, read.body?.name ?? null]);
@@ -92,7 +102,14 @@ describe('two instances on one EventStoreDB', () => {
 
   it('an update on one instance is what the other shows next (its version and If-Match)', async () => {
     const created = await call(a, 'POST', '/entities', client.token, { name: 'Before', entity_type: 'llc' });
-    const updated = await call(b, 'PATCH', `/entities/${created.body.id}`, client.token, { name: 'After' }, { 'if-match': '"0"' });
+    const updated = await call(
+      b,
+      'PATCH',
+      `/entities/${created.body.id}`,
+      client.token,
+      { name: 'After' },
+      { 'if-match': '"0"' },
+    );
     expect(updated.status).toBe(200);
     const read = await call(a, 'GET', `/entities/${created.body.id}`, client.token);
     expect([read.body.name, read.body.version, read.headers.get('etag')]).toEqual(['After', 1, '"1"']);
@@ -101,12 +118,18 @@ describe('two instances on one EventStoreDB', () => {
   it('a cursor from one instance pages on the other, and the pages join up', async () => {
     const own = await provisionAccount(a);
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await call(a, 'POST', '/entities', own.token, { name: `Paged ${i}`, entity_type: 'llc' })).body.id);
+    for (let i = 0; i < 5; i++)
+      ids.push((await call(a, 'POST', '/entities', own.token, { name: `Paged ${i}`, entity_type: 'llc' })).body.id);
     const seen: string[] = [];
     let cursor: string | null = null;
     for (let page = 0; page < 5; page++) {
       const on = page % 2 === 0 ? a : b;
-      const res = await call(on, 'GET', `/entities?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, own.token);
+      const res = await call(
+        on,
+        'GET',
+        `/entities?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        own.token,
+      );
       expect(res.status).toBe(200);
       seen.push(...res.body.data.map((e: { id: string }) => e.id));
       cursor = res.body.next_cursor;
@@ -121,7 +144,9 @@ describe('two instances on one EventStoreDB', () => {
     const order = { entity_id: entity.id, order_type: 'annual_report' };
     for (let round = 0; round < 5; round++) {
       const key = `order-${round}-${randomUUID()}`;
-      const [first, second] = await Promise.all([a, b].map((on) => call(on, 'POST', '/orders', own.token, order, { 'idempotency-key': key })));
+      const [first, second] = await Promise.all(
+        [a, b].map((on) => call(on, 'POST', '/orders', own.token, order, { 'idempotency-key': key })),
+      );
       expect([first.status, second.status]).toEqual([201, 201]);
       expect(second.text).toBe(first.text);
       expect(second.headers.get('location')).toBe(first.headers.get('location'));
@@ -138,14 +163,21 @@ describe('two instances on one EventStoreDB', () => {
     const onA = new HttpSession(a.url);
     const onB = onA.at(b.url);
     const form = await onA.get('/settings/sign-in');
-    const signedIn = await onB.post('/settings/sign-in', { _csrf: csrfOf(form.body), email: user.email, password: user.password });
+    const signedIn = await onB.post('/settings/sign-in', {
+      _csrf: csrfOf(form.body),
+      email: user.email,
+      password: user.password,
+    });
     expect([signedIn.status, signedIn.location]).toEqual([303, '/settings/profile']);
 
     const profileA = await onA.get('/settings/profile');
     expect(profileA.status).toBe(200);
     expect(profileA.body).toContain(user.email);
     // A form of the page served by A is accepted by B: the same session, the same CSRF token.
-    const switched = await onB.post('/settings/profile/webhook-notifications', { _csrf: csrfOf(profileA.body), notifications_enabled: 'true' });
+    const switched = await onB.post('/settings/profile/webhook-notifications', {
+      _csrf: csrfOf(profileA.body),
+      notifications_enabled: 'true',
+    });
     expect(switched.status).toBe(303);
     expect((await onA.get('/settings/profile')).body).toContain('Webhook Notifications are on.');
 
@@ -164,10 +196,19 @@ describe('two instances on one EventStoreDB', () => {
   it('document bytes uploaded through one instance download from the other; deleted on one, they are a 404 on the other', async () => {
     const own = await provisionAccount(a);
     const entity = (await call(a, 'POST', '/entities', own.token, { name: 'Papers Inc', entity_type: 'llc' })).body;
-    for (const [uploader, other] of [[a, b], [b, a]]) {
+    for (const [uploader, other] of [
+      [a, b],
+      [b, a],
+    ]) {
       // Several chunks: the content stream is read whole on the other instance.
       const bytes = randomBytes(1024 * 1024 + 7);
-      const document = { entity_id: entity.id, title: 'Scan', document_type: 'scan', content_type: 'application/pdf', content_base64: bytes.toString('base64') };
+      const document = {
+        entity_id: entity.id,
+        title: 'Scan',
+        document_type: 'scan',
+        content_type: 'application/pdf',
+        content_base64: bytes.toString('base64'),
+      };
       const created = await call(uploader, 'POST', '/documents', own.token, document);
       expect([created.status, created.body.sha256]).toEqual([201, sha256(bytes)]);
       const got = await download(other, created.body.id, own.token);
@@ -183,7 +224,8 @@ describe('two instances on one EventStoreDB', () => {
   it('after both DATA_DIRs are deleted and new instances started, every token, cursor, Idempotency-Key, document, session and signing secret a client holds still works', async () => {
     const own = await provisionAccount(a);
     const entities: string[] = [];
-    for (let i = 0; i < 5; i++) entities.push((await call(a, 'POST', '/entities', own.token, { name: `Kept ${i}`, entity_type: 'llc' })).body.id);
+    for (let i = 0; i < 5; i++)
+      entities.push((await call(a, 'POST', '/entities', own.token, { name: `Kept ${i}`, entity_type: 'llc' })).body.id);
     const firstPage = await call(a, 'GET', '/entities?limit=2', own.token);
     const cursor: string = firstPage.body.next_cursor;
     const key = `order-${randomUUID()}`;
@@ -192,7 +234,11 @@ describe('two instances on one EventStoreDB', () => {
     expect(ordered.status).toBe(201);
     const bytes = randomBytes(300 * 1024);
     const document = await call(a, 'POST', '/documents', own.token, {
-      entity_id: entities[0], title: 'Kept', document_type: 'scan', content_type: 'application/octet-stream', content_base64: bytes.toString('base64'),
+      entity_id: entities[0],
+      title: 'Kept',
+      document_type: 'scan',
+      content_type: 'application/octet-stream',
+      content_base64: bytes.toString('base64'),
     });
     expect(document.status).toBe(201);
     const user = await provisionUser(a, own.accountId);
@@ -206,15 +252,23 @@ describe('two instances on one EventStoreDB', () => {
       await old.close();
       rmSync(old.dataDir, { recursive: true, force: true });
     }
-    [a, b] = [await startService({ eventStore: 'esdb', env, reuse: { esdb: a.esdb } }), await startService({ eventStore: 'esdb', env, reuse: { esdb: a.esdb } })];
+    [a, b] = [
+      await startService({ eventStore: 'esdb', env, reuse: { esdb: a.esdb } }),
+      await startService({ eventStore: 'esdb', env, reuse: { esdb: a.esdb } }),
+    ];
     // As a load balancer would: traffic once /readyz says the read models have caught up.
-    for (const on of [a, b]) await eventually(async () => ((await fetch(`${on.url}/readyz`)).status === 200 ? true : undefined), 50);
+    for (const on of [a, b])
+      await eventually(async () => ((await fetch(`${on.url}/readyz`)).status === 200 ? true : undefined), 50);
 
     expect((await call(b, 'GET', '/entities?limit=1', own.token)).status).toBe(200);
     const nextPage = await call(a, 'GET', `/entities?limit=10&cursor=${encodeURIComponent(cursor)}`, own.token);
     expect([nextPage.status, nextPage.body.data.map((e: { id: string }) => e.id)]).toEqual([200, entities.slice(2)]);
     const replayed = await call(a, 'POST', '/orders', own.token, order, { 'idempotency-key': key });
-    expect([replayed.status, replayed.headers.get('idempotent-replayed'), replayed.text]).toEqual([201, 'true', ordered.text]);
+    expect([replayed.status, replayed.headers.get('idempotent-replayed'), replayed.text]).toEqual([
+      201,
+      'true',
+      ordered.text,
+    ]);
     expect((await call(b, 'GET', `/orders?entity_id=${entities[0]}`, own.token)).body.data).toHaveLength(1);
     const got = await download(b, document.body.id, own.token);
     expect([got.status, got.bytes.equals(bytes)]).toEqual([200, true]);

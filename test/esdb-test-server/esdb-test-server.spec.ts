@@ -19,13 +19,33 @@ import {
 } from '@eventstore/db-client';
 import type { EsdbTestServer, ServerStats } from './harness';
 // The generated code and grpc-js the client itself uses, for wire-level calls.
-import { type FeaturesPb, grpc, pb, ServerFeaturesClient, shared, StreamsClient, type StreamsPb, timestampPb } from './proto';
-import { event, prefix, readAll as readAllWith, readStream as readStreamWith, record, serverAndClient, sleep, stream, withOwnServer } from './raw-client';
+import {
+  type FeaturesPb,
+  grpc,
+  pb,
+  ServerFeaturesClient,
+  shared,
+  StreamsClient,
+  type StreamsPb,
+  timestampPb,
+} from './proto';
+import {
+  event,
+  prefix,
+  readAll as readAllWith,
+  readStream as readStreamWith,
+  record,
+  serverAndClient,
+  sleep,
+  stream,
+  withOwnServer,
+} from './raw-client';
 import { retry } from '../../libs/event-store/src/testing/retry';
 
 const env = serverAndClient();
 
-const readStream = (name: string, options?: Parameters<EventStoreDBClient['readStream']>[1]) => readStreamWith(env.client, name, options);
+const readStream = (name: string, options?: Parameters<EventStoreDBClient['readStream']>[1]) =>
+  readStreamWith(env.client, name, options);
 const readAll = (options?: Parameters<EventStoreDBClient['readAll']>[0]) => readAllWith(env.client, options);
 const types = async (name: string, options?: Parameters<EventStoreDBClient['readStream']>[1]) =>
   (await readStream(name, options)).map((e) => e.type);
@@ -54,7 +74,12 @@ describe('server features and the append path', () => {
       );
       expect(supported.getEventStoreServerVersion()).toBe('24.10.5');
       const paths = supported.getMethodsList().map((m) => `${m.getServiceName()}/${m.getMethodName()}`);
-      expect(paths).toEqual(expect.arrayContaining(['event_store.client.streams.streams/batchappend', 'event_store.client.streams.streams/read']));
+      expect(paths).toEqual(
+        expect.arrayContaining([
+          'event_store.client.streams.streams/batchappend',
+          'event_store.client.streams.streams/read',
+        ]),
+      );
     } finally {
       raw.close();
     }
@@ -108,7 +133,9 @@ describe('append', () => {
     const streams = Array.from({ length: 20 }, () => stream());
     await env.client.appendToStream(streams[7], [event('Already')]);
     const results = await Promise.allSettled(
-      streams.map((s, i) => env.client.appendToStream(s, [event(`E${i}`), event(`F${i}`)], { expectedRevision: 'no_stream' })),
+      streams.map((s, i) =>
+        env.client.appendToStream(s, [event(`E${i}`), event(`F${i}`)], { expectedRevision: 'no_stream' }),
+      ),
     );
     expect(results.map((r) => r.status)).toEqual(streams.map((_, i) => (i === 7 ? 'rejected' : 'fulfilled')));
     expect((results[7] as PromiseRejectedResult).reason).toBeInstanceOf(WrongExpectedVersionError);
@@ -121,7 +148,11 @@ describe('append', () => {
     const s = stream();
     const payload = 'z'.repeat(500);
     const counts = await delta(env.server, () =>
-      env.client.appendToStream(s, Array.from({ length: 40 }, (_, i) => event('Chunked', { i, payload })), { batchAppendSize: 4_096 }),
+      env.client.appendToStream(
+        s,
+        Array.from({ length: 40 }, (_, i) => event('Chunked', { i, payload })),
+        { batchAppendSize: 4_096 },
+      ),
     );
     expect(counts.batchAppends).toBe(1);
     expect(counts.batchAppendChunks).toBeGreaterThan(1);
@@ -131,7 +162,9 @@ describe('append', () => {
 
   it('a batch whose deadline has passed is refused with Timeout and writes nothing', async () => {
     const s = stream();
-    await expect(env.client.appendToStream(s, [event('Late')], { deadline: 0 })).rejects.toBeInstanceOf(DeadlineExceededError);
+    await expect(env.client.appendToStream(s, [event('Late')], { deadline: 0 })).rejects.toBeInstanceOf(
+      DeadlineExceededError,
+    );
     await expect(readStream(s)).rejects.toBeInstanceOf(StreamNotFoundError);
   });
 
@@ -142,7 +175,9 @@ describe('append', () => {
     await expect(readStream(s)).rejects.toBeInstanceOf(StreamNotFoundError);
 
     await withOwnServer({ serverFeatures: false, maxAppendSize: 1_000 }, async (_, oldClient) => {
-      const err = await oldClient.appendToStream(stream(), [event('A', { blob: 'y'.repeat(600) }), event('B', { blob: 'y'.repeat(600) })]).catch((e: unknown) => e);
+      const err = await oldClient
+        .appendToStream(stream(), [event('A', { blob: 'y'.repeat(600) }), event('B', { blob: 'y'.repeat(600) })])
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(MaxAppendSizeExceededError);
       expect(err).toMatchObject({ maxAppendSize: 1_000 });
     });
@@ -202,7 +237,9 @@ describe('append', () => {
         .setStreamIdentifier(new shared.StreamIdentifier().setStreamName(Buffer.from(stream())))
         .setAny(new shared.Empty())
         .setDeadline(timestampPb.Timestamp.fromDate(new Date(Date.now() + 200)));
-      const message = new pb.BatchAppendReq.ProposedMessage().setId(new shared.UUID().setString(randomUUID())).setData(Buffer.from('{}'));
+      const message = new pb.BatchAppendReq.ProposedMessage()
+        .setId(new shared.UUID().setString(randomUUID()))
+        .setData(Buffer.from('{}'));
       message.getMetadataMap().set('type', '').set('content-type', 'application/json');
       call.write(
         new pb.BatchAppendReq()
@@ -293,7 +330,10 @@ describe('reading a stream', () => {
   let s: string;
   beforeAll(async () => {
     s = stream();
-    await env.client.appendToStream(s, Array.from({ length: 5 }, (_, i) => event(`E${i}`)));
+    await env.client.appendToStream(
+      s,
+      Array.from({ length: 5 }, (_, i) => event(`E${i}`)),
+    );
   });
   const revisions = async (options: Parameters<EventStoreDBClient['readStream']>[1]) =>
     (await readStream(s, options)).map((e) => e.revision);
@@ -312,7 +352,9 @@ describe('reading a stream', () => {
 
   it('a missing stream is StreamNotFoundError', async () => {
     await expect(readStream(stream())).rejects.toBeInstanceOf(StreamNotFoundError);
-    await expect(readStream(stream(), { direction: BACKWARDS, fromRevision: END })).rejects.toBeInstanceOf(StreamNotFoundError);
+    await expect(readStream(stream(), { direction: BACKWARDS, fromRevision: END })).rejects.toBeInstanceOf(
+      StreamNotFoundError,
+    );
   });
 });
 
@@ -325,7 +367,9 @@ describe('reading $all', () => {
     const third = await env.client.appendToStream(s, [event(`${p}C`)]);
     const forwards = (await readAll({ fromPosition: first.position!, maxCount: 3 })).map((e) => e.type);
     expect(forwards).toEqual([`${p}A`, `${p}B`, `${p}C`]);
-    const backwards = (await readAll({ direction: BACKWARDS, fromPosition: third.position!, maxCount: 2 })).map((e) => e.type);
+    const backwards = (await readAll({ direction: BACKWARDS, fromPosition: third.position!, maxCount: 2 })).map(
+      (e) => e.type,
+    );
     expect(backwards).toEqual([`${p}B`, `${p}A`]);
     const fromEnd = await readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 });
     expect(fromEnd.map((e) => e.position)).toEqual([third.position]);
@@ -342,7 +386,10 @@ describe('reading $all', () => {
     const s = stream();
     const payload = 'x'.repeat(2_000);
     for (let i = 0; i < 10; i++) {
-      await env.client.appendToStream(s, Array.from({ length: 200 }, (_, j) => event('Big', { i: i * 200 + j, payload })));
+      await env.client.appendToStream(
+        s,
+        Array.from({ length: 200 }, (_, j) => event('Big', { i: i * 200 + j, payload })),
+      );
     }
     const read = await readStream(s);
     expect(read.map((e) => (e.data as { i: number }).i)).toEqual(Array.from({ length: 2_000 }, (_, i) => i));
@@ -353,7 +400,10 @@ describe('stream metadata', () => {
   /** A stream with events E0..E(n-1), and where `$all` had them. */
   async function streamWith(n: number) {
     const s = stream();
-    const r = await env.client.appendToStream(s, Array.from({ length: n }, (_, i) => event(`E${i}`)));
+    const r = await env.client.appendToStream(
+      s,
+      Array.from({ length: n }, (_, i) => event(`E${i}`)),
+    );
     return { s, last: r.position! };
   }
 
@@ -444,7 +494,9 @@ describe('delete and tombstone', () => {
     const s = stream();
     await env.client.appendToStream(s, [event('A')]);
     await env.client.deleteStream(s);
-    await expect(env.client.appendToStream(s, [event('B')], { expectedRevision: 'stream_exists' })).rejects.toBeInstanceOf(StreamDeletedError);
+    await expect(
+      env.client.appendToStream(s, [event('B')], { expectedRevision: 'stream_exists' }),
+    ).rejects.toBeInstanceOf(StreamDeletedError);
     const r = await env.client.appendToStream(s, [event('B')], { expectedRevision: 'no_stream' });
     expect(r.nextExpectedRevision).toBe(1n);
   });

@@ -91,11 +91,20 @@ export async function startEsdbTestServer(options: EsdbTestServerOptions = {}): 
   let nextId = 1;
 
   const launch = async () => {
-    const args = ['--data-dir', dataDir, '--port', String(port), '--clock-offset-ms', String(clockOffsetMs), '--exit-with-stdin'];
+    const args = [
+      '--data-dir',
+      dataDir,
+      '--port',
+      String(port),
+      '--clock-offset-ms',
+      String(clockOffsetMs),
+      '--exit-with-stdin',
+    ];
     if (options.serverFeatures === false) args.push('--no-server-features');
     if (options.version) args.push('--version', options.version);
     if (options.maxAppendSize !== undefined) args.push('--max-append-size', String(options.maxAppendSize));
-    if (options.maxAppendEventSize !== undefined) args.push('--max-append-event-size', String(options.maxAppendEventSize));
+    if (options.maxAppendEventSize !== undefined)
+      args.push('--max-append-event-size', String(options.maxAppendEventSize));
     const started = await spawnServer(args);
     child = started.child;
     port = started.port;
@@ -189,7 +198,10 @@ function spawnServer(args: string[]): Promise<{ child: ChildProcess; port: numbe
     let stdout = '';
     let stderr = '';
     let settled = false;
-    const timer = setTimeout(() => fail(new Error(`esdb-test-server did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(new Error(`esdb-test-server did not start within ${START_TIMEOUT_MS} ms`)),
+      START_TIMEOUT_MS,
+    );
     const fail = (err: Error) => {
       if (settled) return;
       settled = true;
@@ -217,7 +229,9 @@ function spawnServer(args: string[]): Promise<{ child: ChildProcess; port: numbe
     });
     child.stdin!.on('error', () => {}); // EPIPE when the child has gone
     child.once('error', (err) => fail(err));
-    child.once('exit', (code, signal) => fail(new Error(`esdb-test-server exited during start (code ${code}, signal ${signal})`)));
+    child.once('exit', (code, signal) =>
+      fail(new Error(`esdb-test-server exited during start (code ${code}, signal ${signal})`)),
+    );
   });
 }
 

@@ -221,7 +221,8 @@ export class LogStore {
     if (meta.maxCount !== undefined) min = max(min, last - meta.maxCount + 1n);
     if (meta.truncateBefore !== undefined) min = max(min, meta.truncateBefore);
     // $maxAge compares the record's timestamp with "now" at read time.
-    const oldest = meta.maxAgeSeconds === undefined ? null : BigInt(this.now()) * 10_000n - meta.maxAgeSeconds * 10_000_000n;
+    const oldest =
+      meta.maxAgeSeconds === undefined ? null : BigInt(this.now()) * 10_000n - meta.maxAgeSeconds * 10_000_000n;
     return {
       kind: 'ok',
       events: this.streams.get(streamId)!.events,
@@ -305,14 +306,23 @@ export class LogStore {
     }
     this.persist([...written, ...extra]);
     this.notify();
-    return { kind: 'ok', revision: check.current + BigInt(written.length), position: written[written.length - 1].position };
+    return {
+      kind: 'ok',
+      revision: check.current + BigInt(written.length),
+      position: written[written.length - 1].position,
+    };
   }
 
   /** Soft delete (StorageWriterService WriteDelete, HardDelete=false). */
   softDelete(streamId: string, expected: Expected): WriteOutcome {
     const check = this.checkCommit(streamId, expectedVersion(expected), [randomUUID()]);
     if (check.kind === 'deleted') return { kind: 'stream_deleted' };
-    if (check.kind !== 'ok') return { kind: 'wrong_expected_version', current: check.kind === 'wrong_expected_version' ? check.current : -1n, expected };
+    if (check.kind !== 'ok')
+      return {
+        kind: 'wrong_expected_version',
+        current: check.kind === 'wrong_expected_version' ? check.current : -1n,
+        expected,
+      };
     const meta = metastreamOf(streamId);
     // Nothing to delete: neither events nor metadata.
     if (this.lastEventNumber(streamId) < 0n && this.lastEventNumber(meta) < 0n) {
@@ -322,7 +332,13 @@ export class LogStore {
     const event = this.place(
       meta,
       this.lastEventNumber(meta) + 1n,
-      { id: randomUUID(), type: METADATA_TYPE, contentType: JSON_CONTENT, data: softDeleteMetadata(), customMetadata: Buffer.alloc(0) },
+      {
+        id: randomUUID(),
+        type: METADATA_TYPE,
+        contentType: JSON_CONTENT,
+        data: softDeleteMetadata(),
+        customMetadata: Buffer.alloc(0),
+      },
       this.created(),
     );
     this.apply(event);
@@ -335,11 +351,22 @@ export class LogStore {
   tombstone(streamId: string, expected: Expected): WriteOutcome {
     const check = this.checkCommit(streamId, expectedVersion(expected), [randomUUID()]);
     if (check.kind === 'deleted') return { kind: 'stream_deleted' };
-    if (check.kind !== 'ok') return { kind: 'wrong_expected_version', current: check.kind === 'wrong_expected_version' ? check.current : -1n, expected };
+    if (check.kind !== 'ok')
+      return {
+        kind: 'wrong_expected_version',
+        current: check.kind === 'wrong_expected_version' ? check.current : -1n,
+        expected,
+      };
     const event = this.place(
       streamId,
       DELETED_STREAM,
-      { id: randomUUID(), type: TOMBSTONE_TYPE, contentType: 'application/octet-stream', data: Buffer.alloc(0), customMetadata: Buffer.alloc(0) },
+      {
+        id: randomUUID(),
+        type: TOMBSTONE_TYPE,
+        contentType: 'application/octet-stream',
+        data: Buffer.alloc(0),
+        customMetadata: Buffer.alloc(0),
+      },
       this.created(),
     );
     this.apply(event);

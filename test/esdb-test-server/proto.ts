@@ -22,7 +22,9 @@ const fromGenerated = createRequire(require.resolve('@eventstore/db-client/gener
 
 export const grpc = fromGenerated('@grpc/grpc-js') as typeof GrpcModule;
 export const { StreamsService, StreamsClient } = fromGenerated('./streams_grpc_pb') as typeof StreamsGrpc;
-export const { ServerFeaturesService, ServerFeaturesClient } = fromGenerated('./serverfeatures_grpc_pb') as typeof FeaturesGrpc;
+export const { ServerFeaturesService, ServerFeaturesClient } = fromGenerated(
+  './serverfeatures_grpc_pb',
+) as typeof FeaturesGrpc;
 export const pb = fromGenerated('./streams_pb') as typeof StreamsPb;
 export const shared = fromGenerated('./shared_pb') as typeof SharedPb;
 export const status = fromGenerated('./status_pb') as typeof StatusPb;

@@ -61,7 +61,11 @@ export const event = (type: string, data: Record<string, unknown> = {}, metadata
   jsonEvent({ type, data, ...(metadata && { metadata }) });
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function readStream(client: EventStoreDBClient, name: string, options: Parameters<EventStoreDBClient['readStream']>[1] = {}) {
+export async function readStream(
+  client: EventStoreDBClient,
+  name: string,
+  options: Parameters<EventStoreDBClient['readStream']>[1] = {},
+) {
   const out: NonNullable<ResolvedEvent['event']>[] = [];
   for await (const r of client.readStream(name, options)) if (r.event) out.push(r.event);
   return out;

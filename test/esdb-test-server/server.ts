@@ -34,7 +34,14 @@ import {
   type StreamsGrpc,
   type StreamsPb,
 } from './proto';
-import { compileFilter, drained, streamDeletedError, subscribeToAll, subscribeToStream, type ReadCall } from './subscriptions';
+import {
+  compileFilter,
+  drained,
+  streamDeletedError,
+  subscribeToAll,
+  subscribeToStream,
+  type ReadCall,
+} from './subscriptions';
 
 /** ClusterVNodeOptions defaults. */
 const DEFAULT_MAX_APPEND_SIZE = 1024 * 1024;
@@ -128,7 +135,8 @@ export function createStreamsService(
         const outcome = store.append(streamId, expected, proposed);
         if (outcome.kind === 'stream_deleted') return answer(streamDeletedError(streamId));
         const resp = new pb.AppendResp();
-        if (outcome.kind === 'wrong_expected_version') resp.setWrongExpectedVersion(appendWrongExpectedVersion(outcome));
+        if (outcome.kind === 'wrong_expected_version')
+          resp.setWrongExpectedVersion(appendWrongExpectedVersion(outcome));
         else resp.setSuccess(appendSuccess(outcome));
         answer(null, resp);
       });
@@ -203,7 +211,11 @@ export function createStreamsService(
             const eventSize = sizeOnDisk(message);
             if (eventSize > maxAppendEventSize) {
               pending.delete(key);
-              respond(reply(streamIdentifier(batch.streamId)).setError(maxAppendEventSizeStatus(event.id, eventSize, maxAppendEventSize)));
+              respond(
+                reply(streamIdentifier(batch.streamId)).setError(
+                  maxAppendEventSizeStatus(event.id, eventSize, maxAppendEventSize),
+                ),
+              );
               eventTooBig = true;
               break;
             }
@@ -251,7 +263,10 @@ export function createStreamsService(
       const resp = new pb.DeleteResp();
       const position = outcome.kind === 'ok' ? outcome.position : null;
       if (position === null) resp.setNoPosition(new shared.Empty());
-      else resp.setPosition(new pb.DeleteResp.Position().setCommitPosition(String(position)).setPreparePosition(String(position)));
+      else
+        resp.setPosition(
+          new pb.DeleteResp.Position().setCommitPosition(String(position)).setPreparePosition(String(position)),
+        );
       callback(null, resp);
     },
 
@@ -269,7 +284,10 @@ export function createStreamsService(
       const resp = new pb.TombstoneResp();
       const position = outcome.kind === 'ok' ? outcome.position : null;
       if (position === null) resp.setNoPosition(new shared.Empty());
-      else resp.setPosition(new pb.TombstoneResp.Position().setCommitPosition(String(position)).setPreparePosition(String(position)));
+      else
+        resp.setPosition(
+          new pb.TombstoneResp.Position().setCommitPosition(String(position)).setPreparePosition(String(position)),
+        );
       callback(null, resp);
     },
 
@@ -317,7 +335,9 @@ export function createStreamsService(
       }
       if (view.kind === 'no_stream') {
         // A missing or soft-deleted stream: the message, then OK.
-        void writeAll(call, [new pb.ReadResp().setStreamNotFound(new pb.ReadResp.StreamNotFound().setStreamIdentifier(identifier))]);
+        void writeAll(call, [
+          new pb.ReadResp().setStreamNotFound(new pb.ReadResp.StreamNotFound().setStreamIdentifier(identifier)),
+        ]);
         return;
       }
       const events: StoredEvent[] = [];
@@ -359,7 +379,10 @@ export function newStats(): Mutable<ServerStats> {
  * the Timestamp deadline (what this client sends) is understood here. The version is the patch
  * level the server behaves as.
  */
-export function createServerFeaturesService(stats: Mutable<ServerStats>, version: ServerVersion = '24.10.5'): GrpcModule.UntypedServiceImplementation {
+export function createServerFeaturesService(
+  stats: Mutable<ServerStats>,
+  version: ServerVersion = '24.10.5',
+): GrpcModule.UntypedServiceImplementation {
   const methods: Array<[service: string, method: string, features: string[]]> = [
     ['event_store.client.streams.streams', 'read', ['position', 'events']],
     ['event_store.client.streams.streams', 'append', []],
@@ -373,14 +396,21 @@ export function createServerFeaturesService(stats: Mutable<ServerStats>, version
       stats.calls['ServerFeatures/GetSupportedMethods'] = (stats.calls['ServerFeatures/GetSupportedMethods'] ?? 0) + 1;
       const resp = new features.SupportedMethods().setEventStoreServerVersion(version);
       for (const [service, method, list] of methods) {
-        resp.addMethods(new features.SupportedMethod().setServiceName(service).setMethodName(method).setFeaturesList(list));
+        resp.addMethods(
+          new features.SupportedMethod().setServiceName(service).setMethodName(method).setFeaturesList(list),
+        );
       }
       callback(null, resp);
     },
   };
 }
 
-function readAll(store: LogStore, options: StreamsPb.ReadReq.Options, backwards: boolean, count: bigint): StoredEvent[] {
+function readAll(
+  store: LogStore,
+  options: StreamsPb.ReadReq.Options,
+  backwards: boolean,
+  count: bigint,
+): StoredEvent[] {
   const all = options.getAll()!;
   const filter = options.hasFilter() ? compileFilter(options.getFilter()!) : null;
   const out: StoredEvent[] = [];
@@ -445,11 +475,17 @@ function eventResp(e: StoredEvent, structuredIds: boolean): StreamsPb.ReadResp {
  * a precedence slip made it the data length alone.)
  */
 function sizeOnDisk(message: StreamsPb.AppendReq.ProposedMessage | StreamsPb.BatchAppendReq.ProposedMessage): number {
-  return message.getData_asU8().length + message.getCustomMetadata_asU8().length + 2 * (message.getMetadataMap().get('type') ?? '').length;
+  return (
+    message.getData_asU8().length +
+    message.getCustomMetadata_asU8().length +
+    2 * (message.getMetadataMap().get('type') ?? '').length
+  );
 }
 
 /** The server's Event constructor, with its refusals (BatchAppend answers them as BadRequest). */
-function toProposed(message: StreamsPb.AppendReq.ProposedMessage | StreamsPb.BatchAppendReq.ProposedMessage): ProposedEvent {
+function toProposed(
+  message: StreamsPb.AppendReq.ProposedMessage | StreamsPb.BatchAppendReq.ProposedMessage,
+): ProposedEvent {
   const meta = message.getMetadataMap();
   const type = meta.get('type');
   const contentType = meta.get('content-type');
@@ -458,7 +494,8 @@ function toProposed(message: StreamsPb.AppendReq.ProposedMessage | StreamsPb.Bat
   const id = message.getId();
   if (!id) throw new Error('Object reference not set to an instance of an object.');
   const eventId = uuidToString(id);
-  if (eventId === '00000000-0000-0000-0000-000000000000') throw new Error("Empty eventId provided. (Parameter 'eventId')");
+  if (eventId === '00000000-0000-0000-0000-000000000000')
+    throw new Error("Empty eventId provided. (Parameter 'eventId')");
   if (type === '') throw new Error("Empty eventType provided. (Parameter 'eventType')");
   return {
     id: eventId,
@@ -507,7 +544,9 @@ function uuidMessage(id: string, structured: boolean): SharedPb.UUID {
 }
 
 /** The expected-revision oneof of Append, Delete and Tombstone options. */
-function expectedOf(o: StreamsPb.AppendReq.Options | StreamsPb.DeleteReq.Options | StreamsPb.TombstoneReq.Options): Expected | null {
+function expectedOf(
+  o: StreamsPb.AppendReq.Options | StreamsPb.DeleteReq.Options | StreamsPb.TombstoneReq.Options,
+): Expected | null {
   if (o.hasRevision()) return { kind: 'revision', revision: BigInt(o.getRevision()) };
   if (o.hasNoStream()) return { kind: 'no_stream' };
   if (o.hasStreamExists()) return { kind: 'stream_exists' };
@@ -528,7 +567,12 @@ function appendSuccess(outcome: Extract<WriteOutcome, { kind: 'ok' }>): StreamsP
   if (outcome.revision < 0n) success.setNoStream(new shared.Empty());
   else success.setCurrentRevision(String(outcome.revision));
   if (outcome.position === null) success.setNoPosition(new shared.Empty());
-  else success.setPosition(new pb.AppendResp.Position().setCommitPosition(String(outcome.position)).setPreparePosition(String(outcome.position)));
+  else
+    success.setPosition(
+      new pb.AppendResp.Position()
+        .setCommitPosition(String(outcome.position))
+        .setPreparePosition(String(outcome.position)),
+    );
   return success;
 }
 
@@ -552,7 +596,9 @@ function appendWrongExpectedVersion(
       wev.setExpectedNoStream(new shared.Empty());
       break;
     case 'revision':
-      wev.setExpectedRevision(String(outcome.expected.revision)).setExpectedRevision2060(Number(outcome.expected.revision));
+      wev
+        .setExpectedRevision(String(outcome.expected.revision))
+        .setExpectedRevision2060(Number(outcome.expected.revision));
       break;
   }
   return wev;
@@ -563,12 +609,21 @@ function batchSuccess(outcome: Extract<WriteOutcome, { kind: 'ok' }>): StreamsPb
   if (outcome.revision < 0n) success.setNoStream(new emptyPb.Empty());
   else success.setCurrentRevision(String(outcome.revision));
   if (outcome.position === null) success.setNoPosition(new emptyPb.Empty());
-  else success.setPosition(new shared.AllStreamPosition().setCommitPosition(String(outcome.position)).setPreparePosition(String(outcome.position)));
+  else
+    success.setPosition(
+      new shared.AllStreamPosition()
+        .setCommitPosition(String(outcome.position))
+        .setPreparePosition(String(outcome.position)),
+    );
   return success;
 }
 
 /** google.rpc.Status as Status.cs builds them: code, the detail's name as message, packed detail. */
-function rpcStatus(code: number, name: string, detail: { serializeBinary(): Uint8Array }): InstanceType<typeof status.Status> {
+function rpcStatus(
+  code: number,
+  name: string,
+  detail: { serializeBinary(): Uint8Array },
+): InstanceType<typeof status.Status> {
   const any = new anyPb.Any();
   any.pack(detail.serializeBinary(), `event_store.client.${name}`);
   return new status.Status().setCode(code).setMessage(name).setDetails(any);
@@ -596,11 +651,19 @@ function wrongExpectedVersionStatus(outcome: Extract<WriteOutcome, { kind: 'wron
 }
 
 function streamDeletedStatus(streamId: string) {
-  return rpcStatus(Code.NOT_FOUND, 'StreamDeleted', new shared.StreamDeleted().setStreamIdentifier(streamIdentifier(streamId)));
+  return rpcStatus(
+    Code.NOT_FOUND,
+    'StreamDeleted',
+    new shared.StreamDeleted().setStreamIdentifier(streamIdentifier(streamId)),
+  );
 }
 
 function maxAppendSizeStatus(maxAppendSize: number) {
-  return rpcStatus(Code.INVALID_ARGUMENT, 'MaximumAppendSizeExceeded', new shared.MaximumAppendSizeExceeded().setMaxappendsize(maxAppendSize));
+  return rpcStatus(
+    Code.INVALID_ARGUMENT,
+    'MaximumAppendSizeExceeded',
+    new shared.MaximumAppendSizeExceeded().setMaxappendsize(maxAppendSize),
+  );
 }
 
 /** Not in @eventstore/db-client 6.2.1's protos (it reports an UnknownError): encoded by hand. */
@@ -631,11 +694,18 @@ function missingMetadata(property: string): Partial<GrpcModule.StatusObject> {
   return {
     code: Code.INVALID_ARGUMENT,
     details: `Required Metadata Property '${property}' is missing`,
-    metadata: trailers({ exception: 'missing-required-metadata-property', 'required-metadata-properties': 'type,content-type' }),
+    metadata: trailers({
+      exception: 'missing-required-metadata-property',
+      'required-metadata-properties': 'type,content-type',
+    }),
   };
 }
 
-function maxAppendEventSizeError(eventId: string, proposedSize: number, maxSize: number): Partial<GrpcModule.StatusObject> {
+function maxAppendEventSizeError(
+  eventId: string,
+  proposedSize: number,
+  maxSize: number,
+): Partial<GrpcModule.StatusObject> {
   return {
     code: Code.INVALID_ARGUMENT,
     details: `Event with Id: ${eventId}, Size: ${proposedSize}, exceeds Maximum Append Event Size of ${maxSize}.`,
@@ -724,11 +794,13 @@ function parseArgs(argv: string[]): Args {
   const port = Number(get('--port') ?? process.env.ESDB_TEST_SERVER_PORT ?? 0);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port must be 0..65535');
   const maxAppendSize = Number(get('--max-append-size') ?? DEFAULT_MAX_APPEND_SIZE);
-  if (!Number.isInteger(maxAppendSize) || maxAppendSize <= 0) throw new Error('--max-append-size must be a positive integer');
+  if (!Number.isInteger(maxAppendSize) || maxAppendSize <= 0)
+    throw new Error('--max-append-size must be a positive integer');
   const version = (get('--version') ?? SERVER_VERSIONS[0]) as ServerVersion;
   if (!SERVER_VERSIONS.includes(version)) throw new Error(`--version must be one of ${SERVER_VERSIONS.join(', ')}`);
   const maxAppendEventSize = Number(get('--max-append-event-size') ?? DEFAULT_MAX_APPEND_EVENT_SIZE);
-  if (!Number.isInteger(maxAppendEventSize) || maxAppendEventSize <= 0) throw new Error('--max-append-event-size must be a positive integer');
+  if (!Number.isInteger(maxAppendEventSize) || maxAppendEventSize <= 0)
+    throw new Error('--max-append-event-size must be a positive integer');
   const clockOffsetMs = Number(get('--clock-offset-ms') ?? 0);
   if (!Number.isFinite(clockOffsetMs)) throw new Error('--clock-offset-ms must be a number');
   return {
@@ -752,7 +824,11 @@ function main(): void {
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 17 * 1024 * 1024 });
   server.addService(
     StreamsService,
-    createStreamsService(store, { version: args.version, maxAppendSize: args.maxAppendSize, maxAppendEventSize: args.maxAppendEventSize }, stats),
+    createStreamsService(
+      store,
+      { version: args.version, maxAppendSize: args.maxAppendSize, maxAppendEventSize: args.maxAppendEventSize },
+      stats,
+    ),
   );
   // Without it the client sees UNIMPLEMENTED, as from a pre-21.10 server, and appends with Append.
   if (args.serverFeatures) {
@@ -825,4 +901,3 @@ function main(): void {
 }
 
 if (require.main === module) main();
-

@@ -9,7 +9,9 @@ const json = (text: string) => parseStreamMetadata(Buffer.from(text, 'utf8'), tr
 describe('parseStreamMetadata', () => {
   it('reads the system properties and ignores custom ones', () => {
     expect(
-      json('{"$maxCount":5,"$maxAge":60,"$tb":3,"$cacheControl":10,"$tempStream":true,"custom":{"a":[1,2.5]},"$acl":{"$r":"$all","$w":["a","b"]}}'),
+      json(
+        '{"$maxCount":5,"$maxAge":60,"$tb":3,"$cacheControl":10,"$tempStream":true,"custom":{"a":[1,2.5]},"$acl":{"$r":"$all","$w":["a","b"]}}',
+      ),
     ).toEqual({
       maxCount: 5n,
       maxAgeSeconds: 60n,
@@ -39,7 +41,9 @@ describe('parseStreamMetadata', () => {
   });
 
   it('drops non-positive limits and a negative $tb one by one', () => {
-    expect(json('{"$maxCount":0,"$maxAge":-1,"$tb":-1,"$cacheControl":0,"$tempStream":false}')).toEqual({ tempStream: false });
+    expect(json('{"$maxCount":0,"$maxAge":-1,"$tb":-1,"$cacheControl":0,"$tempStream":false}')).toEqual({
+      tempStream: false,
+    });
   });
 
   it('ignores binary or empty metadata events', () => {
@@ -50,7 +54,10 @@ describe('parseStreamMetadata', () => {
 
 describe('withTruncateBefore (undoing a soft delete)', () => {
   it('replaces $tb in place, keeps the rest, and writes compact JSON', () => {
-    const out = withTruncateBefore(Buffer.from('{ "$maxAge" : 60, "$tb": 9223372036854775807, "x": { "s": "a b" } }'), 4n);
+    const out = withTruncateBefore(
+      Buffer.from('{ "$maxAge" : 60, "$tb": 9223372036854775807, "x": { "s": "a b" } }'),
+      4n,
+    );
     expect(out?.toString()).toBe('{"$maxAge":60,"$tb":4,"x":{"s":"a b"}}');
   });
 

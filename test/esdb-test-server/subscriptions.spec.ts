@@ -35,7 +35,10 @@ describe('$all', () => {
     const s = stream();
     const start = await env.client.appendToStream(s, [event(`${p}Before`)]);
     await env.client.appendToStream(s, [event(`${p}1`), event(`${p}2`)]);
-    const sub = env.client.subscribeToAll({ fromPosition: start.position!, filter: eventTypeFilter({ prefixes: [p] }) });
+    const sub = env.client.subscribeToAll({
+      fromPosition: start.position!,
+      filter: eventTypeFilter({ prefixes: [p] }),
+    });
     let confirmed = false;
     sub.on('confirmation', () => (confirmed = true));
     const rec = record(sub);
@@ -95,7 +98,11 @@ describe('checkpoints (filtered $all)', () => {
     const start = await env.client.appendToStream(s, [event('Start')]);
     // From `start` (inclusive, the first page starts there): Start, Hit, 10 × Miss, Hit. Window 5,
     // interval 1: pages [Start, Hit, Miss×3], [Miss×5], [Miss×2, Hit, end].
-    await env.client.appendToStream(s, [event(`${p}Hit`), ...Array.from({ length: 10 }, () => event('Miss')), event(`${p}Hit`)]);
+    await env.client.appendToStream(s, [
+      event(`${p}Hit`),
+      ...Array.from({ length: 10 }, () => event('Miss')),
+      event(`${p}Hit`),
+    ]);
     const checkpoints: Position[] = [];
     const filter = eventTypeFilter({
       prefixes: [p],
@@ -118,7 +125,10 @@ describe('checkpoints (filtered $all)', () => {
     // Live, the counter runs from the subscription's start: the fifth record appended since.
     checkpoints.length = 0;
     const third = await env.client.appendToStream(s, [event('Miss'), event('Miss'), event('Miss')]);
-    await env.client.appendToStream(s, Array.from({ length: 5 }, () => event('Miss')));
+    await env.client.appendToStream(
+      s,
+      Array.from({ length: 5 }, () => event('Miss')),
+    );
     await rec.until(() => checkpoints.length >= 1);
     await sub.unsubscribe();
     const [, , fifth] = await readAll(env.client, { fromPosition: third.position!, maxCount: 3 });
@@ -129,9 +139,16 @@ describe('checkpoints (filtered $all)', () => {
     const p = prefix();
     const s = stream();
     const start = await env.client.appendToStream(s, [event('Start')]);
-    await env.client.appendToStream(s, Array.from({ length: 70 }, () => event('Miss')));
+    await env.client.appendToStream(
+      s,
+      Array.from({ length: 70 }, () => event('Miss')),
+    );
     const checkpoints: Position[] = [];
-    const filter = eventTypeFilter({ prefixes: [p], checkpointInterval: 2, checkpointReached: (_s, position) => void checkpoints.push(position) });
+    const filter = eventTypeFilter({
+      prefixes: [p],
+      checkpointInterval: 2,
+      checkpointReached: (_s, position) => void checkpoints.push(position),
+    });
     const rec = await subscribeFiltered(start.position!, filter, 0);
     const after = await readAll(env.client, { fromPosition: start.position!, maxCount: 71 });
     // Pages of 32 from `start`: the second brings the count to 64 = 2 × 32; the last page (the
@@ -156,19 +173,29 @@ describe('checkpoints (filtered $all)', () => {
       const checkpoints: Position[] = [];
       const sub = c.subscribeToAll({
         fromPosition: START,
-        filter: eventTypeFilter({ prefixes: [p], checkpointReached: (_sub, position) => void checkpoints.push(position) }),
+        filter: eventTypeFilter({
+          prefixes: [p],
+          checkpointReached: (_sub, position) => void checkpoints.push(position),
+        }),
       });
       const rec = record(sub);
       await rec.until(() => rec.log.includes('caught-up'));
-      const misses = await c.appendToStream(stream(), Array.from({ length: 40 }, () => event('Miss')));
+      const misses = await c.appendToStream(
+        stream(),
+        Array.from({ length: 40 }, () => event('Miss')),
+      );
       await c.appendToStream(stream(), [event(`${p}Hit`)]);
       await rec.until(() => rec.events.length >= 1);
       await sub.unsubscribe();
       // Live, the interval (32) is complete at the 32nd record since the subscription began.
-      const [thirtySecond] = (await readAll(c, { direction: BACKWARDS, fromPosition: misses.position!, maxCount: 8 })).slice(-1);
+      const [thirtySecond] = (
+        await readAll(c, { direction: BACKWARDS, fromPosition: misses.position!, maxCount: 8 })
+      ).slice(-1);
       const ulongMax = 2n ** 64n - 1n;
       expect(checkpoints).toEqual(
-        endCheckpoint ? [{ commit: ulongMax, prepare: ulongMax }] : [{ commit: 0n, prepare: 0n }, thirtySecond.position],
+        endCheckpoint
+          ? [{ commit: ulongMax, prepare: ulongMax }]
+          : [{ commit: 0n, prepare: 0n }, thirtySecond.position],
       );
     });
   });
@@ -235,9 +262,15 @@ describe('backpressure and slow consumers', () => {
     const start = await env.client.appendToStream(s, [event('Start')]);
     const payload = 'y'.repeat(4_000);
     for (let i = 0; i < 5; i++) {
-      await env.client.appendToStream(s, Array.from({ length: 200 }, (_, j) => event(`${p}Big`, { i: i * 200 + j, payload })));
+      await env.client.appendToStream(
+        s,
+        Array.from({ length: 200 }, (_, j) => event(`${p}Big`, { i: i * 200 + j, payload })),
+      );
     }
-    const sub = env.client.subscribeToAll({ fromPosition: start.position!, filter: eventTypeFilter({ prefixes: [p] }) });
+    const sub = env.client.subscribeToAll({
+      fromPosition: start.position!,
+      filter: eventTypeFilter({ prefixes: [p] }),
+    });
     const seen: number[] = [];
     for await (const r of sub) {
       seen.push((r.event!.data as { i: number }).i);
@@ -254,9 +287,15 @@ describe('backpressure and slow consumers', () => {
     const s = stream();
     const start = await env.client.appendToStream(s, [event('Start')]);
     for (let i = 0; i < 15; i++) {
-      await env.client.appendToStream(s, Array.from({ length: 100 }, (_, j) => event(`${p}Old`, { i: i * 100 + j })));
+      await env.client.appendToStream(
+        s,
+        Array.from({ length: 100 }, (_, j) => event(`${p}Old`, { i: i * 100 + j })),
+      );
     }
-    const sub = env.client.subscribeToAll({ fromPosition: start.position!, filter: eventTypeFilter({ prefixes: [p] }) });
+    const sub = env.client.subscribeToAll({
+      fromPosition: start.position!,
+      filter: eventTypeFilter({ prefixes: [p] }),
+    });
     const rec = record(sub);
     let caughtUps = 0;
     sub.on('caughtUp', () => caughtUps++);
@@ -289,7 +328,10 @@ describe('backpressure and slow consumers', () => {
     // events arrive, far more than its 32-entry live channel holds.
     const payload = 'w'.repeat(1_000);
     for (let i = 0; i < 20; i++) {
-      await env.client.appendToStream(s, Array.from({ length: 100 }, (_, j) => event(`${p}Flood`, { i: i * 100 + j, payload })));
+      await env.client.appendToStream(
+        s,
+        Array.from({ length: 100 }, (_, j) => event(`${p}Flood`, { i: i * 100 + j, payload })),
+      );
     }
     const seen: number[] = [];
     while (seen.length < 2_000) {

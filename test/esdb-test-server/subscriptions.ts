@@ -52,7 +52,10 @@ function compare(a: TfPos, b: TfPos): number {
   return a.prepare === b.prepare ? 0 : a.prepare < b.prepare ? -1 : 1;
 }
 /** Position.FromInt64: -1 becomes ulong.MaxValue on the wire. */
-const wire = (p: TfPos): TfPos => ({ commit: p.commit === -1n ? ULONG_MAX : p.commit, prepare: p.prepare === -1n ? ULONG_MAX : p.prepare });
+const wire = (p: TfPos): TfPos => ({
+  commit: p.commit === -1n ? ULONG_MAX : p.commit,
+  prepare: p.prepare === -1n ? ULONG_MAX : p.prepare,
+});
 
 export interface Filter {
   matches(e: StoredEvent): boolean;
@@ -158,7 +161,11 @@ class Gone extends Error {}
  * Registers a live feed on the store: `onRecord` sees every record appended from now on, in
  * order. Returns the feed's channel.
  */
-function liveFeed<T>(store: LogStore, out: Outbox, onRecord: (e: StoredEvent, push: (item: T) => void) => void): LiveChannel<T> {
+function liveFeed<T>(
+  store: LogStore,
+  out: Outbox,
+  onRecord: (e: StoredEvent, push: (item: T) => void) => void,
+): LiveChannel<T> {
   const channel = new LiveChannel<T>();
   let seen = store.log.length;
   const listener = () => {
@@ -230,7 +237,9 @@ export function subscribeToAll(
     if (lastCheckpointSent && compare(w, lastCheckpointSent) <= 0) return;
     lastCheckpointSent = w;
     await send(
-      new pb.ReadResp().setCheckpoint(new pb.ReadResp.Checkpoint().setCommitPosition(String(w.commit)).setPreparePosition(String(w.prepare))),
+      new pb.ReadResp().setCheckpoint(
+        new pb.ReadResp.Checkpoint().setCommitPosition(String(w.commit)).setPreparePosition(String(w.prepare)),
+      ),
     );
   };
 
@@ -258,7 +267,8 @@ export function subscribeToAll(
         if (!filter || filter.matches(e)) matched.push(e);
       }
       const currentPos = pageStart;
-      if (considered > 0) pageStart = { commit: cursor < log.length ? log[cursor].position : store.endPosition, prepare: 0n };
+      if (considered > 0)
+        pageStart = { commit: cursor < log.length ? log[cursor].position : store.endPosition, prepare: 0n };
       for (const e of matched) {
         if (compare(at(e), checkpoint) <= 0) continue; // the first page starts at the checkpoint itself
         await sendEvent(e);
@@ -395,7 +405,11 @@ export function subscribeToStream(store: LogStore, call: ReadCall, options: Read
   void (async () => {
     try {
       await send(confirmation());
-      let checkpoint = streamOptions.hasEnd() ? confirmedAt : streamOptions.hasRevision() ? BigInt(streamOptions.getRevision()) : -1n;
+      let checkpoint = streamOptions.hasEnd()
+        ? confirmedAt
+        : streamOptions.hasRevision()
+          ? BigInt(streamOptions.getRevision())
+          : -1n;
       if (checkpoint >= confirmedAt) checkpoint = await goLive(checkpoint);
       for (;;) checkpoint = await goLive(await catchUp(checkpoint));
     } catch (err) {

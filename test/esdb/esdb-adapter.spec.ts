@@ -43,7 +43,6 @@ async function appendSystemEvents(count: number): Promise<void> {
   );
 }
 
-
 describe('system events in $all', () => {
   it('readAll skips them (over more than one page) and still returns maxCount events', async () => {
     const p = typePrefix();
@@ -93,7 +92,10 @@ describe('checkpoints', () => {
     // from `start` itself: the first page's checkpoint is `start` (not news to the adapter); the
     // second page delivered nothing and reports where it began (its first event's commit
     // position, prepare 0); reaching the end, the last page reports its start the same way.
-    await store.appendToStream(s, Array.from({ length: 70 }, () => ev('t.Skipped')));
+    await store.appendToStream(
+      s,
+      Array.from({ length: 70 }, () => ev('t.Skipped')),
+    );
     const sub = store.subscribeToAll({ from: start.position, filter: { eventTypePrefixes: [p] } });
     const reader = collect(sub);
     await reader.until((m) => m.some((x) => x.kind === 'checkpoint') && m.some((x) => x.kind === 'caught-up'));
@@ -160,7 +162,10 @@ describe('subscription life cycle', () => {
     const s = stream();
     const payload = 'x'.repeat(2_000);
     for (let i = 0; i < 4; i++) {
-      await store.appendToStream(s, Array.from({ length: 250 }, (_, j) => ev(`${p}E`, { i: i * 250 + j, payload })));
+      await store.appendToStream(
+        s,
+        Array.from({ length: 250 }, (_, j) => ev(`${p}E`, { i: i * 250 + j, payload })),
+      );
     }
     const sub = store.subscribeToAll({ from: 'start', filter: { eventTypePrefixes: [p] } });
     const seen: number[] = [];
@@ -217,7 +222,10 @@ describe('subscription life cycle', () => {
 describe('server quirks the adapter works around', () => {
   it('a 24.10.0–.4 server checkpointing an empty filtered catch-up at End (KDB-710) loses no later event', async () => {
     const old = await startEsdbTestServer({ version: '24.10.4' });
-    const adapter = new EsdbEventStore({ connectionString: old.connectionString, resubscribeDelayMs: { min: 50, max: 500 } });
+    const adapter = new EsdbEventStore({
+      connectionString: old.connectionString,
+      resubscribeDelayMs: { min: 50, max: 500 },
+    });
     try {
       const prefix = typePrefix();
       const sub = adapter.subscribeToAll({ from: 'start', filter: { eventTypePrefixes: [prefix] } });
@@ -228,7 +236,9 @@ describe('server quirks the adapter works around', () => {
       await sub.stop();
       expect(got.map((e) => e.type)).toEqual([`${prefix}Live`]);
       // It never hands the End marker out as a checkpoint either.
-      expect(reader.messages.filter((m) => m.kind === 'checkpoint' && m.position.commit === 0xffffffffffffffffn)).toEqual([]);
+      expect(
+        reader.messages.filter((m) => m.kind === 'checkpoint' && m.position.commit === 0xffffffffffffffffn),
+      ).toEqual([]);
     } finally {
       await adapter.close();
       await old.stop();

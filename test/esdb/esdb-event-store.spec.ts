@@ -17,7 +17,8 @@ describeEventStoreConformance('esdb (test server)', {
   serverBacked: true,
   setup: async () => {
     server = await startEsdbTestServer();
-    const open = () => new EsdbEventStore({ connectionString: server.connectionString, resubscribeDelayMs: { min: 50, max: 1_000 } });
+    const open = () =>
+      new EsdbEventStore({ connectionString: server.connectionString, resubscribeDelayMs: { min: 50, max: 1_000 } });
     return {
       store: open(),
       restartServer: () => server.restart(),

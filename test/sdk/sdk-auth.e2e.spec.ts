@@ -27,7 +27,13 @@ describe('SDK token manager against the service', () => {
     const creds = await provisionAccount(service);
     const counter = countingFetch();
     const clock = new TestClock();
-    const client = new FilingClient({ baseUrl: service.url, clientId: creds.clientId, clientSecret: creds.clientSecret, fetch: counter.fetch, clock });
+    const client = new FilingClient({
+      baseUrl: service.url,
+      clientId: creds.clientId,
+      clientSecret: creds.clientSecret,
+      fetch: counter.fetch,
+      clock,
+    });
     return { client, counter, clock, creds };
   }
 
@@ -41,7 +47,10 @@ describe('SDK token manager against the service', () => {
   }
 
   async function operatorPost(path: string) {
-    const res = await fetch(`${service.url}/internal-api/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${operator.token}` } });
+    const res = await fetch(`${service.url}/internal-api/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${operator.token}` },
+    });
     expect(res.status).toBeLessThan(300);
     return res.json() as Promise<Record<string, unknown>>;
   }
@@ -76,7 +85,12 @@ describe('SDK token manager against the service', () => {
 
   it('shares one token request among concurrent calls, at start and at refresh', async () => {
     const { client, counter, clock } = await sdk();
-    const burst = () => Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? client.entities.list({ limit: 1 }) : client.webhookSettings.get())));
+    const burst = () =>
+      Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          i % 2 ? client.entities.list({ limit: 1 }) : client.webhookSettings.get(),
+        ),
+      );
     await burst();
     expect(counter.count('/o/token/')).toBe(1);
     clock.advance(TTL - 60);
@@ -103,7 +117,11 @@ describe('SDK token manager against the service', () => {
     const created = await client.entities.create({ name: 'After revocation LLC', entity_type: 'llc' });
     expect(created.name).toBe('After revocation LLC');
     // POST with the revoked token (401), token request, the same POST again: exactly one retry.
-    expect(counter.log.slice(-3)).toEqual(['POST /external-api/v1/entities', 'POST /o/token/', 'POST /external-api/v1/entities']);
+    expect(counter.log.slice(-3)).toEqual([
+      'POST /external-api/v1/entities',
+      'POST /o/token/',
+      'POST /external-api/v1/entities',
+    ]);
     expect(client.tokens.peek()!.accessToken).not.toBe(revoked);
     const list = await client.entities.list();
     expect(list.data.map((e) => e.id)).toEqual([created.id]); // created once, not twice
@@ -122,7 +140,11 @@ describe('SDK token manager against the service', () => {
     expect(counter.log.slice(before)).toEqual(['GET /external-api/v1/entities', 'POST /o/token/']);
 
     // With the new secret the same account works again.
-    const renewed = new FilingClient({ baseUrl: service.url, clientId: creds.clientId, clientSecret: String(rotated.client_secret) });
+    const renewed = new FilingClient({
+      baseUrl: service.url,
+      clientId: creds.clientId,
+      clientSecret: String(rotated.client_secret),
+    });
     await expect(renewed.entities.list()).resolves.toMatchObject({ data: [] });
   });
 
@@ -131,7 +153,11 @@ describe('SDK token manager against the service', () => {
     await client.entities.list();
     await operatorPost(`/clients/${creds.clientId}/revoke`);
     const before = counter.log.length;
-    await expect(client.webhookSettings.get()).rejects.toMatchObject({ name: 'OAuthError', status: 401, error: 'invalid_client' });
+    await expect(client.webhookSettings.get()).rejects.toMatchObject({
+      name: 'OAuthError',
+      status: 401,
+      error: 'invalid_client',
+    });
     expect(counter.log.slice(before)).toEqual(['GET /external-api/v1/webhook-settings', 'POST /o/token/']);
   });
 
@@ -143,21 +169,47 @@ describe('SDK token manager against the service', () => {
     expect((await introspect(creds, token)).active).toBe(false);
     expect(client.tokens.peek()).toBeNull();
     await client.entities.list();
-    expect(counter.log.filter((l) => l.startsWith('POST /o/'))).toEqual(['POST /o/token/', 'POST /o/revoke_token/', 'POST /o/token/']);
+    expect(counter.log.filter((l) => l.startsWith('POST /o/'))).toEqual([
+      'POST /o/token/',
+      'POST /o/revoke_token/',
+      'POST /o/token/',
+    ]);
     expect(counter.count('/external-api/')).toBe(2);
   });
 
   it('types token-endpoint refusals: wrong secret, scope beyond the client', async () => {
     const { creds } = await sdk();
-    const wrong = new FilingClient({ baseUrl: service.url, clientId: creds.clientId, clientSecret: `${creds.clientSecret}x` });
-    await expect(wrong.entities.list()).rejects.toMatchObject({ name: 'OAuthError', status: 401, error: 'invalid_client' });
-    const greedy = new FilingClient({ baseUrl: service.url, clientId: creds.clientId, clientSecret: creds.clientSecret, scope: 'read write operator' });
-    await expect(greedy.entities.list()).rejects.toMatchObject({ status: 400, error: 'invalid_scope', errorDescription: expect.any(String) });
+    const wrong = new FilingClient({
+      baseUrl: service.url,
+      clientId: creds.clientId,
+      clientSecret: `${creds.clientSecret}x`,
+    });
+    await expect(wrong.entities.list()).rejects.toMatchObject({
+      name: 'OAuthError',
+      status: 401,
+      error: 'invalid_client',
+    });
+    const greedy = new FilingClient({
+      baseUrl: service.url,
+      clientId: creds.clientId,
+      clientSecret: creds.clientSecret,
+      scope: 'read write operator',
+    });
+    await expect(greedy.entities.list()).rejects.toMatchObject({
+      status: 400,
+      error: 'invalid_scope',
+      errorDescription: expect.any(String),
+    });
   });
 
   it('a read-only token gets a typed 403 on writes', async () => {
     const { creds } = await sdk();
-    const reader = new FilingClient({ baseUrl: service.url, clientId: creds.clientId, clientSecret: creds.clientSecret, scope: 'read' });
+    const reader = new FilingClient({
+      baseUrl: service.url,
+      clientId: creds.clientId,
+      clientSecret: creds.clientSecret,
+      scope: 'read',
+    });
     await expect(reader.entities.list()).resolves.toMatchObject({ data: [] });
     const err = (await reader.entities.create({ name: 'Nope LLC', entity_type: 'llc' }).catch((e) => e)) as ApiError;
     expect(err).toBeInstanceOf(ApiError);

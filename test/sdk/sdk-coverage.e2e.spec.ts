@@ -39,7 +39,16 @@ interface Sent {
 }
 
 interface OpenApi {
-  paths: Record<string, Record<string, { parameters?: { in: string; name: string }[]; requestBody?: { content: Record<string, { schema: { $ref?: string } }> } }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters?: { in: string; name: string }[];
+        requestBody?: { content: Record<string, { schema: { $ref?: string } }> };
+      }
+    >
+  >;
   components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
 }
 
@@ -52,20 +61,60 @@ const taskFilters: Required<TaskFilters> = { ...page, entity_id: ID, status: 'op
 const orderFilters: Required<OrderFilters> = { ...page, entity_id: ID, status: 'submitted' };
 const documentFilters: Required<DocumentFilters> = { ...page, entity_id: ID, order_id: ID };
 const deliveryFilters: Required<WebhookDeliveryFilters> = { ...page, status: 'failed' };
-const eventFilters: Required<EventFilters> = { ...page, event_type: ['entity.created', 'order.completed'], after_event_id: ID };
+const eventFilters: Required<EventFilters> = {
+  ...page,
+  event_type: ['entity.created', 'order.completed'],
+  after_event_id: ID,
+};
 const recover: Required<RecoverDeliveries> = { since: '2026-11-22T10:00:00.000Z' };
-const createEntity: Required<CreateEntity> = { name: 'n', entity_type: 'llc', formation_jurisdiction: 'US-DE', formation_date: '2020-01-01' };
-const updateEntity: Required<UpdateEntity> = { name: 'n', status: 'active', formation_jurisdiction: null, formation_date: null };
-const createJurisdiction: Required<CreateJurisdiction> = { entity_id: ID, code: 'US-DE', registration_type: 'domestic' };
+const createEntity: Required<CreateEntity> = {
+  name: 'n',
+  entity_type: 'llc',
+  formation_jurisdiction: 'US-DE',
+  formation_date: '2020-01-01',
+};
+const updateEntity: Required<UpdateEntity> = {
+  name: 'n',
+  status: 'active',
+  formation_jurisdiction: null,
+  formation_date: null,
+};
+const createJurisdiction: Required<CreateJurisdiction> = {
+  entity_id: ID,
+  code: 'US-DE',
+  registration_type: 'domestic',
+};
 const updateJurisdiction: Required<UpdateJurisdiction> = { registration_type: 'foreign', status: 'active' };
 const createTask: Required<CreateTask> = { entity_id: ID, title: 't', description: 'd', due_date: '2027-01-01' };
 const updateTask: Required<UpdateTask> = { title: 't', description: null, due_date: null, status: 'completed' };
-const createOrder: Required<CreateOrder> = { entity_id: ID, order_type: 'formation', jurisdiction_code: 'US-DE', details: {} };
+const createOrder: Required<CreateOrder> = {
+  entity_id: ID,
+  order_type: 'formation',
+  jurisdiction_code: 'US-DE',
+  details: {},
+};
 const cancelOrder: Required<CancelOrder> = { reason: 'r' };
-const createDocument: Required<CreateDocument> = { entity_id: ID, order_id: ID, title: 't', document_type: 'd', content_type: 'text/plain', content_base64: 'eA==' };
+const createDocument: Required<CreateDocument> = {
+  entity_id: ID,
+  order_id: ID,
+  title: 't',
+  document_type: 'd',
+  content_type: 'text/plain',
+  content_base64: 'eA==',
+};
 const updateDocument: Required<UpdateDocument> = { title: 't', document_type: 'd' };
-const createEndpoint: Required<CreateWebhookEndpoint> = { url: 'https://example.com/h', description: 'd', event_types: [], rate_limit_per_second: 5 };
-const updateEndpoint: Required<UpdateWebhookEndpoint> = { url: 'https://example.com/h', description: null, event_types: [], rate_limit_per_second: null };
+const createEndpoint: Required<CreateWebhookEndpoint> = {
+  url: 'https://example.com/h',
+  description: 'd',
+  event_types: [],
+  rate_limit_per_second: 5,
+};
+const updateEndpoint: Required<UpdateWebhookEndpoint> = {
+  url: 'https://example.com/h',
+  description: null,
+  event_types: [],
+  rate_limit_per_second: null,
+};
 
 /** Every SDK operation, called once. */
 async function callEverything(c: FilingClient): Promise<void> {
@@ -130,7 +179,8 @@ function recordingClient(): { client: FilingClient; sent: Sent[] } {
     clientSecret: 'secret',
     fetch: async (input, init) => {
       const url = new URL(input);
-      if (url.pathname === '/o/token/') return Response.json({ access_token: 't', token_type: 'Bearer', expires_in: 3600 });
+      if (url.pathname === '/o/token/')
+        return Response.json({ access_token: 't', token_type: 'Bearer', expires_in: 3600 });
       const path = url.pathname.replaceAll(ID, '{id}');
       sent.push({
         op: `${init.method} ${path}`,
@@ -162,13 +212,19 @@ describe('SDK coverage of the published API', () => {
   const published = () =>
     Object.entries(doc.paths)
       .filter(([path]) => path.startsWith(V1))
-      .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ op: `${method.toUpperCase()} ${path}`, spec: op })));
+      .flatMap(([path, ops]) =>
+        Object.entries(ops).map(([method, op]) => ({ op: `${method.toUpperCase()} ${path}`, spec: op })),
+      );
 
   it('has a method for every operation of /external-api/v1, and none the service does not have', async () => {
     const { client, sent } = recordingClient();
     await callEverything(client);
     const sdkOps = [...new Set(sent.map((s) => s.op))].sort();
-    expect(sdkOps).toEqual(published().map((p) => p.op).sort());
+    expect(sdkOps).toEqual(
+      published()
+        .map((p) => p.op)
+        .sort(),
+    );
     expect(sdkOps).toHaveLength(45);
   });
 

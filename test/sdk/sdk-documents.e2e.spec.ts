@@ -52,7 +52,12 @@ describe('SDK documents against the service', () => {
       content_base64: bytes.toString('base64'),
     });
     expect(keysOf(doc)).toEqual(DOCUMENT);
-    expect(doc).toMatchObject({ order_id: null, content_type: 'application/pdf', size_bytes: bytes.length, version: 0 });
+    expect(doc).toMatchObject({
+      order_id: null,
+      content_type: 'application/pdf',
+      size_bytes: bytes.length,
+      version: 0,
+    });
     expect(doc.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
 
     const content = await client.documents.content(doc.id);
@@ -63,7 +68,10 @@ describe('SDK documents against the service', () => {
     expect(keysOf(renamed)).toEqual(DOCUMENT);
     expect(renamed).toMatchObject({ title: 'Certificate (stamped)', version: 1 });
     await expect(client.documents.delete(doc.id, { ifMatch: 0 })).rejects.toMatchObject({ status: 412 });
-    expect((await client.documents.history(doc.id)).data.map((h) => h.type)).toEqual(['DocumentAdded', 'DocumentUpdated']);
+    expect((await client.documents.history(doc.id)).data.map((h) => h.type)).toEqual([
+      'DocumentAdded',
+      'DocumentUpdated',
+    ]);
 
     await expect(client.documents.delete(doc.id, { ifMatch: renamed.version })).resolves.toBeUndefined();
     const gone = (await client.documents.get(doc.id).catch((e) => e)) as ApiError;
@@ -97,7 +105,15 @@ describe('SDK documents against the service', () => {
 
     await expect(stranger.documents.get(a.id)).rejects.toMatchObject({ status: 404 });
     await expect(stranger.documents.content(a.id)).rejects.toMatchObject({ status: 404 });
-    const bad = (await client.documents.create({ entity_id: entity.id, title: '', document_type: 'x', content_type: 'text/plain', content_base64: '%%%' }).catch((e) => e)) as ApiError;
+    const bad = (await client.documents
+      .create({
+        entity_id: entity.id,
+        title: '',
+        document_type: 'x',
+        content_type: 'text/plain',
+        content_base64: '%%%',
+      })
+      .catch((e) => e)) as ApiError;
     expect(bad.status).toBe(400);
     expect(bad.errors.map((e) => e.field)).toEqual(expect.arrayContaining(['title', 'content_base64']));
   });

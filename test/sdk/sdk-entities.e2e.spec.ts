@@ -40,29 +40,52 @@ describe('SDK entities against the service', () => {
   });
 
   it('creates, reads, updates (If-Match) and lists entities with exactly the typed fields', async () => {
-    const created: Entity = await client.entities.create({ name: 'Acme Holdings LLC', entity_type: 'llc', formation_jurisdiction: 'US-DE', formation_date: '2020-01-31' });
+    const created: Entity = await client.entities.create({
+      name: 'Acme Holdings LLC',
+      entity_type: 'llc',
+      formation_jurisdiction: 'US-DE',
+      formation_date: '2020-01-31',
+    });
     expect(keysOf(created)).toEqual(ENTITY);
-    expect(created).toMatchObject({ name: 'Acme Holdings LLC', entity_type: 'llc', status: 'active', formation_jurisdiction: 'US-DE', formation_date: '2020-01-31', version: 0 });
+    expect(created).toMatchObject({
+      name: 'Acme Holdings LLC',
+      entity_type: 'llc',
+      status: 'active',
+      formation_jurisdiction: 'US-DE',
+      formation_date: '2020-01-31',
+      version: 0,
+    });
 
     const read: Entity = await client.entities.get(created.id);
     expect(read).toEqual(created);
 
-    const updated: Entity = await client.entities.update(created.id, { status: 'dissolved', formation_date: null }, { ifMatch: read.version });
+    const updated: Entity = await client.entities.update(
+      created.id,
+      { status: 'dissolved', formation_date: null },
+      { ifMatch: read.version },
+    );
     expect(keysOf(updated)).toEqual(ENTITY);
     expect(updated).toMatchObject({ status: 'dissolved', formation_date: null, version: 1 });
 
-    const stale = (await client.entities.update(created.id, { name: 'Stale' }, { ifMatch: read.version }).catch((e) => e)) as ApiError;
+    const stale = (await client.entities
+      .update(created.id, { name: 'Stale' }, { ifMatch: read.version })
+      .catch((e) => e)) as ApiError;
     expect(stale).toBeInstanceOf(ApiError);
     expect(stale.status).toBe(412);
     expect(stale.type).toBe('about:blank');
-    await expect(client.entities.update(created.id, { name: 'Tagged' }, { ifMatch: '"1"' })).resolves.toMatchObject({ name: 'Tagged', version: 2 });
+    await expect(client.entities.update(created.id, { name: 'Tagged' }, { ifMatch: '"1"' })).resolves.toMatchObject({
+      name: 'Tagged',
+      version: 2,
+    });
   });
 
   it('answers history as typed events, oldest first, page by page and through historyAll', async () => {
     const e = await client.entities.create({ name: 'History Corp', entity_type: 'corporation' });
     await client.entities.update(e.id, { name: 'History Corp II' });
     await client.entities.update(e.id, { status: 'inactive' });
-    const first: Page<HistoryEvent<'EntityCreated' | 'EntityUpdated'>> = await client.entities.history(e.id, { limit: 2 });
+    const first: Page<HistoryEvent<'EntityCreated' | 'EntityUpdated'>> = await client.entities.history(e.id, {
+      limit: 2,
+    });
     expect(keysOf(first)).toEqual(PAGE);
     expect(first.data.map((h) => h.type)).toEqual(['EntityCreated', 'EntityUpdated']);
     expect(keysOf(first.data[0])).toEqual(HISTORY);
@@ -75,7 +98,10 @@ describe('SDK entities against the service', () => {
   it('filters and paginates: list pages with next_cursor, listAll across pages', async () => {
     const tag = randomUUID().slice(0, 8);
     const made: Entity[] = [];
-    for (let i = 0; i < 5; i++) made.push(await client.entities.create({ name: `Paged ${tag} ${i}`, entity_type: i % 2 ? 'nonprofit' : 'partnership' }));
+    for (let i = 0; i < 5; i++)
+      made.push(
+        await client.entities.create({ name: `Paged ${tag} ${i}`, entity_type: i % 2 ? 'nonprofit' : 'partnership' }),
+      );
 
     const page1 = await client.entities.list({ q: tag, limit: 2 });
     expect(page1.data.map((e) => e.id)).toEqual(made.slice(0, 2).map((e) => e.id));
@@ -96,7 +122,9 @@ describe('SDK entities against the service', () => {
     const a = await client.entities.create({ name: 'Once LLC', entity_type: 'llc' }, { idempotencyKey: key });
     const b = await client.entities.create({ name: 'Once LLC', entity_type: 'llc' }, { idempotencyKey: key });
     expect(b).toEqual(a);
-    const err = (await client.entities.create({ name: 'Other LLC', entity_type: 'llc' }, { idempotencyKey: key }).catch((e) => e)) as ApiError;
+    const err = (await client.entities
+      .create({ name: 'Other LLC', entity_type: 'llc' }, { idempotencyKey: key })
+      .catch((e) => e)) as ApiError;
     expect(err).toBeInstanceOf(ApiError);
     expect(err.status).toBe(422);
   });
@@ -106,11 +134,19 @@ describe('SDK entities against the service', () => {
       .create({ name: '', entity_type: 'castle' as never, formation_date: '2020-13-45' })
       .catch((e) => e)) as ApiError;
     expect(bad).toBeInstanceOf(ApiError);
-    expect(bad).toMatchObject({ status: 400, type: 'about:blank', title: 'Bad Request', method: 'POST', path: '/entities' });
+    expect(bad).toMatchObject({
+      status: 400,
+      type: 'about:blank',
+      title: 'Bad Request',
+      method: 'POST',
+      path: '/entities',
+    });
     expect(bad.errors.map((e) => e.field).sort()).toEqual(['entity_type', 'formation_date', 'name']);
     expect(bad.fieldError('entity_type')).toEqual(expect.any(String));
 
-    const unknownField = (await client.entities.update(randomUUID(), { nickname: 'x' } as never).catch((e) => e)) as ApiError;
+    const unknownField = (await client.entities
+      .update(randomUUID(), { nickname: 'x' } as never)
+      .catch((e) => e)) as ApiError;
     expect(unknownField.status).toBeGreaterThanOrEqual(400);
     expect(unknownField.status).toBeLessThan(500);
 

@@ -23,7 +23,9 @@ describe('catching up after downtime with the SDK', () => {
   beforeAll(async () => {
     pki = makeTestPki('CatchUp');
     // Retries give up within milliseconds: the deliveries made while the receiver is down fail.
-    service = await startService({ env: { WEBHOOK_CA_FILE: pki.caFile, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_DELAYS: '10ms,20ms' } });
+    service = await startService({
+      env: { WEBHOOK_CA_FILE: pki.caFile, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_DELAYS: '10ms,20ms' },
+    });
   });
   afterAll(async () => {
     server?.closeAllConnections();
@@ -55,8 +57,14 @@ describe('catching up after downtime with the SDK', () => {
     await once(server, 'listening');
 
     const account = await provisionAccount(service);
-    const filing = new FilingClient({ baseUrl: service.url, clientId: account.clientId, clientSecret: account.clientSecret });
-    const endpoint = await filing.webhookEndpoints.create({ url: `https://127.0.0.1:${(server.address() as { port: number }).port}/webhooks` });
+    const filing = new FilingClient({
+      baseUrl: service.url,
+      clientId: account.clientId,
+      clientSecret: account.clientSecret,
+    });
+    const endpoint = await filing.webhookEndpoints.create({
+      url: `https://127.0.0.1:${(server.address() as { port: number }).port}/webhooks`,
+    });
     secrets.push(endpoint.secret);
     await filing.webhookEndpoints.enable(endpoint.id);
     await filing.webhookSettings.update({ notifications_enabled: true });
@@ -71,11 +79,16 @@ describe('catching up after downtime with the SDK', () => {
     // Down: 100 events; every delivery fails (500 on each attempt).
     down = true;
     for (let i = 0; i < 100; i += 10) {
-      await Promise.all(Array.from({ length: 10 }, (_, j) => filing.entities.create({ name: `Missed ${i + j} LLC`, entity_type: 'llc' })));
+      await Promise.all(
+        Array.from({ length: 10 }, (_, j) =>
+          filing.entities.create({ name: `Missed ${i + j} LLC`, entity_type: 'llc' }),
+        ),
+      );
     }
     await eventually(async () => {
       let failed = 0;
-      for await (const _ of filing.webhookEndpoints.deliveriesAll(endpoint.id, { status: 'failed', limit: 200 })) failed++;
+      for await (const _ of filing.webhookEndpoints.deliveriesAll(endpoint.id, { status: 'failed', limit: 200 }))
+        failed++;
       return failed === 100 ? true : undefined;
     });
     expect(processed.size).toBe(5);

@@ -19,8 +19,27 @@ import { provisionAccount, provisionOperator, type ProvisionedClient } from '../
 import { startService, type TestService } from '../support/service';
 import { keysOf, shape } from './sdk-support';
 
-const JURISDICTION = shape<Jurisdiction>()({ id: 1, entity_id: 1, code: 1, registration_type: 1, status: 1, created_at: 1, updated_at: 1, version: 1 });
-const TASK = shape<Task>()({ id: 1, entity_id: 1, title: 1, description: 1, due_date: 1, status: 1, created_at: 1, updated_at: 1, version: 1 });
+const JURISDICTION = shape<Jurisdiction>()({
+  id: 1,
+  entity_id: 1,
+  code: 1,
+  registration_type: 1,
+  status: 1,
+  created_at: 1,
+  updated_at: 1,
+  version: 1,
+});
+const TASK = shape<Task>()({
+  id: 1,
+  entity_id: 1,
+  title: 1,
+  description: 1,
+  due_date: 1,
+  status: 1,
+  created_at: 1,
+  updated_at: 1,
+  version: 1,
+});
 const ORDER = shape<Order>()({
   id: 1,
   entity_id: 1,
@@ -59,9 +78,19 @@ describe('SDK jurisdictions, tasks and orders against the service', () => {
   const historyTypes = (events: HistoryEvent[]) => events.map((e) => e.type);
 
   it('jurisdictions: create, get, update with If-Match, filters, pages, history', async () => {
-    const de: Jurisdiction = await client.jurisdictions.create({ entity_id: entity.id, code: 'US-DE', registration_type: 'domestic' });
+    const de: Jurisdiction = await client.jurisdictions.create({
+      entity_id: entity.id,
+      code: 'US-DE',
+      registration_type: 'domestic',
+    });
     expect(keysOf(de)).toEqual(JURISDICTION);
-    expect(de).toMatchObject({ entity_id: entity.id, code: 'US-DE', registration_type: 'domestic', status: 'pending', version: 0 });
+    expect(de).toMatchObject({
+      entity_id: entity.id,
+      code: 'US-DE',
+      registration_type: 'domestic',
+      status: 'pending',
+      version: 0,
+    });
     const ca = await client.jurisdictions.create({ entity_id: entity.id, code: 'US-CA', registration_type: 'foreign' });
     await client.jurisdictions.create({ entity_id: otherEntity.id, code: 'US-NY', registration_type: 'foreign' });
 
@@ -69,7 +98,9 @@ describe('SDK jurisdictions, tasks and orders against the service', () => {
     const active = await client.jurisdictions.update(de.id, { status: 'active' }, { ifMatch: de.version });
     expect(keysOf(active)).toEqual(JURISDICTION);
     expect(active).toMatchObject({ status: 'active', version: 1 });
-    await expect(client.jurisdictions.update(de.id, { status: 'inactive' }, { ifMatch: 0 })).rejects.toMatchObject({ status: 412 });
+    await expect(client.jurisdictions.update(de.id, { status: 'inactive' }, { ifMatch: 0 })).rejects.toMatchObject({
+      status: 412,
+    });
 
     const mine = await collect(client.jurisdictions.listAll({ entity_id: entity.id, limit: 1 }));
     expect(mine.map((j) => j.code)).toEqual(['US-DE', 'US-CA']);
@@ -79,18 +110,32 @@ describe('SDK jurisdictions, tasks and orders against the service', () => {
     const history = await collect(client.jurisdictions.historyAll(de.id));
     expect(historyTypes(history)).toEqual(['JurisdictionAdded', 'JurisdictionUpdated']);
 
-    const bad = (await client.jurisdictions.create({ entity_id: entity.id, code: 'Delaware', registration_type: 'abroad' as never }).catch((e) => e)) as ApiError;
+    const bad = (await client.jurisdictions
+      .create({ entity_id: entity.id, code: 'Delaware', registration_type: 'abroad' as never })
+      .catch((e) => e)) as ApiError;
     expect(bad).toBeInstanceOf(ApiError);
     expect(bad.status).toBe(400);
     expect(bad.errors.map((e) => e.field).sort()).toEqual(['code', 'registration_type']);
-    const missing = (await client.jurisdictions.create({ entity_id: randomUUID(), code: 'US-DE', registration_type: 'domestic' }).catch((e) => e)) as ApiError;
+    const missing = (await client.jurisdictions
+      .create({ entity_id: randomUUID(), code: 'US-DE', registration_type: 'domestic' })
+      .catch((e) => e)) as ApiError;
     expect(missing).toMatchObject({ status: 400, errors: [expect.objectContaining({ field: 'entity_id' })] });
   });
 
   it('tasks: create, complete with If-Match, filters, pages, history', async () => {
-    const task: Task = await client.tasks.create({ entity_id: entity.id, title: 'File annual report', description: 'Delaware', due_date: '2027-03-01' });
+    const task: Task = await client.tasks.create({
+      entity_id: entity.id,
+      title: 'File annual report',
+      description: 'Delaware',
+      due_date: '2027-03-01',
+    });
     expect(keysOf(task)).toEqual(TASK);
-    expect(task).toMatchObject({ title: 'File annual report', description: 'Delaware', due_date: '2027-03-01', status: 'open' });
+    expect(task).toMatchObject({
+      title: 'File annual report',
+      description: 'Delaware',
+      due_date: '2027-03-01',
+      status: 'open',
+    });
     const other = await client.tasks.create({ entity_id: entity.id, title: 'Appoint agent' });
     expect(other).toMatchObject({ description: null, due_date: null });
 
@@ -100,10 +145,18 @@ describe('SDK jurisdictions, tasks and orders against the service', () => {
 
     const open = await client.tasks.list({ entity_id: entity.id, status: 'open' });
     expect(open.data.map((t) => t.id)).toEqual([other.id]);
-    expect((await collect(client.tasks.listAll({ entity_id: entity.id, limit: 1 }))).map((t) => t.id)).toEqual([task.id, other.id]);
+    expect((await collect(client.tasks.listAll({ entity_id: entity.id, limit: 1 }))).map((t) => t.id)).toEqual([
+      task.id,
+      other.id,
+    ]);
     expect(historyTypes((await client.tasks.history(task.id)).data)).toEqual(['TaskCreated', 'TaskUpdated']);
 
-    const foreign = (await client.tasks.create({ entity_id: (await stranger.entities.create({ name: 'Theirs LLC', entity_type: 'llc' })).id, title: 'x' }).catch((e) => e)) as ApiError;
+    const foreign = (await client.tasks
+      .create({
+        entity_id: (await stranger.entities.create({ name: 'Theirs LLC', entity_type: 'llc' })).id,
+        title: 'x',
+      })
+      .catch((e) => e)) as ApiError;
     expect(foreign.status).toBe(400);
     expect(foreign.fieldError('entity_id')).toEqual(expect.any(String));
     await expect(stranger.tasks.get(task.id)).rejects.toMatchObject({ status: 404 });
@@ -112,12 +165,33 @@ describe('SDK jurisdictions, tasks and orders against the service', () => {
   it('orders: submit (idempotent), cancel with a reason, 409 on a second cancel, operator completion, history', async () => {
     const key = randomUUID();
     const order: Order = await client.orders.create(
-      { entity_id: entity.id, order_type: 'annual_report', jurisdiction_code: 'US-DE', details: { year: 2026, rush: false } },
+      {
+        entity_id: entity.id,
+        order_type: 'annual_report',
+        jurisdiction_code: 'US-DE',
+        details: { year: 2026, rush: false },
+      },
       { idempotencyKey: key },
     );
     expect(keysOf(order)).toEqual(ORDER);
-    expect(order).toMatchObject({ status: 'submitted', order_type: 'annual_report', jurisdiction_code: 'US-DE', details: { year: 2026, rush: false }, cancellation_reason: null });
-    await expect(client.orders.create({ entity_id: entity.id, order_type: 'annual_report', jurisdiction_code: 'US-DE', details: { year: 2026, rush: false } }, { idempotencyKey: key })).resolves.toEqual(order);
+    expect(order).toMatchObject({
+      status: 'submitted',
+      order_type: 'annual_report',
+      jurisdiction_code: 'US-DE',
+      details: { year: 2026, rush: false },
+      cancellation_reason: null,
+    });
+    await expect(
+      client.orders.create(
+        {
+          entity_id: entity.id,
+          order_type: 'annual_report',
+          jurisdiction_code: 'US-DE',
+          details: { year: 2026, rush: false },
+        },
+        { idempotencyKey: key },
+      ),
+    ).resolves.toEqual(order);
 
     const cancelled = await client.orders.cancel(order.id, { reason: 'Filed elsewhere' }, { ifMatch: order.version });
     expect(keysOf(cancelled)).toEqual(ORDER);
@@ -128,13 +202,22 @@ describe('SDK jurisdictions, tasks and orders against the service', () => {
     expect(again.detail).toMatch(/cancelled/);
 
     const second = await client.orders.create({ entity_id: otherEntity.id, order_type: 'formation' });
-    const res = await fetch(`${service.url}/internal-api/v1/orders/${second.id}/complete`, { method: 'POST', headers: { authorization: `Bearer ${operator.token}` } });
+    const res = await fetch(`${service.url}/internal-api/v1/orders/${second.id}/complete`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${operator.token}` },
+    });
     expect(res.status).toBe(200);
     await expect(client.orders.get(second.id)).resolves.toMatchObject({ status: 'completed', jurisdiction_code: null });
     await expect(client.orders.cancel(second.id)).rejects.toMatchObject({ status: 409 });
 
-    expect(historyTypes(await collect(client.orders.historyAll(order.id)))).toEqual(['OrderSubmitted', 'OrderCancelled']);
-    expect(historyTypes(await collect(client.orders.historyAll(second.id)))).toEqual(['OrderSubmitted', 'OrderCompleted']);
+    expect(historyTypes(await collect(client.orders.historyAll(order.id)))).toEqual([
+      'OrderSubmitted',
+      'OrderCancelled',
+    ]);
+    expect(historyTypes(await collect(client.orders.historyAll(second.id)))).toEqual([
+      'OrderSubmitted',
+      'OrderCompleted',
+    ]);
     const history = (await client.orders.history(second.id)).data;
     expect(history[1].actor).toMatch(/^operator:/);
 
@@ -142,6 +225,8 @@ describe('SDK jurisdictions, tasks and orders against the service', () => {
     expect(byStatus.data.map((o) => o.id)).toEqual([second.id]);
     const forEntity = await collect(client.orders.listAll({ entity_id: entity.id, limit: 1 }));
     expect(forEntity.map((o) => o.id)).toEqual([order.id]);
-    await expect(client.orders.create({ entity_id: entity.id, order_type: 'paperwork' as never })).rejects.toMatchObject({ status: 400, errors: [expect.objectContaining({ field: 'order_type' })] });
+    await expect(
+      client.orders.create({ entity_id: entity.id, order_type: 'paperwork' as never }),
+    ).rejects.toMatchObject({ status: 400, errors: [expect.objectContaining({ field: 'order_type' })] });
   });
 });

@@ -64,7 +64,13 @@ const DELIVERY = shape<WebhookDelivery>()({
 });
 const DELIVERY_DETAIL = [...DELIVERY, 'attempts'].sort();
 const ATTEMPT = shape<WebhookDeliveryAttempt>()({ attempted_at: 1, status_code: 1, error: 1, duration_ms: 1 });
-const ENTITY_CREATED = shape<EntityCreatedEvent>()({ event_id: 1, event_type: 1, timestamp: 1, entity_id: 1, status: 1 });
+const ENTITY_CREATED = shape<EntityCreatedEvent>()({
+  event_id: 1,
+  event_type: 1,
+  timestamp: 1,
+  entity_id: 1,
+  status: 1,
+});
 
 const ON_ENTITY = { event_id: 1, event_type: 1, timestamp: 1, entity_id: 1, status: 1 } as const;
 const ON_DOCUMENT = { ...ON_ENTITY, document_id: 1, order_id: 1 } as const;
@@ -82,7 +88,14 @@ const PAYLOAD_SHAPES: { [T in keyof WebhookEventMap]: string[] } = {
   'order.submitted': shape<WebhookEventMap['order.submitted']>()(ON_ORDER),
   'order.cancelled': shape<WebhookEventMap['order.cancelled']>()(ON_ORDER),
   'order.completed': shape<WebhookEventMap['order.completed']>()(ON_ORDER),
-  'webhook_endpoint.disabled': shape<WebhookEventMap['webhook_endpoint.disabled']>()({ event_id: 1, event_type: 1, timestamp: 1, endpoint_id: 1, reason: 1, status: 1 }),
+  'webhook_endpoint.disabled': shape<WebhookEventMap['webhook_endpoint.disabled']>()({
+    event_id: 1,
+    event_type: 1,
+    timestamp: 1,
+    endpoint_id: 1,
+    reason: 1,
+    status: 1,
+  }),
 };
 
 const at = (seconds: number): Clock => ({ now: () => seconds * 1000 });
@@ -135,24 +148,47 @@ describe('SDK webhooks against the service', () => {
     expect(catalog.map((t) => t.name)).toEqual(WEBHOOK_EVENT_TYPE_NAMES);
     expect(catalog[0]).toEqual({ name: 'entity.created', label: 'New Entity', category: 'Entities' });
     await expect(client.webhookSettings.get()).resolves.toEqual({ notifications_enabled: false });
-    await expect(client.webhookSettings.update({ notifications_enabled: true })).resolves.toEqual({ notifications_enabled: true });
+    await expect(client.webhookSettings.update({ notifications_enabled: true })).resolves.toEqual({
+      notifications_enabled: true,
+    });
 
-    const created = await client.webhookEndpoints.create({ url: 'https://127.0.0.1:9/sdk', event_types: ['order.submitted', 'order.completed'] });
+    const created = await client.webhookEndpoints.create({
+      url: 'https://127.0.0.1:9/sdk',
+      event_types: ['order.submitted', 'order.completed'],
+    });
     expect(keysOf(created)).toEqual(ENDPOINT_WITH_SECRET);
-    expect(created).toMatchObject({ enabled: false, disabled_reason: 'manual', description: null, event_types: ['order.submitted', 'order.completed'], version: 0 });
+    expect(created).toMatchObject({
+      enabled: false,
+      disabled_reason: 'manual',
+      description: null,
+      event_types: ['order.submitted', 'order.completed'],
+      version: 0,
+    });
     expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
 
     const got = await client.webhookEndpoints.get(created.id);
     expect(keysOf(got)).toEqual(ENDPOINT);
     await expect(client.webhookEndpoints.secret(created.id)).resolves.toEqual({ secret: created.secret });
 
-    const patched = await client.webhookEndpoints.update(created.id, { description: 'Orders', event_types: [] }, { ifMatch: got.version });
+    const patched = await client.webhookEndpoints.update(
+      created.id,
+      { description: 'Orders', event_types: [] },
+      { ifMatch: got.version },
+    );
     expect(keysOf(patched)).toEqual(ENDPOINT);
     expect(patched).toMatchObject({ description: 'Orders', event_types: [] });
-    await expect(client.webhookEndpoints.update(created.id, { description: 'late' }, { ifMatch: got.version })).rejects.toMatchObject({ status: 412 });
+    await expect(
+      client.webhookEndpoints.update(created.id, { description: 'late' }, { ifMatch: got.version }),
+    ).rejects.toMatchObject({ status: 412 });
 
-    await expect(client.webhookEndpoints.enable(created.id)).resolves.toMatchObject({ enabled: true, disabled_reason: null });
-    await expect(client.webhookEndpoints.disable(created.id)).resolves.toMatchObject({ enabled: false, disabled_reason: 'manual' });
+    await expect(client.webhookEndpoints.enable(created.id)).resolves.toMatchObject({
+      enabled: true,
+      disabled_reason: null,
+    });
+    await expect(client.webhookEndpoints.disable(created.id)).resolves.toMatchObject({
+      enabled: false,
+      disabled_reason: 'manual',
+    });
     const rotated = await client.webhookEndpoints.rotateSecret(created.id);
     expect(keysOf(rotated)).toEqual(ENDPOINT_WITH_SECRET);
     expect(rotated.secret).not.toBe(created.secret);
@@ -162,7 +198,10 @@ describe('SDK webhooks against the service', () => {
     const page = await client.webhookEndpoints.list({ limit: 1 });
     expect(page.data.map((e) => e.id)).toEqual([created.id]);
     expect(page.next_cursor).toEqual(expect.any(String));
-    expect((await collect(client.webhookEndpoints.listAll({ limit: 1 }))).map((e) => e.id)).toEqual([created.id, second.id]);
+    expect((await collect(client.webhookEndpoints.listAll({ limit: 1 }))).map((e) => e.id)).toEqual([
+      created.id,
+      second.id,
+    ]);
     await expect(client.webhookEndpoints.deliveries(created.id)).resolves.toEqual({ data: [], next_cursor: null });
 
     await expect(client.webhookEndpoints.delete(second.id)).resolves.toBeUndefined();
@@ -172,7 +211,9 @@ describe('SDK webhooks against the service', () => {
     expect(http).toBeInstanceOf(ApiError);
     expect(http.status).toBe(400);
     expect(http.fieldError('url')).toMatch(/HTTPS/);
-    const unknownType = (await client.webhookEndpoints.create({ url: 'https://127.0.0.1:9/x', event_types: ['task.updated' as never] }).catch((e) => e)) as ApiError;
+    const unknownType = (await client.webhookEndpoints
+      .create({ url: 'https://127.0.0.1:9/x', event_types: ['task.updated' as never] })
+      .catch((e) => e)) as ApiError;
     expect(unknownType.errors.map((e) => e.field)).toEqual([expect.stringMatching(/^event_types/)]);
   });
 
@@ -207,12 +248,18 @@ describe('SDK webhooks against the service', () => {
     };
     const sentAt = Number(req.headers['webhook-timestamp']);
     expect(reason(req.body, req.headers, endpoint.secret)).toBe('passed');
-    expect(reason(req.body.replace('"active"', '"dissolved"'), req.headers, endpoint.secret)).toBe('no_matching_signature');
-    expect(reason(JSON.stringify(JSON.parse(req.body)), req.headers, endpoint.secret)).toBe(req.body === JSON.stringify(JSON.parse(req.body)) ? 'passed' : 'no_matching_signature');
+    expect(reason(req.body.replace('"active"', '"dissolved"'), req.headers, endpoint.secret)).toBe(
+      'no_matching_signature',
+    );
+    expect(reason(JSON.stringify(JSON.parse(req.body)), req.headers, endpoint.secret)).toBe(
+      req.body === JSON.stringify(JSON.parse(req.body)) ? 'passed' : 'no_matching_signature',
+    );
     expect(reason(`${req.body} `, req.headers, endpoint.secret)).toBe('no_matching_signature');
     const other = await client.webhookEndpoints.create({ url: 'https://127.0.0.1:9/other' });
     expect(reason(req.body, req.headers, other.secret)).toBe('no_matching_signature');
-    expect(reason(req.body, { ...req.headers, 'webhook-id': got[1].headers['webhook-id'] }, endpoint.secret)).toBe('no_matching_signature');
+    expect(reason(req.body, { ...req.headers, 'webhook-id': got[1].headers['webhook-id'] }, endpoint.secret)).toBe(
+      'no_matching_signature',
+    );
     expect(reason(req.body, req.headers, endpoint.secret, at(sentAt + 300))).toBe('passed');
     expect(reason(req.body, req.headers, endpoint.secret, at(sentAt + 301))).toBe('timestamp_too_old');
     expect(reason(req.body, req.headers, endpoint.secret, at(sentAt - 301))).toBe('timestamp_too_new');
@@ -238,14 +285,21 @@ describe('SDK webhooks against the service', () => {
     const { client, endpoint } = await subscribed(r.url);
     const entity = await client.entities.create({ name: 'Eleven LLC', entity_type: 'llc' });
     await client.entities.update(entity.id, { status: 'inactive' });
-    const jurisdiction = await client.jurisdictions.create({ entity_id: entity.id, code: 'US-DE', registration_type: 'domestic' });
+    const jurisdiction = await client.jurisdictions.create({
+      entity_id: entity.id,
+      code: 'US-DE',
+      registration_type: 'domestic',
+    });
     await client.jurisdictions.update(jurisdiction.id, { status: 'active' });
     const task = await client.tasks.create({ entity_id: entity.id, title: 'Sign' });
     const cancelled = await client.orders.create({ entity_id: entity.id, order_type: 'amendment' });
     await client.orders.cancel(cancelled.id, { reason: 'changed our mind' });
     const completed = await client.orders.create({ entity_id: entity.id, order_type: 'formation' });
     const operator = await provisionOperator(service);
-    const res = await fetch(`${service.url}/internal-api/v1/orders/${completed.id}/complete`, { method: 'POST', headers: { authorization: `Bearer ${operator.token}` } });
+    const res = await fetch(`${service.url}/internal-api/v1/orders/${completed.id}/complete`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${operator.token}` },
+    });
     expect(res.status).toBe(200);
     const doc = await client.documents.create({
       entity_id: entity.id,
@@ -266,21 +320,51 @@ describe('SDK webhooks against the service', () => {
       events.set(event.event_type, event);
     }
     // Everything but the operational notification, which an endpoint gets only by naming it.
-    expect([...events.keys()].sort()).toEqual(WEBHOOK_EVENT_TYPE_NAMES.filter((t) => !OPERATIONAL_EVENT_TYPE_NAMES.includes(t)).sort());
-    for (const [type, event] of events) expect([type, keysOf(event)]).toEqual([type, PAYLOAD_SHAPES[type as keyof typeof PAYLOAD_SHAPES]]);
+    expect([...events.keys()].sort()).toEqual(
+      WEBHOOK_EVENT_TYPE_NAMES.filter((t) => !OPERATIONAL_EVENT_TYPE_NAMES.includes(t)).sort(),
+    );
+    for (const [type, event] of events)
+      expect([type, keysOf(event)]).toEqual([type, PAYLOAD_SHAPES[type as keyof typeof PAYLOAD_SHAPES]]);
 
     const base = { entity_id: entity.id };
     expect(events.get('entity.created')).toMatchObject({ ...base, status: 'active' });
     expect(events.get('entity.updated')).toMatchObject({ ...base, status: 'inactive' });
-    expect(events.get('jurisdiction.created')).toMatchObject({ ...base, jurisdiction_id: jurisdiction.id, status: 'pending' });
-    expect(events.get('jurisdiction.updated')).toMatchObject({ ...base, jurisdiction_id: jurisdiction.id, status: 'active' });
+    expect(events.get('jurisdiction.created')).toMatchObject({
+      ...base,
+      jurisdiction_id: jurisdiction.id,
+      status: 'pending',
+    });
+    expect(events.get('jurisdiction.updated')).toMatchObject({
+      ...base,
+      jurisdiction_id: jurisdiction.id,
+      status: 'active',
+    });
     expect(events.get('task.created')).toMatchObject({ ...base, task_id: task.id, status: 'open' });
-    expect(events.get('order.submitted')).toMatchObject({ ...base, order_id: expect.stringMatching(new RegExp(`^(${cancelled.id}|${completed.id})$`)), status: 'submitted' });
+    expect(events.get('order.submitted')).toMatchObject({
+      ...base,
+      order_id: expect.stringMatching(new RegExp(`^(${cancelled.id}|${completed.id})$`)),
+      status: 'submitted',
+    });
     expect(events.get('order.cancelled')).toMatchObject({ ...base, order_id: cancelled.id, status: 'cancelled' });
     expect(events.get('order.completed')).toMatchObject({ ...base, order_id: completed.id, status: 'completed' });
-    expect(events.get('document.created')).toMatchObject({ ...base, document_id: doc.id, order_id: completed.id, status: 'available' });
-    expect(events.get('document.updated')).toMatchObject({ ...base, document_id: doc.id, order_id: completed.id, status: 'available' });
-    expect(events.get('document.deleted')).toMatchObject({ ...base, document_id: doc.id, order_id: completed.id, status: 'deleted' });
+    expect(events.get('document.created')).toMatchObject({
+      ...base,
+      document_id: doc.id,
+      order_id: completed.id,
+      status: 'available',
+    });
+    expect(events.get('document.updated')).toMatchObject({
+      ...base,
+      document_id: doc.id,
+      order_id: completed.id,
+      status: 'available',
+    });
+    expect(events.get('document.deleted')).toMatchObject({
+      ...base,
+      document_id: doc.id,
+      order_id: completed.id,
+      status: 'deleted',
+    });
   });
 
   it('during a rotation both signatures verify, with the old secret or the new one', async () => {
@@ -292,7 +376,9 @@ describe('SDK webhooks against the service', () => {
     expect(String(req.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(verify(req.body, req.headers, endpoint.secret)).toMatchObject({ event_type: 'entity.created' });
     expect(verify(req.body, req.headers, rotated.secret)).toMatchObject({ event_type: 'entity.created' });
-    expect(verify(req.body, req.headers, [rotated.secret, endpoint.secret])).toMatchObject({ event_type: 'entity.created' });
+    expect(verify(req.body, req.headers, [rotated.secret, endpoint.secret])).toMatchObject({
+      event_type: 'entity.created',
+    });
   });
 
   it('redelivers a failed delivery with the same webhook-id', async () => {
@@ -310,7 +396,9 @@ describe('SDK webhooks against the service', () => {
     const [first, second] = await r.waitFor(2);
     expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
     expect(verify(second.body, second.headers, endpoint.secret)).toMatchObject({ event_id: failed.event_id });
-    await eventually(async () => ((await client.webhookDeliveries.get(failed.id)).status === 'delivered' ? true : undefined));
+    await eventually(async () =>
+      (await client.webhookDeliveries.get(failed.id)).status === 'delivered' ? true : undefined,
+    );
   });
 
   it('the example receiver verifies, deduplicates one event sent to two endpoints, and processes a retried one once', async () => {
@@ -361,20 +449,34 @@ describe('SDK webhooks against the service', () => {
     await delivered(b.id);
     expect(processed.map((e) => e.event_type)).toEqual(['entity.created']);
     expect(processed[0]).toMatchObject({ entity_id: first.id });
-    expect(lines).toEqual(expect.arrayContaining([`processed ${processed[0].event_id} entity.created`, expect.stringMatching(/^duplicate /)]));
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        `processed ${processed[0].event_id} entity.created`,
+        expect.stringMatching(/^duplicate /),
+      ]),
+    );
 
     // The handler fails once: 500, the service retries, the retry is processed (once).
     await client.webhookEndpoints.disable(b.id);
     failNext = 1;
     const second = await client.entities.create({ name: 'Retry LLC', entity_type: 'llc' });
     const retried = await eventually(async () => {
-      const [d] = (await client.webhookEndpoints.deliveries(a.id, { status: 'delivered' })).data.filter((x) => x.attempt_count > 1);
+      const [d] = (await client.webhookEndpoints.deliveries(a.id, { status: 'delivered' })).data.filter(
+        (x) => x.attempt_count > 1,
+      );
       return d;
     });
     const detail = await client.webhookDeliveries.get(retried.id);
     expect(detail.attempts.map((x) => x.status_code)).toEqual([500, 200]);
-    expect(processed.filter((e) => e.event_type === 'entity.created' && 'entity_id' in e && e.entity_id === second.id)).toHaveLength(1);
-    expect(lines).toEqual(expect.arrayContaining([`failed ${retried.event_id}: downstream unavailable`, `processed ${retried.event_id} entity.created`]));
+    expect(
+      processed.filter((e) => e.event_type === 'entity.created' && 'entity_id' in e && e.entity_id === second.id),
+    ).toHaveLength(1);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        `failed ${retried.event_id}: downstream unavailable`,
+        `processed ${retried.event_id} entity.created`,
+      ]),
+    );
     expect(lines.some((l) => l.startsWith('rejected'))).toBe(false);
   });
 });

@@ -42,7 +42,14 @@ describe('settings screen in headless Chromium', () => {
     user = await provisionUser(service, account.accountId);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
     });
   });
   afterAll(async () => {
@@ -74,7 +81,12 @@ describe('settings screen in headless Chromium', () => {
     await page.getByRole('navigation', { name: 'User menu' }).locator('summary').click();
     await Promise.all([page.waitForLoadState(), page.getByRole('link', { name: 'Profile Settings' }).click()]);
     await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Profile Settings');
-    expect(await page.getByRole('navigation', { name: 'Profile Settings' }).getByRole('link', { name: 'Profile' }).getAttribute('aria-current')).toBe('page');
+    expect(
+      await page
+        .getByRole('navigation', { name: 'Profile Settings' })
+        .getByRole('link', { name: 'Profile' })
+        .getAttribute('aria-current'),
+    ).toBe('page');
     const settings = page.getByRole('region', { name: 'Webhook Settings' });
     await settings.waitFor();
     await shot(page, '02-profile');
@@ -84,7 +96,9 @@ describe('settings screen in headless Chromium', () => {
     expect(await toggle.getAttribute('aria-checked')).toBe('false');
     await Promise.all([page.waitForLoadState(), toggle.click()]);
     await page.getByRole('status').filter({ hasText: 'Webhook Notifications are on.' }).waitFor();
-    expect(await settings.getByRole('switch', { name: 'Webhook Notifications' }).getAttribute('aria-checked')).toBe('true');
+    expect(await settings.getByRole('switch', { name: 'Webhook Notifications' }).getAttribute('aria-checked')).toBe(
+      'true',
+    );
     expect((await api('GET', `${V1}/webhook-settings`)).body).toEqual({ notifications_enabled: true });
 
     // Create Endpoint with an http: URL: the error shows next to the field; nothing is saved.
@@ -113,9 +127,16 @@ describe('settings screen in headless Chromium', () => {
 
     // The https URL is accepted; the new endpoint shows as disabled.
     await urlField.fill(receiver.url);
-    await Promise.all([page.waitForURL('**/settings/profile#endpoint-*'), page.getByRole('button', { name: 'Create Endpoint' }).click()]);
+    await Promise.all([
+      page.waitForURL('**/settings/profile#endpoint-*'),
+      page.getByRole('button', { name: 'Create Endpoint' }).click(),
+    ]);
     const [endpoint] = (await api('GET', `${V1}/webhook-endpoints`)).body.data;
-    expect(endpoint).toMatchObject({ url: receiver.url, enabled: false, event_types: ['entity.created', 'order.submitted'] });
+    expect(endpoint).toMatchObject({
+      url: receiver.url,
+      enabled: false,
+      event_types: ['entity.created', 'order.submitted'],
+    });
     const item = page.locator(`#endpoint-${endpoint.id}`);
     expect(await item.locator('.badge').textContent()).toBe('Disabled');
     expect(await item.textContent()).toContain('Browser test receiver');
@@ -134,7 +155,13 @@ describe('settings screen in headless Chromium', () => {
     expect(received.json.event_type).toBe('entity.created');
 
     // ...and its delivery appears on the endpoint's page (reloaded until it shows as delivered).
-    await Promise.all([page.waitForLoadState(), page.locator(`#endpoint-${endpoint.id}`).getByRole('link', { name: /^Signing secret & deliveries/ }).click()]);
+    await Promise.all([
+      page.waitForLoadState(),
+      page
+        .locator(`#endpoint-${endpoint.id}`)
+        .getByRole('link', { name: /^Signing secret & deliveries/ })
+        .click(),
+    ]);
     const deliveries = page.getByRole('region', { name: 'Recent deliveries' });
     for (;;) {
       if ((await deliveries.locator('.badge.delivered').count()) > 0) break;
@@ -147,7 +174,9 @@ describe('settings screen in headless Chromium', () => {
 
     // Reveal the signing secret: the one the API holds.
     await Promise.all([page.waitForLoadState(), page.getByRole('button', { name: 'Reveal secret' }).click()]);
-    expect(await page.locator('#secret-value').textContent()).toBe((await api('GET', `${V1}/webhook-endpoints/${endpoint.id}/secret`)).body.secret);
+    expect(await page.locator('#secret-value').textContent()).toBe(
+      (await api('GET', `${V1}/webhook-endpoints/${endpoint.id}/secret`)).body.secret,
+    );
 
     // Disable it.
     await Promise.all([page.waitForLoadState(), page.getByRole('button', { name: /^Disable/ }).click()]);
@@ -169,7 +198,10 @@ describe('settings screen in headless Chromium', () => {
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/settings' });
     expect(await page.evaluate('document.cookie')).toBe('');
     await page.getByRole('navigation', { name: 'User menu' }).locator('summary').click();
-    await Promise.all([page.waitForURL('**/settings/sign-in?signed_out=1'), page.getByRole('button', { name: 'Sign out' }).click()]);
+    await Promise.all([
+      page.waitForURL('**/settings/sign-in?signed_out=1'),
+      page.getByRole('button', { name: 'Sign out' }).click(),
+    ]);
     await page.getByRole('status').filter({ hasText: 'You are signed out.' }).waitFor();
     await shot(page, '08-signed-out');
     await page.goto(`${service.url}/settings/profile`);

@@ -66,7 +66,11 @@ describe('settings screen over HTTP', () => {
     return { user, api: apiClient(service.url, account.token), session, csrf: await session.csrf() };
   }
 
-  async function createEndpoint(t: Tenant, url = receiver.url, extra: Record<string, string | string[]> = {}): Promise<string> {
+  async function createEndpoint(
+    t: Tenant,
+    url = receiver.url,
+    extra: Record<string, string | string[]> = {},
+  ): Promise<string> {
     const before = (await t.api('GET', `${V1}/webhook-endpoints`)).body.data.length;
     const res = await t.session.post(ENDPOINTS, { _csrf: t.csrf, url, description: 'Main hook', ...extra });
     expect(res.status).toBe(303);
@@ -121,20 +125,32 @@ describe('settings screen over HTTP', () => {
       const proxied = new HttpSession(service.url, { 'x-forwarded-proto': 'https' });
       expect((await proxied.get('/settings/sign-in')).setCookies[0]).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
       const signedIn = await proxied.signIn(user.email, user.password);
-      expect(signedIn.setCookies.find((c) => c.startsWith('filing_session='))).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+      expect(signedIn.setCookies.find((c) => c.startsWith('filing_session='))).toMatch(
+        /; HttpOnly; SameSite=Strict; Secure$/,
+      );
 
-      const tls = await startService({ env: { TLS_CERT_FILE: join(pki.dir, 'leaf.crt'), TLS_KEY_FILE: join(pki.dir, 'leaf.key') } });
+      const tls = await startService({
+        env: { TLS_CERT_FILE: join(pki.dir, 'leaf.crt'), TLS_KEY_FILE: join(pki.dir, 'leaf.key') },
+      });
       const agent = new Agent({ connect: { ca: pki.caPem } });
       try {
         expect(tls.url).toMatch(/^https:/);
-        const { accountId } = await tls.app
-          .get(CommandBus)
-          .execute(new CreateAccountCommand('TLS', { account_id: null, actor: 'operator:test', correlation_id: randomUUID(), causation_id: null }));
+        const { accountId } = await tls.app.get(CommandBus).execute(
+          new CreateAccountCommand('TLS', {
+            account_id: null,
+            actor: 'operator:test',
+            correlation_id: randomUUID(),
+            causation_id: null,
+          }),
+        );
         const tlsUser = await provisionUser(tls, accountId);
-        const direct = new HttpSession(tls.url, {}, ((url: string, init: object) => undiciFetch(url, { ...init, dispatcher: agent })) as never);
+        const direct = new HttpSession(tls.url, {}, ((url: string, init: object) =>
+          undiciFetch(url, { ...init, dispatcher: agent })) as never);
         const res = await direct.signIn(tlsUser.email, tlsUser.password);
         expect(res.status).toBe(303);
-        expect(res.setCookies.find((c) => c.startsWith('filing_session='))).toMatch(/^filing_session=[\w-]{43}; Path=\/settings; HttpOnly; SameSite=Strict; Secure$/);
+        expect(res.setCookies.find((c) => c.startsWith('filing_session='))).toMatch(
+          /^filing_session=[\w-]{43}; Path=\/settings; HttpOnly; SameSite=Strict; Secure$/,
+        );
         expect((await direct.get(PROFILE)).status).toBe(200);
       } finally {
         await tls.destroy();
@@ -187,7 +203,11 @@ describe('settings screen over HTTP', () => {
       }
       // The token without its cookie (another browser) is refused too.
       const stranger = new HttpSession(service.url);
-      const res = await stranger.post('/settings/sign-in', { _csrf: token, email: user.email, password: user.password });
+      const res = await stranger.post('/settings/sign-in', {
+        _csrf: token,
+        email: user.email,
+        password: user.password,
+      });
       expect(res.status).toBe(403);
     });
   });
@@ -261,7 +281,8 @@ describe('settings screen over HTTP', () => {
       const account = await provisionAccount(service);
       const user = await provisionUser(service, account.accountId);
       const session = new HttpSession(service.url);
-      for (let i = 0; i < 20; i++) expect((await session.signIn(`guess-${i}@example.com`, 'password1')).status).toBe(401);
+      for (let i = 0; i < 20; i++)
+        expect((await session.signIn(`guess-${i}@example.com`, 'password1')).status).toBe(401);
       expect((await session.signIn(user.email, user.password)).status).toBe(429);
     });
   });
@@ -310,8 +331,12 @@ describe('settings screen over HTTP', () => {
       expect(page.body).toContain('<label for="url">Endpoint URL');
       expect(page.body).toContain('<label for="description">Description</label>');
       expect(page.body).toContain('<legend>Event Types</legend>');
-      for (const category of ['Entities', 'Documents', 'Jurisdictions', 'Tasks', 'Orders', 'Webhooks']) expect(page.body).toContain(`<legend>${category}</legend>`);
-      const labels = [...page.body.matchAll(/name="event_types" value="([\w.]+)"[^>]*> ([^<]+)<\/label>/g)].map((m) => [m[1], m[2]]);
+      for (const category of ['Entities', 'Documents', 'Jurisdictions', 'Tasks', 'Orders', 'Webhooks'])
+        expect(page.body).toContain(`<legend>${category}</legend>`);
+      const labels = [...page.body.matchAll(/name="event_types" value="([\w.]+)"[^>]*> ([^<]+)<\/label>/g)].map((m) => [
+        m[1],
+        m[2],
+      ]);
       expect(labels).toEqual([
         ['entity.created', 'New Entity'],
         ['entity.updated', 'Update Entity'],
@@ -330,13 +355,19 @@ describe('settings screen over HTTP', () => {
 
     it('switches Webhook Notifications on and off (the account switch of the API)', async () => {
       const t = await tenant();
-      const on = await t.session.post('/settings/profile/webhook-notifications', { _csrf: t.csrf, notifications_enabled: 'true' });
+      const on = await t.session.post('/settings/profile/webhook-notifications', {
+        _csrf: t.csrf,
+        notifications_enabled: 'true',
+      });
       expect(on.status).toBe(303);
       expect((await t.api('GET', `${V1}/webhook-settings`)).body).toEqual({ notifications_enabled: true });
       const page = await t.session.get(PROFILE);
       expect(page.body).toMatch(/role="switch" aria-checked="true"/);
       expect(page.body).toContain('Webhook Notifications are on.');
-      await t.session.post('/settings/profile/webhook-notifications', { _csrf: t.csrf, notifications_enabled: 'false' });
+      await t.session.post('/settings/profile/webhook-notifications', {
+        _csrf: t.csrf,
+        notifications_enabled: 'false',
+      });
       expect((await t.api('GET', `${V1}/webhook-settings`)).body).toEqual({ notifications_enabled: false });
     });
 
@@ -350,8 +381,12 @@ describe('settings screen over HTTP', () => {
       });
       expect(res.status).toBe(400);
       expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-      expect(res.body).toMatch(/<input type="url" id="url"[^>]*aria-invalid="true" aria-describedby="url-hint url-error">/);
-      expect(res.body).toMatch(/<p class="field-error" id="url-error"><span class="visually-hidden">Error: <\/span>[^<]*HTTPS[^<]*<\/p>/i);
+      expect(res.body).toMatch(
+        /<input type="url" id="url"[^>]*aria-invalid="true" aria-describedby="url-hint url-error">/,
+      );
+      expect(res.body).toMatch(
+        /<p class="field-error" id="url-error"><span class="visually-hidden">Error: <\/span>[^<]*HTTPS[^<]*<\/p>/i,
+      );
       expect(res.body).toContain('value="http://example.com/hook"');
       expect(res.body).toContain('value="Plain &lt;b&gt;HTTP&lt;/b&gt;"');
       expect(res.body).toMatch(/value="order.submitted" id="event-type-order-submitted" checked/);
@@ -360,8 +395,14 @@ describe('settings screen over HTTP', () => {
 
       for (const [fields, message] of [
         [{ url: '' }, 'Enter the endpoint URL'],
-        [{ url: 'https://example.com/hook', event_types: ['entity.created', 'no.such'] }, 'Unknown event types: no.such'],
-        [{ url: 'https://example.com/hook', description: 'x'.repeat(501) }, 'description must be shorter than or equal to 500 characters'],
+        [
+          { url: 'https://example.com/hook', event_types: ['entity.created', 'no.such'] },
+          'Unknown event types: no.such',
+        ],
+        [
+          { url: 'https://example.com/hook', description: 'x'.repeat(501) },
+          'description must be shorter than or equal to 500 characters',
+        ],
       ] as const) {
         const bad = await t.session.post(ENDPOINTS, { _csrf: t.csrf, ...fields });
         expect(bad.status).toBe(400);
@@ -373,20 +414,38 @@ describe('settings screen over HTTP', () => {
     it('creates an endpoint (disabled; no box checked = all events), lists it, edits, enables, disables and deletes it', async () => {
       const t = await tenant();
       const all = await createEndpoint(t, 'https://127.0.0.1:9/all');
-      const some = await createEndpoint(t, 'https://127.0.0.1:9/some', { event_types: ['entity.created', 'order.completed'] });
-      expect((await t.api('GET', `${V1}/webhook-endpoints/${all}`)).body).toMatchObject({ enabled: false, event_types: [], description: 'Main hook' });
-      expect((await t.api('GET', `${V1}/webhook-endpoints/${some}`)).body.event_types).toEqual(['entity.created', 'order.completed']);
+      const some = await createEndpoint(t, 'https://127.0.0.1:9/some', {
+        event_types: ['entity.created', 'order.completed'],
+      });
+      expect((await t.api('GET', `${V1}/webhook-endpoints/${all}`)).body).toMatchObject({
+        enabled: false,
+        event_types: [],
+        description: 'Main hook',
+      });
+      expect((await t.api('GET', `${V1}/webhook-endpoints/${some}`)).body.event_types).toEqual([
+        'entity.created',
+        'order.completed',
+      ]);
 
       const page = (await t.session.get(PROFILE)).body;
       expect(page).toContain('was created. It stays disabled until you enable it.');
-      const item = (id: string, body: string) => body.slice(body.indexOf(`<li id="endpoint-${id}"`), body.indexOf('</li>\n', body.indexOf(`<li id="endpoint-${id}"`)));
+      const item = (id: string, body: string) =>
+        body.slice(
+          body.indexOf(`<li id="endpoint-${id}"`),
+          body.indexOf('</li>\n', body.indexOf(`<li id="endpoint-${id}"`)),
+        );
       expect(item(all, page)).toContain('https://127.0.0.1:9/all');
       expect(item(all, page)).toContain('<span class="badge disabled">Disabled</span>');
       expect(item(all, page)).toContain('All events');
       expect(item(some, page)).toContain('New Entity');
       expect(item(some, page)).toContain('Order Completed');
 
-      const edited = await t.session.post(`${ENDPOINTS}/${some}`, { _csrf: t.csrf, url: 'https://127.0.0.1:9/edited', description: '', event_types: 'task.created' });
+      const edited = await t.session.post(`${ENDPOINTS}/${some}`, {
+        _csrf: t.csrf,
+        url: 'https://127.0.0.1:9/edited',
+        description: '',
+        event_types: 'task.created',
+      });
       expect(edited.status).toBe(303);
       expect((await t.api('GET', `${V1}/webhook-endpoints/${some}`)).body).toMatchObject({
         url: 'https://127.0.0.1:9/edited',
@@ -398,15 +457,19 @@ describe('settings screen over HTTP', () => {
       expect(badEdit.body).toContain('id="url-error"');
       expect((await t.api('GET', `${V1}/webhook-endpoints/${some}`)).body.url).toBe('https://127.0.0.1:9/edited');
 
-      expect((await t.session.post(`${ENDPOINTS}/${all}/enable`, { _csrf: t.csrf })).location).toBe(`${PROFILE}#endpoint-${all}`);
-      expect((await t.api('GET', `${V1}/webhook-endpoints/${all}`)).body.enabled).toBe(true);
-      expect(item(all, (await t.session.get(PROFILE)).body)).toContain('<span class="badge enabled">Enabled</span>');
-      expect((await t.session.post(`${ENDPOINTS}/${all}/disable`, { _csrf: t.csrf, back: 'endpoint' })).location).toBe(`${ENDPOINTS}/${all}`);
-      expect((await t.api('GET', `${V1}/webhook-endpoints/${all}`)).body.enabled).toBe(false);
-      // An outside redirect target is ignored.
-      expect((await t.session.post(`${ENDPOINTS}/${all}/enable`, { _csrf: t.csrf, back: 'https://evil.example' })).location).toBe(
+      expect((await t.session.post(`${ENDPOINTS}/${all}/enable`, { _csrf: t.csrf })).location).toBe(
         `${PROFILE}#endpoint-${all}`,
       );
+      expect((await t.api('GET', `${V1}/webhook-endpoints/${all}`)).body.enabled).toBe(true);
+      expect(item(all, (await t.session.get(PROFILE)).body)).toContain('<span class="badge enabled">Enabled</span>');
+      expect((await t.session.post(`${ENDPOINTS}/${all}/disable`, { _csrf: t.csrf, back: 'endpoint' })).location).toBe(
+        `${ENDPOINTS}/${all}`,
+      );
+      expect((await t.api('GET', `${V1}/webhook-endpoints/${all}`)).body.enabled).toBe(false);
+      // An outside redirect target is ignored.
+      expect(
+        (await t.session.post(`${ENDPOINTS}/${all}/enable`, { _csrf: t.csrf, back: 'https://evil.example' })).location,
+      ).toBe(`${PROFILE}#endpoint-${all}`);
 
       const confirm = await t.session.get(`${ENDPOINTS}/${all}/delete`);
       expect(confirm.status).toBe(200);
@@ -422,18 +485,35 @@ describe('settings screen over HTTP', () => {
       expect((await t.api('GET', `${V1}/webhook-endpoints/${id}`)).body.rate_limit_per_second).toBe(5);
       const page = (await t.session.get(`${ENDPOINTS}/${id}`)).body;
       expect(page).toContain('<dt>Rate limit</dt><dd>5 per second</dd>');
-      expect(page).toMatch(/<input type="number" id="rate-limit" name="rate_limit_per_second" min="1" max="1000"[^>]* value="5"/);
+      expect(page).toMatch(
+        /<input type="number" id="rate-limit" name="rate_limit_per_second" min="1" max="1000"[^>]* value="5"/,
+      );
       for (const bad of ['0', '1001', '2.5', 'fast']) {
-        const res = await t.session.post(`${ENDPOINTS}/${id}`, { _csrf: t.csrf, url: 'https://127.0.0.1:9/rate', rate_limit_per_second: bad });
+        const res = await t.session.post(`${ENDPOINTS}/${id}`, {
+          _csrf: t.csrf,
+          url: 'https://127.0.0.1:9/rate',
+          rate_limit_per_second: bad,
+        });
         expect(res.status).toBe(400);
-        expect(res.body).toMatch(/<input type="number" id="rate-limit"[^>]*aria-invalid="true" aria-describedby="rate-limit-hint rate-limit-error">/);
+        expect(res.body).toMatch(
+          /<input type="number" id="rate-limit"[^>]*aria-invalid="true" aria-describedby="rate-limit-hint rate-limit-error">/,
+        );
         expect(res.body).toContain('rate_limit_per_second must be a whole number from 1 to 1000, or null for no limit');
       }
-      expect((await t.api('GET', `${V1}/webhook-endpoints/${id}`)).body).toMatchObject({ rate_limit_per_second: 5, version: 0 });
-      const cleared = await t.session.post(`${ENDPOINTS}/${id}`, { _csrf: t.csrf, url: 'https://127.0.0.1:9/rate', rate_limit_per_second: '' });
+      expect((await t.api('GET', `${V1}/webhook-endpoints/${id}`)).body).toMatchObject({
+        rate_limit_per_second: 5,
+        version: 0,
+      });
+      const cleared = await t.session.post(`${ENDPOINTS}/${id}`, {
+        _csrf: t.csrf,
+        url: 'https://127.0.0.1:9/rate',
+        rate_limit_per_second: '',
+      });
       expect(cleared.status).toBe(303);
       expect((await t.api('GET', `${V1}/webhook-endpoints/${id}`)).body.rate_limit_per_second).toBeNull();
-      expect((await t.session.get(`${ENDPOINTS}/${id}`)).body).toContain('<dt>Rate limit</dt><dd><span class="hint">No limit</span></dd>');
+      expect((await t.session.get(`${ENDPOINTS}/${id}`)).body).toContain(
+        '<dt>Rate limit</dt><dd><span class="hint">No limit</span></dd>',
+      );
     });
 
     it('reveals and rotates the signing secret (the API’s secret), never cached', async () => {
@@ -470,10 +550,14 @@ describe('settings screen over HTTP', () => {
 
       const page = await t.session.get(`${ENDPOINTS}/${id}`);
       const row = page.body.slice(page.body.indexOf(`<tr id="delivery-${failed.id}">`));
-      expect(row).toMatch(/<td data-label="Event">New Entity <span class="hint">\(entity.created\)<\/span><\/td>\s*<td data-label="Status"><span class="badge failed">failed<\/span><\/td>\s*<td data-label="Attempts">1<\/td>/);
+      expect(row).toMatch(
+        /<td data-label="Event">New Entity <span class="hint">\(entity.created\)<\/span><\/td>\s*<td data-label="Status"><span class="badge failed">failed<\/span><\/td>\s*<td data-label="Attempts">1<\/td>/,
+      );
       expect(row).toContain(`action="/settings/profile/webhook-deliveries/${failed.id}/redeliver"`);
 
-      const resend = await t.session.post(`/settings/profile/webhook-deliveries/${failed.id}/redeliver`, { _csrf: t.csrf });
+      const resend = await t.session.post(`/settings/profile/webhook-deliveries/${failed.id}/redeliver`, {
+        _csrf: t.csrf,
+      });
       expect(resend.status).toBe(303);
       expect(resend.location).toBe(`${ENDPOINTS}/${id}#deliveries`);
       const delivered = await eventually(async () => {
@@ -483,9 +567,13 @@ describe('settings screen over HTTP', () => {
       expect(delivered.attempt_count).toBe(2);
       const after = await t.session.get(`${ENDPOINTS}/${id}`);
       expect(after.body).toContain('The delivery will be sent again.');
-      expect(after.body).toMatch(/<span class="badge delivered">delivered<\/span><\/td>\s*<td data-label="Attempts">2<\/td>/);
+      expect(after.body).toMatch(
+        /<span class="badge delivered">delivered<\/span><\/td>\s*<td data-label="Attempts">2<\/td>/,
+      );
       // A delivered one cannot be resent: 409 page, nothing appended.
-      const again = await t.session.post(`/settings/profile/webhook-deliveries/${failed.id}/redeliver`, { _csrf: t.csrf });
+      const again = await t.session.post(`/settings/profile/webhook-deliveries/${failed.id}/redeliver`, {
+        _csrf: t.csrf,
+      });
       expect(again.status).toBe(409);
       expect(again.headers.get('content-type')).toMatch(/^text\/html/);
     });
@@ -493,7 +581,10 @@ describe('settings screen over HTTP', () => {
     it('says why and since when an endpoint is disabled: not enabled yet, by a user, or gone (410)', async () => {
       const t = await tenant();
       const id = await createEndpoint(t, receiver.url.replace('/hook', '/gone'));
-      const note = async (path: string) => /<p class="disabled-reason" id="endpoint-[^"]+-disabled">([^<]*)<time datetime="([^"]+)">/.exec((await t.session.get(path)).body);
+      const note = async (path: string) =>
+        /<p class="disabled-reason" id="endpoint-[^"]+-disabled">([^<]*)<time datetime="([^"]+)">/.exec(
+          (await t.session.get(path)).body,
+        );
       expect((await note(`${ENDPOINTS}/${id}`))?.[1]).toBe('Not enabled yet, since ');
 
       await t.session.post(`${ENDPOINTS}/${id}/enable`, { _csrf: t.csrf });
@@ -513,9 +604,15 @@ describe('settings screen over HTTP', () => {
       expect(gone.enabled).toBe(false);
       for (const page of [`${ENDPOINTS}/${id}`, PROFILE]) {
         const [, reason, since] = (await note(page))!;
-        expect([page, reason, since >= before]).toEqual([page, 'Disabled automatically: the receiver answered 410 Gone, since ', true]);
+        expect([page, reason, since >= before]).toEqual([
+          page,
+          'Disabled automatically: the receiver answered 410 Gone, since ',
+          true,
+        ]);
       }
-      expect((await t.session.get(`${ENDPOINTS}/${id}`)).body).toContain('<span class="badge disabled">Disabled</span>');
+      expect((await t.session.get(`${ENDPOINTS}/${id}`)).body).toContain(
+        '<span class="badge disabled">Disabled</span>',
+      );
     });
 
     it("shows each endpoint's last delivery, 24 h success rate and failing since, and recovers its failed deliveries", async () => {
@@ -523,17 +620,26 @@ describe('settings screen over HTTP', () => {
       const id = await createEndpoint(t, receiver.url.replace('/hook', '/health'));
       await t.session.post(`${ENDPOINTS}/${id}/enable`, { _csrf: t.csrf });
       await t.session.post('/settings/profile/webhook-notifications', { _csrf: t.csrf, notifications_enabled: 'true' });
-      const item = (body: string) => body.slice(body.indexOf(`<li id="endpoint-${id}"`), body.indexOf('</li>\n', body.indexOf(`<li id="endpoint-${id}"`)));
+      const item = (body: string) =>
+        body.slice(
+          body.indexOf(`<li id="endpoint-${id}"`),
+          body.indexOf('</li>\n', body.indexOf(`<li id="endpoint-${id}"`)),
+        );
       expect(item((await t.session.get(PROFILE)).body)).toMatch(
         /<dt>Last delivery<\/dt><dd><span class="hint">None yet<\/span><\/dd>\s*<dt>Success rate \(24 h\)<\/dt><dd><span class="hint">No finished deliveries<\/span><\/dd>\s*<dt>Failing since<\/dt><dd><span class="hint">Not failing<\/span><\/dd>/,
       );
 
       // One delivered, then two refused at once (400: failed).
-      const deliveries = async () => (await t.api('GET', `${V1}/webhook-endpoints/${id}/deliveries`)).body.data as Array<{ id: string; status: string }>;
-      const settled = (n: number) => eventually(async () => {
-        const list = await deliveries();
-        return list.length === n && list.every((d) => d.status !== 'pending') ? list : undefined;
-      });
+      const deliveries = async () =>
+        (await t.api('GET', `${V1}/webhook-endpoints/${id}/deliveries`)).body.data as Array<{
+          id: string;
+          status: string;
+        }>;
+      const settled = (n: number) =>
+        eventually(async () => {
+          const list = await deliveries();
+          return list.length === n && list.every((d) => d.status !== 'pending') ? list : undefined;
+        });
       receiver.script({ status: 200 });
       await t.api('POST', `${V1}/entities`, { name: 'Health 1 LLC', entity_type: 'llc' });
       await settled(1);
@@ -547,22 +653,31 @@ describe('settings screen over HTTP', () => {
       expect([firstFailed.status, lastFailed.status]).toEqual(['failed', 'failed']);
 
       const before = item((await t.session.get(PROFILE)).body);
-      expect(before).toContain(`<dt>Last delivery</dt><dd><span class="badge failed">failed</span> <time datetime="${lastFailed.attempts[0].attempted_at}">`);
+      expect(before).toContain(
+        `<dt>Last delivery</dt><dd><span class="badge failed">failed</span> <time datetime="${lastFailed.attempts[0].attempted_at}">`,
+      );
       expect(before).toContain('<dt>Success rate (24 h)</dt><dd>33% <span class="hint">(1 of 3 delivered)</span></dd>');
-      expect(before).toContain(`<dt>Failing since</dt><dd><strong><time datetime="${firstFailed.attempts[0].attempted_at}">`);
+      expect(before).toContain(
+        `<dt>Failing since</dt><dd><strong><time datetime="${firstFailed.attempts[0].attempted_at}">`,
+      );
 
       // The endpoint page's Recover form: a bad time is refused and changes nothing; a good one resends both.
       const page = await t.session.get(`${ENDPOINTS}/${id}`);
       expect(page.body).toContain('<h2 id="recover-heading">Recover failed deliveries</h2>');
       expect(page.body).toMatch(new RegExp(`<form method="post" action="${ENDPOINTS}/${id}/recover">`));
-      expect(page.body).toMatch(/<input type="datetime-local" id="recover-since" name="since" value="\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}" step="1" required/);
+      expect(page.body).toMatch(
+        /<input type="datetime-local" id="recover-since" name="since" value="\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}" step="1" required/,
+      );
       const bad = await t.session.post(`${ENDPOINTS}/${id}/recover`, { _csrf: t.csrf, since: 'last tuesday' });
       expect(bad.status).toBe(400);
       expect(bad.headers.get('content-type')).toMatch(/^text\/html/);
       expect(bad.body).toContain('Enter the date and time (UTC) to recover failed deliveries from.');
       expect((await detail(lastFailed.id)).attempt_count).toBe(1);
 
-      const recovered = await t.session.post(`${ENDPOINTS}/${id}/recover`, { _csrf: t.csrf, since: '2000-01-01T00:00' });
+      const recovered = await t.session.post(`${ENDPOINTS}/${id}/recover`, {
+        _csrf: t.csrf,
+        since: '2000-01-01T00:00',
+      });
       expect(recovered.status).toBe(303);
       expect(recovered.location).toBe(`${ENDPOINTS}/${id}#deliveries`);
       await eventually(async () => ((await deliveries()).every((d) => d.status === 'delivered') ? true : undefined));
@@ -590,7 +705,9 @@ describe('settings screen over HTTP', () => {
     it("never shows or changes another account's endpoints or deliveries, whatever id is put in a URL or form (404)", async () => {
       const a = await tenant();
       const b = await tenant();
-      const bEndpoint = await createEndpoint(b, receiver.url.replace('/hook', '/tenant-b'), { description: 'B private' });
+      const bEndpoint = await createEndpoint(b, receiver.url.replace('/hook', '/tenant-b'), {
+        description: 'B private',
+      });
       await b.session.post(`${ENDPOINTS}/${bEndpoint}/enable`, { _csrf: b.csrf });
       await b.session.post('/settings/profile/webhook-notifications', { _csrf: b.csrf, notifications_enabled: 'true' });
       receiver.script({ status: 400 });
@@ -620,7 +737,8 @@ describe('settings screen over HTTP', () => {
         ['GET', `${ENDPOINTS}/${bEndpoint.toUpperCase()}`],
       ];
       for (const [method, path, fields] of attempts) {
-        const res = method === 'GET' ? await a.session.get(path) : await a.session.post(path, { _csrf: a.csrf, ...fields });
+        const res =
+          method === 'GET' ? await a.session.get(path) : await a.session.post(path, { _csrf: a.csrf, ...fields });
         expect({ method, path, status: res.status }).toEqual({ method, path, status: 404 });
         expect(res.headers.get('content-type')).toMatch(/^text\/html/);
         expect(res.body).not.toContain('whsec_');
@@ -628,7 +746,11 @@ describe('settings screen over HTTP', () => {
       }
       // Form fields naming another account are ignored: the account is the session's.
       await a.session.post(ENDPOINTS, { _csrf: a.csrf, url: 'https://127.0.0.1:9/mine', account_id: b.user.accountId });
-      await a.session.post('/settings/profile/webhook-notifications', { _csrf: a.csrf, notifications_enabled: 'false', account_id: b.user.accountId });
+      await a.session.post('/settings/profile/webhook-notifications', {
+        _csrf: a.csrf,
+        notifications_enabled: 'false',
+        account_id: b.user.accountId,
+      });
       expect((await b.api('GET', `${V1}/webhook-settings`)).body).toEqual({ notifications_enabled: true });
       expect((await b.api('GET', `${V1}/webhook-endpoints`)).body.data).toHaveLength(1);
       expect((await a.api('GET', `${V1}/webhook-endpoints`)).body.data).toHaveLength(1);

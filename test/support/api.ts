@@ -31,7 +31,13 @@ export interface Resource {
 /** Plain functions (no `this`), so specs can destructure them. */
 export interface ResourceApi {
   /** One request to `/external-api/v1<path>`; `body` is sent as JSON unless it is a string (sent as is). */
-  call: (client: ProvisionedClient, method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<Answer>;
+  call: (
+    client: ProvisionedClient,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ) => Promise<Answer>;
   /** POST that must answer 201; the created resource. */
   create: <T = Resource>(client: ProvisionedClient, path: string, body: Record<string, unknown>) => Promise<T>;
   /** Every page of a collection, following next_cursor. */
@@ -51,7 +57,7 @@ export function resourceApi(service: () => TestService): ResourceApi {
     const res = await fetch(`${service().url}/external-api/v1${path}`, {
       method,
       headers: { ...bearer(client.token), ...(raw ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : raw ? (body) : JSON.stringify(body),
+      body: body === undefined ? undefined : raw ? body : JSON.stringify(body),
     });
     const text = await res.text();
     return { status: res.status, headers: Object.fromEntries(res.headers), body: text ? JSON.parse(text) : null };
@@ -63,7 +69,11 @@ export function resourceApi(service: () => TestService): ResourceApi {
     return res.body as T;
   }
 
-  async function walk<T>(client: ProvisionedClient, path: string, limit: number): Promise<{ items: T[]; pages: number }> {
+  async function walk<T>(
+    client: ProvisionedClient,
+    path: string,
+    limit: number,
+  ): Promise<{ items: T[]; pages: number }> {
     const items: T[] = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -85,7 +95,12 @@ export function resourceApi(service: () => TestService): ResourceApi {
 /** A problem+json answer with this status and, when given, exactly these fields in `errors`. */
 export function expectProblem(res: Answer, status: number, fields?: string[]): void {
   expect({ status: res.status, type: res.headers['content-type'] }).toEqual({ status, type: PROBLEM });
-  expect(res.body).toMatchObject({ type: 'about:blank', status, title: expect.any(String), detail: expect.any(String) });
+  expect(res.body).toMatchObject({
+    type: 'about:blank',
+    status,
+    title: expect.any(String),
+    detail: expect.any(String),
+  });
   if (fields) expect((res.body.errors ?? []).map((e: { field: string }) => e.field).sort()).toEqual([...fields].sort());
 }
 
@@ -114,18 +129,61 @@ export function commonBadInputs(path: string, valid: Record<string, unknown>, id
     ['a JSON array', 'POST', () => path, [valid], {}, 400],
     ['JSON null', 'POST', () => path, 'null', JSON_TYPE, 400],
     ['a JSON string', 'POST', () => path, '"Acme"', JSON_TYPE, 400],
-    ['prototype pollution', 'POST', () => path, `${JSON.stringify(valid).slice(0, -1)},"__proto__":{"admin":true}}`, JSON_TYPE, 400],
+    [
+      'prototype pollution',
+      'POST',
+      () => path,
+      `${JSON.stringify(valid).slice(0, -1)},"__proto__":{"admin":true}}`,
+      JSON_TYPE,
+      400,
+    ],
     // 2,000 levels in 4 KB used to overflow the stack while validating: a 500.
-    ['JSON nested 2,000 deep', 'POST', () => path, `{"${firstField}":${'['.repeat(2000)}${']'.repeat(2000)}}`, JSON_TYPE, 400],
-    ['a number beyond double range', 'POST', () => path, `${JSON.stringify(valid).slice(0, -1)},"n":1e400}`, JSON_TYPE, 400],
-    ['a body over 15 MiB', 'POST', () => path, JSON.stringify({ ...valid, [firstField]: 'x'.repeat(16 * 1024 * 1024) }), JSON_TYPE, 413],
+    [
+      'JSON nested 2,000 deep',
+      'POST',
+      () => path,
+      `{"${firstField}":${'['.repeat(2000)}${']'.repeat(2000)}}`,
+      JSON_TYPE,
+      400,
+    ],
+    [
+      'a number beyond double range',
+      'POST',
+      () => path,
+      `${JSON.stringify(valid).slice(0, -1)},"n":1e400}`,
+      JSON_TYPE,
+      400,
+    ],
+    [
+      'a body over 15 MiB',
+      'POST',
+      () => path,
+      JSON.stringify({ ...valid, [firstField]: 'x'.repeat(16 * 1024 * 1024) }),
+      JSON_TYPE,
+      413,
+    ],
     ['text/plain', 'POST', () => path, 'name=Acme', { 'content-type': 'text/plain' }, 415],
     ['a form body', 'POST', () => path, 'a=1&b=2', { 'content-type': 'application/x-www-form-urlencoded' }, 415],
     ['XML', 'POST', () => path, '<resource/>', { 'content-type': 'application/xml' }, 415],
-    ['a bad Idempotency-Key', 'POST', () => path, valid, { 'idempotency-key': 'k'.repeat(300) }, 400, ['Idempotency-Key']],
+    [
+      'a bad Idempotency-Key',
+      'POST',
+      () => path,
+      valid,
+      { 'idempotency-key': 'k'.repeat(300) },
+      400,
+      ['Idempotency-Key'],
+    ],
     ['PATCH malformed JSON', 'PATCH', () => `${path}/${id()}`, '{', JSON_TYPE, 400],
     ['PATCH text/plain', 'PATCH', () => `${path}/${id()}`, 'name', { 'content-type': 'text/plain' }, 415],
-    ['PATCH JSON nested 2,000 deep', 'PATCH', () => `${path}/${id()}`, `{"x":${'{"y":'.repeat(2000)}1${'}'.repeat(2000)}}`, JSON_TYPE, 400],
+    [
+      'PATCH JSON nested 2,000 deep',
+      'PATCH',
+      () => `${path}/${id()}`,
+      `{"x":${'{"y":'.repeat(2000)}1${'}'.repeat(2000)}}`,
+      JSON_TYPE,
+      400,
+    ],
     ['PATCH a JSON array', 'PATCH', () => `${path}/${id()}`, [], {}, 400],
     ['PATCH a bad UUID', 'PATCH', () => `${path}/123`, {}, {}, 400, ['id']],
     ['PATCH a malformed If-Match', 'PATCH', () => `${path}/${id()}`, {}, { 'if-match': 'zero' }, 400, ['If-Match']],

@@ -36,13 +36,19 @@ export async function provisionAccount(
   opts: ProvisionOptions = {},
 ): Promise<ProvisionedClient & { accountId: string }> {
   const bus = service.app.get(CommandBus);
-  const account = await bus.execute(new CreateAccountCommand(opts.name ?? `Test account ${randomUUID().slice(0, 8)}`, operatorContext()));
+  const account = await bus.execute(
+    new CreateAccountCommand(opts.name ?? `Test account ${randomUUID().slice(0, 8)}`, operatorContext()),
+  );
   const client = await createClient(service, account.accountId, opts.scope);
   return { ...client, accountId: account.accountId };
 }
 
 /** Another client of an existing account, with its token. */
-export async function provisionClient(service: TestService, accountId: string, scope?: string): Promise<ProvisionedClient> {
+export async function provisionClient(
+  service: TestService,
+  accountId: string,
+  scope?: string,
+): Promise<ProvisionedClient> {
   return createClient(service, accountId, scope);
 }
 
@@ -65,12 +71,22 @@ async function createClient(service: TestService, accountId: string, scope?: str
 }
 
 /** POST /o/token/ with the secret in the form; throws unless 200. */
-export async function requestToken(baseUrl: string, clientId: string, clientSecret: string, scope?: string): Promise<string> {
-  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret });
+export async function requestToken(
+  baseUrl: string,
+  clientId: string,
+  clientSecret: string,
+  scope?: string,
+): Promise<string> {
+  const form = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: clientId,
+    client_secret: clientSecret,
+  });
   if (scope) form.set('scope', scope);
   const res = await fetch(`${baseUrl}/o/token/`, { method: 'POST', body: form });
   const body = (await res.json()) as { access_token?: string };
-  if (res.status !== 200 || !body.access_token) throw new Error(`Token request failed: ${res.status} ${JSON.stringify(body)}`);
+  if (res.status !== 200 || !body.access_token)
+    throw new Error(`Token request failed: ${res.status} ${JSON.stringify(body)}`);
   return body.access_token;
 }
 

@@ -4,7 +4,17 @@ import { basename, join } from 'node:path';
 export const ROOT = join(__dirname, '../..');
 
 /** What building, running and testing the apps and libs needs from a checkout. */
-const SOURCES = ['package.json', 'package-lock.json', '.npmrc', '.swcrc', 'tsconfig.json', 'nest-cli.json', 'jest.config.js', 'apps', 'libs'];
+const SOURCES = [
+  'package.json',
+  'package-lock.json',
+  '.npmrc',
+  '.swcrc',
+  'tsconfig.json',
+  'nest-cli.json',
+  'jest.config.js',
+  'apps',
+  'libs',
+];
 
 /**
  * A copy of this checkout at `into` as a fresh clone would be after `npm ci` and before any build:
@@ -12,7 +22,10 @@ const SOURCES = ['package.json', 'package-lock.json', '.npmrc', '.swcrc', 'tscon
  */
 export function copyCheckout(into: string): string {
   for (const entry of SOURCES) {
-    cpSync(join(ROOT, entry), join(into, entry), { recursive: true, filter: (from) => !['node_modules', 'dist'].includes(basename(from)) });
+    cpSync(join(ROOT, entry), join(into, entry), {
+      recursive: true,
+      filter: (from) => !['node_modules', 'dist'].includes(basename(from)),
+    });
   }
   symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(into, 'node_modules'));
   return into;

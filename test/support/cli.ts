@@ -14,7 +14,12 @@ export interface CliResult {
 }
 
 /** Runs the CLI of `npm run cli -- <args>` from source (no npm, no build) on a data directory; `input` is its stdin. */
-export async function runCli(dataDir: string, args: readonly string[], timeoutMs = 60_000, input = ''): Promise<CliResult> {
+export async function runCli(
+  dataDir: string,
+  args: readonly string[],
+  timeoutMs = 60_000,
+  input = '',
+): Promise<CliResult> {
   const child = run(process.execPath, ['-r', '@swc-node/register', MAIN, ...args], options(dataDir, timeoutMs));
   child.child.stdin?.end(input);
   return settle(child);
@@ -39,7 +44,10 @@ export async function runInCheckout(
   env: NodeJS.ProcessEnv = {},
 ): Promise<CliResult> {
   const [command, ...args] = commandLine;
-  const child = run(command, args, { ...options(dataDir, timeoutMs, { npm_config_cache: npmCache, npm_config_yes: 'false', ...env }), cwd: checkout });
+  const child = run(command, args, {
+    ...options(dataDir, timeoutMs, { npm_config_cache: npmCache, npm_config_yes: 'false', ...env }),
+    cwd: checkout,
+  });
   child.child.stdin?.end();
   return settle(child);
 }
@@ -58,7 +66,11 @@ export async function runCliOnTerminal(
   const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   const command = [process.execPath, '-r', '@swc-node/register', MAIN, ...args].map(quote).join(' ');
   const { env } = options(dataDir, timeoutMs);
-  const child = spawn('script', ['--quiet', '--return', '--flush', '--command', command, '/dev/null'], { env, cwd: ROOT, timeout: timeoutMs });
+  const child = spawn('script', ['--quiet', '--return', '--flush', '--command', command, '/dev/null'], {
+    env,
+    cwd: ROOT,
+    timeout: timeoutMs,
+  });
   let output = '';
   let answered = 0;
   let from = 0;

@@ -88,7 +88,8 @@ export async function startCluster<S = undefined>(options: ClusterOptions<S> = {
         rmSync(dataDir, { recursive: true, force: true });
       }
     }
-    for (let i = 0; i < (options.size ?? 3); i++) instances.push(new Instance(i, { ...env, EVENTSTORE_CONNECTION_STRING: esdb.connectionString }));
+    for (let i = 0; i < (options.size ?? 3); i++)
+      instances.push(new Instance(i, { ...env, EVENTSTORE_CONNECTION_STRING: esdb.connectionString }));
     await Promise.all(instances.map((i) => i.start()));
     let turn = 0;
     let store: EventStore | null = null;
@@ -175,7 +176,10 @@ class Instance implements ClusterInstance {
     this.child = child;
     await new Promise<void>((resolvePromise, reject) => {
       let settled = false;
-      const timer = setTimeout(() => fail(new Error(`instance ${this.index} did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => fail(new Error(`instance ${this.index} did not start within ${START_TIMEOUT_MS} ms`)),
+        START_TIMEOUT_MS,
+      );
       const fail = (err: Error) => {
         if (settled) return;
         settled = true;
@@ -202,7 +206,9 @@ class Instance implements ClusterInstance {
       child.stdout.setEncoding('utf8').on('data', take);
       child.stderr.setEncoding('utf8').on('data', take);
       child.once('error', fail);
-      child.once('exit', (code, signal) => fail(new Error(`instance ${this.index} exited during start (code ${code}, signal ${signal})`)));
+      child.once('exit', (code, signal) =>
+        fail(new Error(`instance ${this.index} exited during start (code ${code}, signal ${signal})`)),
+      );
     });
   }
 

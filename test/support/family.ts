@@ -51,7 +51,8 @@ export function familyFixture(eventStore: 'sqlite' | 'esdb', imports: TestServic
   let service: TestService;
   let accounts: { owner: ProvisionedClient; other: ProvisionedClient; entityId: string; otherEntityId: string };
   const api = resourceApi(() => service);
-  const entity = async (client: ProvisionedClient) => (await api.create(client, '/entities', { name: 'Family LLC', entity_type: 'llc' })).id;
+  const entity = async (client: ProvisionedClient) =>
+    (await api.create(client, '/entities', { name: 'Family LLC', entity_type: 'llc' })).id;
   beforeAll(async () => {
     service = await startService({ eventStore, imports });
     const [owner, other] = await Promise.all([provisionAccount(service), provisionAccount(service)]);
@@ -72,7 +73,8 @@ export function familyFixture(eventStore: 'sqlite' | 'esdb', imports: TestServic
 export function describeResourceFamily(env: FamilyEnv, spec: FamilySpec): void {
   const { path } = spec;
   const call = (...args: Parameters<ResourceApi['call']>) => env.api.call(...args);
-  const create = (client = env.owner(), entityId = env.entityId()) => env.api.create(client, path, spec.createBody(entityId));
+  const create = (client = env.owner(), entityId = env.entityId()) =>
+    env.api.create(client, path, spec.createBody(entityId));
   const head = () => env.service().app.get<EventStore>(EVENT_STORE).headPosition();
 
   describe('create and read', () => {
@@ -113,7 +115,7 @@ export function describeResourceFamily(env: FamilyEnv, spec: FamilySpec): void {
   });
 
   describe('entity_id reference', () => {
-    it('answers 400 naming entity_id for an unknown entity or another account\'s, and appends nothing', async () => {
+    it("answers 400 naming entity_id for an unknown entity or another account's, and appends nothing", async () => {
       const before = await head();
       for (const entityId of [MISSING_ID, env.otherEntityId()]) {
         const res = await call(env.owner(), 'POST', path, spec.createBody(entityId));
@@ -137,7 +139,9 @@ export function describeResourceFamily(env: FamilyEnv, spec: FamilySpec): void {
         expected = res.body;
         expect((await call(env.owner(), 'GET', `${path}/${resource.id}`)).body).toEqual(expected);
       }
-      expect((await call(env.owner(), 'GET', `${path}?entity_id=${env.entityId()}&limit=200`)).body.data).toContainEqual(expected);
+      expect(
+        (await call(env.owner(), 'GET', `${path}?entity_id=${env.entityId()}&limit=200`)).body.data,
+      ).toContainEqual(expected);
     });
 
     it('appends nothing for a PATCH that changes nothing', async () => {
@@ -160,7 +164,10 @@ export function describeResourceFamily(env: FamilyEnv, spec: FamilySpec): void {
       expectProblem(await call(env.owner(), 'PATCH', at, second, { 'if-match': '"0"' }), 412);
       expectProblem(await call(env.owner(), 'PATCH', at, {}, { 'if-match': '"7"' }), 412);
       expect((await call(env.owner(), 'PATCH', at, second, { 'if-match': 'W/"1"' })).status).toBe(200);
-      expect((await call(env.owner(), 'PATCH', at, third, { 'if-match': '*' })).body).toMatchObject({ ...third, version: 3 });
+      expect((await call(env.owner(), 'PATCH', at, third, { 'if-match': '*' })).body).toMatchObject({
+        ...third,
+        version: 3,
+      });
       expectProblem(await call(env.owner(), 'PATCH', at, first, { 'if-match': '3' }), 400, ['If-Match']);
       expect((await call(env.owner(), 'GET', at)).body).toMatchObject({ ...third, version: 3 });
     });
@@ -168,7 +175,9 @@ export function describeResourceFamily(env: FamilyEnv, spec: FamilySpec): void {
     it('lets one of two concurrent PATCHes with the same If-Match win; the other is 412', async () => {
       const resource = await create();
       const at = `${path}/${resource.id}`;
-      const answers = await Promise.all(spec.changes.slice(0, 2).map((change) => call(env.owner(), 'PATCH', at, change, { 'if-match': '"0"' })));
+      const answers = await Promise.all(
+        spec.changes.slice(0, 2).map((change) => call(env.owner(), 'PATCH', at, change, { 'if-match': '"0"' })),
+      );
       expect(answers.map((a) => a.status).sort()).toEqual([200, 412]);
       const winner = answers.find((a) => a.status === 200)!;
       expect((await call(env.owner(), 'GET', at)).body).toEqual(winner.body);
@@ -178,7 +187,11 @@ export function describeResourceFamily(env: FamilyEnv, spec: FamilySpec): void {
     it('answers 400 naming fields that cannot be changed, and 404 for an unknown resource', async () => {
       const resource = await create();
       expectProblem(
-        await call(env.owner(), 'PATCH', `${path}/${resource.id}`, { entity_id: env.entityId(), id: MISSING_ID, version: 9 }),
+        await call(env.owner(), 'PATCH', `${path}/${resource.id}`, {
+          entity_id: env.entityId(),
+          id: MISSING_ID,
+          version: 9,
+        }),
         400,
         ['entity_id', 'id', 'version'],
       );
@@ -187,7 +200,7 @@ export function describeResourceFamily(env: FamilyEnv, spec: FamilySpec): void {
   });
 
   describe('history', () => {
-    it('lists the resource\'s own events oldest first with type, time, actor and data, paginated', async () => {
+    it("lists the resource's own events oldest first with type, time, actor and data, paginated", async () => {
       const resource = await create();
       const [first, second] = spec.changes;
       await call(env.owner(), 'PATCH', `${path}/${resource.id}`, first);
@@ -199,7 +212,12 @@ export function describeResourceFamily(env: FamilyEnv, spec: FamilySpec): void {
       const ids = { [spec.idField]: resource.id, entity_id: env.entityId() };
       const [created, updated] = spec.eventTypes;
       expect(res.body.data).toEqual([
-        { type: created, occurred_at: resource.created_at, actor, data: expect.objectContaining({ ...ids, ...spec.created }) },
+        {
+          type: created,
+          occurred_at: resource.created_at,
+          actor,
+          data: expect.objectContaining({ ...ids, ...spec.created }),
+        },
         {
           type: updated,
           occurred_at: expect.stringMatching(ISO_MS),
@@ -219,9 +237,20 @@ export function describeResourceFamily(env: FamilyEnv, spec: FamilySpec): void {
       const collection = `${path.slice(1)}/history`;
       const cursors = env.service().app.get(CursorCodec);
       const past = cursors.encode(collection, 99);
-      expect((await call(env.owner(), 'GET', `${path}/${resource.id}/history?cursor=${past}`)).body).toEqual({ data: [], next_cursor: null });
+      expect((await call(env.owner(), 'GET', `${path}/${resource.id}/history?cursor=${past}`)).body).toEqual({
+        data: [],
+        next_cursor: null,
+      });
       expectProblem(await call(env.owner(), 'GET', `${path}/${resource.id}/history?cursor=nope`), 400, ['cursor']);
-      expectProblem(await call(env.owner(), 'GET', `${path}/${resource.id}/history?cursor=${cursors.encode(path.slice(1), resource.id)}`), 400, ['cursor']);
+      expectProblem(
+        await call(
+          env.owner(),
+          'GET',
+          `${path}/${resource.id}/history?cursor=${cursors.encode(path.slice(1), resource.id)}`,
+        ),
+        400,
+        ['cursor'],
+      );
       // Signed with another key (a forged one, or another DATA_DIR's): refused like any cursor the service did not issue.
       const forged = CursorCodec.random().encode(collection, 0);
       expectProblem(await call(env.owner(), 'GET', `${path}/${resource.id}/history?cursor=${forged}`), 400, ['cursor']);
@@ -239,11 +268,20 @@ export function describeResourceFamily(env: FamilyEnv, spec: FamilySpec): void {
       const again = await call(env.owner(), 'POST', path, body, { 'idempotency-key': key });
       expect(again.status).toBe(201);
       expect(again.body).toEqual(first.body);
-      expect(again.headers).toMatchObject({ location: first.headers.location, etag: first.headers.etag, 'idempotent-replayed': 'true' });
-      expectProblem(await call(env.owner(), 'POST', path, { ...body, ...spec.changes[0] }, { 'idempotency-key': key }), 422);
+      expect(again.headers).toMatchObject({
+        location: first.headers.location,
+        etag: first.headers.etag,
+        'idempotent-replayed': 'true',
+      });
+      expectProblem(
+        await call(env.owner(), 'POST', path, { ...body, ...spec.changes[0] }, { 'idempotency-key': key }),
+        422,
+      );
       expect(await head()).toEqual(before);
       // Keys belong to the account: another account's request with the key runs.
-      const theirs = await call(env.other(), 'POST', path, spec.createBody(env.otherEntityId()), { 'idempotency-key': key });
+      const theirs = await call(env.other(), 'POST', path, spec.createBody(env.otherEntityId()), {
+        'idempotency-key': key,
+      });
       expect(theirs.status).toBe(201);
       expect(theirs.body.id).not.toBe(first.body.id);
     });
@@ -258,7 +296,7 @@ export function describeResourceFamily(env: FamilyEnv, spec: FamilySpec): void {
   });
 
   describe('tenant isolation', () => {
-    it('answers another account\'s resource as missing on every route, and lists none of them', async () => {
+    it("answers another account's resource as missing on every route, and lists none of them", async () => {
       const stranger = await provisionAccount(env.service());
       const resource = await create();
       const at = `${path}/${resource.id}`;
@@ -268,7 +306,10 @@ export function describeResourceFamily(env: FamilyEnv, spec: FamilySpec): void {
       expectProblem(await call(stranger, 'PATCH', at, {}, { 'if-match': '"5"' }), 404);
       expectProblem(await call(stranger, 'GET', `${at}/history`), 404);
       expect((await call(stranger, 'GET', path)).body).toEqual({ data: [], next_cursor: null });
-      expect((await call(stranger, 'GET', `${path}?entity_id=${env.entityId()}`)).body).toEqual({ data: [], next_cursor: null });
+      expect((await call(stranger, 'GET', `${path}?entity_id=${env.entityId()}`)).body).toEqual({
+        data: [],
+        next_cursor: null,
+      });
       expect((await call(env.owner(), 'GET', at)).body).toEqual(resource);
     });
   });

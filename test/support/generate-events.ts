@@ -10,7 +10,11 @@ import { buildMetadata, toEventData } from '@filing/platform';
  * accounts (that many new ones, or the ones named), each created and updated in one append. For
  * benchmarks and volume tests. Returns the milliseconds it took.
  */
-export async function generateEntityEvents(dataDir: string, count: number, accounts: number | readonly string[] = 50): Promise<number> {
+export async function generateEntityEvents(
+  dataDir: string,
+  count: number,
+  accounts: number | readonly string[] = 50,
+): Promise<number> {
   const store = new SqliteEventStore({ file: join(dataDir, 'events.db'), synchronous: 'normal' });
   const accountIds = typeof accounts === 'number' ? Array.from({ length: accounts }, () => uuidv7()) : accounts;
   let next = 0;
@@ -26,10 +30,18 @@ export async function generateEntityEvents(dataDir: string, count: number, accou
           correlation_id: randomUUID(),
           causation_id: null,
         });
-        const fields = { name: `Entity ${i}`, entity_type: 'llc', formation_jurisdiction: 'US-DE', formation_date: '2020-01-31' } as const;
+        const fields = {
+          name: `Entity ${i}`,
+          entity_type: 'llc',
+          formation_jurisdiction: 'US-DE',
+          formation_date: '2020-01-31',
+        } as const;
         const events: EventData[] = [
           toEventData({ type: ENTITY_CREATED, data: { entity_id: id, ...fields, status: 'active' } }, meta),
-          toEventData({ type: ENTITY_UPDATED, data: { entity_id: id, ...fields, status: 'inactive', changed: ['status'] } }, meta),
+          toEventData(
+            { type: ENTITY_UPDATED, data: { entity_id: id, ...fields, status: 'inactive', changed: ['status'] } },
+            meta,
+          ),
         ];
         await store.appendToStream(`entity-${id}`, events);
       }

@@ -6,10 +6,32 @@
  * One file for brevity; a real family splits it as the conventions' layout says.
  */
 import {
-  ApiResourceFields, assertCreatable, type CreateCommand, decidePatch, defineAggregate, type DomainEvent, FamilyController,
-  fieldProblems, IsOptionalNonNull, IsResourceId, missingFields, orNull, PageQueryDto, type PatchCommand, RegisterProjection, type Resource,
-  ResourceDto, resourceEvolver, resourceIdRule, ResourceProjection, ResourceQueries, type ResourceTable, type ResourceView,
-  SatisfiesRule, textRule, unknownFields,
+  ApiResourceFields,
+  assertCreatable,
+  type CreateCommand,
+  decidePatch,
+  defineAggregate,
+  type DomainEvent,
+  FamilyController,
+  fieldProblems,
+  IsOptionalNonNull,
+  IsResourceId,
+  missingFields,
+  orNull,
+  PageQueryDto,
+  type PatchCommand,
+  RegisterProjection,
+  type Resource,
+  ResourceDto,
+  resourceEvolver,
+  resourceIdRule,
+  ResourceProjection,
+  ResourceQueries,
+  type ResourceTable,
+  type ResourceView,
+  SatisfiesRule,
+  textRule,
+  unknownFields,
 } from '@filing/platform';
 import { Controller, Module } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
@@ -34,7 +56,8 @@ const fieldErrors = (fields: object) =>
 
 export type Note = Resource<NoteFields>;
 type NoteInput = Readonly<{ entity_id: string; title: string; body?: string | null }>;
-type NoteCommand = CreateCommand<'create', NoteInput> | PatchCommand<{ readonly title?: string; readonly body?: string | null }>;
+type NoteCommand =
+  CreateCommand<'create', NoteInput> | PatchCommand<{ readonly title?: string; readonly body?: string | null }>;
 
 const evolve = resourceEvolver<NoteFields, NoteEvent>(NOTE_CREATED, 'note_id', NOTE_FIELDS);
 
@@ -42,20 +65,36 @@ function decide(state: Note | null, command: NoteCommand): NoteEvent[] {
   if (command.kind === 'create') {
     const { input } = command;
     const fields = { entity_id: input.entity_id, title: input.title, body: input.body ?? null };
-    const errors = [...missingFields(input, ['entity_id', 'title']), ...fieldErrors(fields), ...unknownFields(input, CREATE_FIELDS)];
+    const errors = [
+      ...missingFields(input, ['entity_id', 'title']),
+      ...fieldErrors(fields),
+      ...unknownFields(input, CREATE_FIELDS),
+    ];
     assertCreatable(state, 'note', command.id, errors);
     return [{ type: NOTE_CREATED, data: { note_id: command.id, ...fields } }];
   }
-  const { next, changed } = decidePatch(state, command, 'note', { fields: NOTE_FIELDS, writable: WRITABLE_FIELDS, fieldErrors });
+  const { next, changed } = decidePatch(state, command, 'note', {
+    fields: NOTE_FIELDS,
+    writable: WRITABLE_FIELDS,
+    fieldErrors,
+  });
   return changed.length === 0 ? [] : [{ type: NOTE_UPDATED, data: { note_id: command.id, ...next, changed } }];
 }
 
 // 3. Aggregate (`note.aggregate.ts`): streams `note-<id>`; entity_id must name an entity of the account.
-export const NoteAggregate = defineAggregate({ streamPrefix: 'note', initialState: null as Note | null, evolve, decide, references: ['entity_id'] });
+export const NoteAggregate = defineAggregate({
+  streamPrefix: 'note',
+  initialState: null as Note | null,
+  evolve,
+  decide,
+  references: ['entity_id'],
+});
 
 // 4. Read model (`read-model/`): the table, its projection, its queries.
 export const NOTES_TABLE: ResourceTable = {
-  name: 'notes', idField: 'note_id', filters: { entity: 'entity_id' },
+  name: 'notes',
+  idField: 'note_id',
+  filters: { entity: 'entity_id' },
   columns: 'entity_id TEXT NOT NULL, title TEXT NOT NULL, body TEXT',
 };
 @RegisterProjection()
@@ -93,8 +132,13 @@ class ListNotesQueryDto extends PageQueryDto {
 
 @Controller('external-api/v1/notes')
 class NotesController extends FamilyController({
-  path: 'notes', aggregate: NoteAggregate, dto: NoteDto, listQuery: ListNotesQueryDto, queries: NotesQueries,
-  create: CreateNoteDto, update: UpdateNoteDto,
+  path: 'notes',
+  aggregate: NoteAggregate,
+  dto: NoteDto,
+  listQuery: ListNotesQueryDto,
+  queries: NotesQueries,
+  create: CreateNoteDto,
+  update: UpdateNoteDto,
 }) {}
 
 // 6. Module: what the service imports (a real family: its CoreModule in the CLI too, for replay and audit).

@@ -40,7 +40,11 @@ async function ok<T = { id: string }>(api: Api, method: string, path: string, bo
 export async function notificationRound(api: Api, operator: Api, n: number): Promise<void> {
   const entity = await ok(api, 'POST', `${V1}/entities`, { name: `Round ${n} LLC`, entity_type: 'llc' });
   await ok(api, 'PATCH', `${V1}/entities/${entity.id}`, { status: 'inactive' });
-  const jurisdiction = await ok(api, 'POST', `${V1}/jurisdictions`, { entity_id: entity.id, code: 'US-DE', registration_type: 'domestic' });
+  const jurisdiction = await ok(api, 'POST', `${V1}/jurisdictions`, {
+    entity_id: entity.id,
+    code: 'US-DE',
+    registration_type: 'domestic',
+  });
   await ok(api, 'PATCH', `${V1}/jurisdictions/${jurisdiction.id}`, { status: 'active' });
   const task = await ok(api, 'POST', `${V1}/tasks`, { entity_id: entity.id, title: `Task ${n}` });
   await ok(api, 'PATCH', `${V1}/tasks/${task.id}`, { status: 'completed' });

@@ -96,7 +96,11 @@ export async function startService(options: TestServiceOptions = {}): Promise<Te
 /** What `npm run cli -- audit` does, on a running service: its live read models equal a rebuild. */
 export async function expectAuditPasses(app: NestFastifyApplication, dataDir: string): Promise<void> {
   const runner = app.get(ProjectionRunner);
-  const report = await auditReadModels({ dataDir, store: app.get<EventStore>(EVENT_STORE), projections: runner.registered });
+  const report = await auditReadModels({
+    dataDir,
+    store: app.get<EventStore>(EVENT_STORE),
+    projections: runner.registered,
+  });
   if (report.differences.length > 0) {
     const shown = report.differences.slice(0, 10).map(formatReadModelDifference).join('');
     throw new Error(`audit of ${dataDir} failed: ${report.differences.length} rows differ from a rebuild\n${shown}`);

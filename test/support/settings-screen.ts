@@ -14,11 +14,20 @@ export interface TestUser {
   readonly password: string;
 }
 
-export async function provisionUser(service: TestService, accountId: string, email = `user-${randomUUID().slice(0, 8)}@example.com`): Promise<TestUser> {
+export async function provisionUser(
+  service: TestService,
+  accountId: string,
+  email = `user-${randomUUID().slice(0, 8)}@example.com`,
+): Promise<TestUser> {
   const password = `pw-${randomUUID()}`;
   const result = await service.app
     .get(CommandBus)
-    .execute(new CreateUserCommand({ accountId, email, password }, { account_id: null, actor: 'operator:test', correlation_id: randomUUID(), causation_id: null }));
+    .execute(
+      new CreateUserCommand(
+        { accountId, email, password },
+        { account_id: null, actor: 'operator:test', correlation_id: randomUUID(), causation_id: null },
+      ),
+    );
   await service.app.get(ReadYourWrites).await(result.position);
   return { accountId, email, password };
 }
@@ -85,7 +94,11 @@ export class HttpSession {
     const res = await this.fetchImpl(`${this.baseUrl}${path}`, {
       method,
       redirect: 'manual',
-      headers: { ...this.extraHeaders, ...(cookie ? { cookie } : {}), ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+      headers: {
+        ...this.extraHeaders,
+        ...(cookie ? { cookie } : {}),
+        ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
       body: body?.toString(),
     });
     const setCookies = res.headers.getSetCookie();
@@ -97,6 +110,12 @@ export class HttpSession {
       if (attrs.some((a) => a.trim().toLowerCase() === 'max-age=0')) this.cookies.delete(name);
       else this.cookies.set(name, value);
     }
-    return { status: res.status, headers: res.headers, body: await res.text(), location: res.headers.get('location'), setCookies };
+    return {
+      status: res.status,
+      headers: res.headers,
+      body: await res.text(),
+      location: res.headers.get('location'),
+      setCookies,
+    };
   }
 }

@@ -55,7 +55,14 @@ export async function startReceiver(pki: Pick<TestPki, 'cert' | 'key'>, path = '
         /* recorded as is */
       }
       const reply = queue.shift() ?? receiver.fallback;
-      const record: ReceivedRequest = { headers: req.headers, body, json, receivedAt: Date.now(), path: req.url ?? '', answered: null };
+      const record: ReceivedRequest = {
+        headers: req.headers,
+        body,
+        json,
+        receivedAt: Date.now(),
+        path: req.url ?? '',
+        answered: null,
+      };
       if (reply !== 'hang') record.answered = reply.status;
       requests.push(record);
       for (const w of waiters) w();

@@ -11,7 +11,12 @@ export interface ApiResponse<T = any> {
   readonly body: T;
 }
 
-export type Api = <T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<ApiResponse<T>>;
+export type Api = <T = any>(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => Promise<ApiResponse<T>>;
 
 /** Calls `{base}{path}` with the token; a body is sent as JSON. */
 export function apiClient(baseUrl: string, token: string): Api {
@@ -44,7 +49,9 @@ export async function eventually<T>(check: () => Promise<T | undefined> | T | un
 /** The fan-out's persisted checkpoint (the commit position it has decided up to), read from its own database. */
 export function fanOutCheckpoint(dataDir: string): { commit(): bigint | null; close(): void } {
   const db = new Database(join(dataDir, 'webhook-fanout.db'), { readonly: true, fileMustExist: true });
-  const read = db.prepare<[], { position: string }>("SELECT position FROM webhook_fanout_checkpoint WHERE name = 'fanout'");
+  const read = db.prepare<[], { position: string }>(
+    "SELECT position FROM webhook_fanout_checkpoint WHERE name = 'fanout'",
+  );
   return {
     commit: () => {
       const row = read.get();

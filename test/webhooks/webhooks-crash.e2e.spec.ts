@@ -82,7 +82,8 @@ describe('webhook delivery across a crash', () => {
       }
       for (const set of idsPerEntity.values()) expect(set.size).toBe(1);
       const log = await eventually(async () => {
-        const list = (await api('GET', `${V1}/webhook-endpoints/${ep.id}/deliveries?status=delivered&limit=200`)).body.data;
+        const list = (await api('GET', `${V1}/webhook-endpoints/${ep.id}/deliveries?status=delivered&limit=200`)).body
+          .data;
         return list.length === WRITES ? list : undefined;
       });
       expect(log).toHaveLength(WRITES);
@@ -107,7 +108,9 @@ describe('webhook delivery across a crash', () => {
     try {
       const store = again.app.get<EventStore>(EVENT_STORE);
       const scheduledIds = async () =>
-        (await store.readAll({ maxCount: 100_000 })).filter((e) => e.type === 'webhooks.DeliveryScheduled').map((e) => e.id);
+        (await store.readAll({ maxCount: 100_000 }))
+          .filter((e) => e.type === 'webhooks.DeliveryScheduled')
+          .map((e) => e.id);
       const before = await scheduledIds();
       expect(before).toHaveLength(WRITES);
       // The fan-out has re-read the whole log once its own checkpoint reaches the head.

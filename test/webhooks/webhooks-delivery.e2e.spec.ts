@@ -69,7 +69,10 @@ describe('webhook delivery over HTTPS', () => {
     const api = apiClient(service.url, acc.token);
     const endpoints: Array<{ id: string; secret: string }> = [];
     for (const [i, url] of urls.entries()) {
-      const res = await api('POST', `${V1}/webhook-endpoints`, { url, ...(eventTypes[i] ? { event_types: eventTypes[i] } : {}) });
+      const res = await api('POST', `${V1}/webhook-endpoints`, {
+        url,
+        ...(eventTypes[i] ? { event_types: eventTypes[i] } : {}),
+      });
       expect(res.status).toBe(201);
       expect((await api('POST', `${V1}/webhook-endpoints/${res.body.id}/enable`)).status).toBe(200);
       endpoints.push(res.body);
@@ -85,9 +88,11 @@ describe('webhook delivery over HTTPS', () => {
   };
 
   const deliveries = async (api: Api, endpointId: string, status?: string): Promise<Delivery[]> =>
-    (await api('GET', `${V1}/webhook-endpoints/${endpointId}/deliveries${status ? `?status=${status}` : ''}`)).body.data;
+    (await api('GET', `${V1}/webhook-endpoints/${endpointId}/deliveries${status ? `?status=${status}` : ''}`)).body
+      .data;
 
-  const delivery = async (api: Api, id: string): Promise<Delivery> => (await api('GET', `${V1}/webhook-deliveries/${id}`)).body;
+  const delivery = async (api: Api, id: string): Promise<Delivery> =>
+    (await api('GET', `${V1}/webhook-deliveries/${id}`)).body;
 
   /** Waits until the endpoint's only delivery satisfies `until`. */
   const onlyDelivery = (api: Api, endpointId: string, until: (d: Delivery) => boolean) =>
@@ -170,7 +175,9 @@ describe('webhook delivery over HTTPS', () => {
       created_at: expect.stringMatching(ISO_MS),
     });
     const one = await delivery(api, log[0].id);
-    expect(one.attempts).toEqual([{ attempted_at: expect.stringMatching(ISO_MS), status_code: 200, error: null, duration_ms: expect.any(Number) }]);
+    expect(one.attempts).toEqual([
+      { attempted_at: expect.stringMatching(ISO_MS), status_code: 200, error: null, duration_ms: expect.any(Number) },
+    ]);
     const metrics = await (await fetch(`${service.url}/metrics`)).text();
     expect(metrics).toMatch(/^webhook_delivery_attempts_total\{outcome="delivered"\} [1-9]/m);
   });
@@ -189,7 +196,10 @@ describe('webhook delivery over HTTPS', () => {
     const operator = apiClient(service.url, (await provisionOperator(service)).token);
     expect((await operator('POST', `/internal-api/v1/orders/${completed}/complete`)).status).toBe(200);
     const got = await r.waitForEvents(4);
-    const events = [...(await store.readStream(`order-${cancelled}`)), ...(await store.readStream(`order-${completed}`))];
+    const events = [
+      ...(await store.readStream(`order-${cancelled}`)),
+      ...(await store.readStream(`order-${completed}`)),
+    ];
     const expected = events.map((e) => ({
       event_id: e.id,
       event_type: e.type.replace('orders.Order', 'order.').toLowerCase(),
@@ -199,7 +209,12 @@ describe('webhook delivery over HTTPS', () => {
       status: e.type.replace('orders.Order', '').toLowerCase(),
     }));
     expect(got.map((g) => g.json).sort(byEventId)).toEqual(expected.sort(byEventId));
-    expect(expected.map((e) => e.event_type).sort()).toEqual(['order.cancelled', 'order.completed', 'order.submitted', 'order.submitted']);
+    expect(expected.map((e) => e.event_type).sort()).toEqual([
+      'order.cancelled',
+      'order.completed',
+      'order.submitted',
+      'order.submitted',
+    ]);
     for (const req of got) expectSigned(req, endpoints[0].secret);
   });
 
@@ -207,15 +222,33 @@ describe('webhook delivery over HTTPS', () => {
     const r = await receiver();
     const { api, endpoints } = await account([r.url], [['jurisdiction.created', 'jurisdiction.updated']]);
     const entity = await createEntity(api);
-    const added = await api('POST', `${V1}/jurisdictions`, { entity_id: entity.id, code: 'US-DE', registration_type: 'domestic' });
+    const added = await api('POST', `${V1}/jurisdictions`, {
+      entity_id: entity.id,
+      code: 'US-DE',
+      registration_type: 'domestic',
+    });
     expect(added.status).toBe(201);
     expect((await api('PATCH', `${V1}/jurisdictions/${added.body.id}`, { status: 'active' })).status).toBe(200);
     const got = await r.waitForEvents(2);
     const events = await store.readStream(`jurisdiction-${added.body.id}`);
     expect(got.map((g) => g.json).sort(byEventId)).toEqual(
       [
-        { event_id: events[0].id, event_type: 'jurisdiction.created', timestamp: events[0].metadata.occurred_at, jurisdiction_id: added.body.id, entity_id: entity.id, status: added.body.status },
-        { event_id: events[1].id, event_type: 'jurisdiction.updated', timestamp: events[1].metadata.occurred_at, jurisdiction_id: added.body.id, entity_id: entity.id, status: 'active' },
+        {
+          event_id: events[0].id,
+          event_type: 'jurisdiction.created',
+          timestamp: events[0].metadata.occurred_at,
+          jurisdiction_id: added.body.id,
+          entity_id: entity.id,
+          status: added.body.status,
+        },
+        {
+          event_id: events[1].id,
+          event_type: 'jurisdiction.updated',
+          timestamp: events[1].metadata.occurred_at,
+          jurisdiction_id: added.body.id,
+          entity_id: entity.id,
+          status: 'active',
+        },
       ].sort(byEventId),
     );
     for (const req of got) expectSigned(req, endpoints[0].secret);
@@ -255,14 +288,28 @@ describe('webhook delivery over HTTPS', () => {
     const entity = await createEntity(api);
     const order = (await api('POST', `${V1}/orders`, { entity_id: entity.id, order_type: 'formation' })).body;
     const content = { content_type: 'text/plain', content_base64: Buffer.from('hello').toString('base64') };
-    const loose = await api('POST', `${V1}/documents`, { entity_id: entity.id, title: 'Charter', document_type: 'charter', ...content });
+    const loose = await api('POST', `${V1}/documents`, {
+      entity_id: entity.id,
+      title: 'Charter',
+      document_type: 'charter',
+      ...content,
+    });
     expect(loose.status).toBe(201);
-    const forOrder = await api('POST', `${V1}/documents`, { entity_id: entity.id, order_id: order.id, title: 'Receipt', document_type: 'receipt', ...content });
+    const forOrder = await api('POST', `${V1}/documents`, {
+      entity_id: entity.id,
+      order_id: order.id,
+      title: 'Receipt',
+      document_type: 'receipt',
+      ...content,
+    });
     expect(forOrder.status).toBe(201);
     expect((await api('PATCH', `${V1}/documents/${loose.body.id}`, { title: 'Charter (signed)' })).status).toBe(200);
     expect((await api('DELETE', `${V1}/documents/${loose.body.id}`)).status).toBe(204);
     const got = await r.waitForEvents(4);
-    const events = [...(await store.readStream(`document-${loose.body.id}`)), ...(await store.readStream(`document-${forOrder.body.id}`))];
+    const events = [
+      ...(await store.readStream(`document-${loose.body.id}`)),
+      ...(await store.readStream(`document-${forOrder.body.id}`)),
+    ];
     const typeOf: Record<string, string> = {
       'documents.DocumentAdded': 'document.created',
       'documents.DocumentUpdated': 'document.updated',
@@ -277,7 +324,12 @@ describe('webhook delivery over HTTPS', () => {
       order_id: e.data.document_id === forOrder.body.id ? order.id : null,
       status: e.type === 'documents.DocumentDeleted' ? 'deleted' : 'available',
     }));
-    expect(expected.map((e) => e.event_type).sort()).toEqual(['document.created', 'document.created', 'document.deleted', 'document.updated']);
+    expect(expected.map((e) => e.event_type).sort()).toEqual([
+      'document.created',
+      'document.created',
+      'document.deleted',
+      'document.updated',
+    ]);
     expect(got.map((g) => g.json).sort(byEventId)).toEqual(expected.sort(byEventId));
   });
 
@@ -290,7 +342,9 @@ describe('webhook delivery over HTTPS', () => {
     const [update] = await onlyUpdates.waitForEvents(1);
     expect(update.json.event_type).toBe('entity.updated');
     expect(fromAll.map((g) => g.json.event_type).sort()).toEqual(['entity.created', 'entity.updated']);
-    expect(fromAll.find((g) => g.json.event_type === 'entity.updated')!.headers['webhook-id']).toBe(update.headers['webhook-id']);
+    expect(fromAll.find((g) => g.json.event_type === 'entity.updated')!.headers['webhook-id']).toBe(
+      update.headers['webhook-id'],
+    );
   });
 
   it('delivers nothing while the endpoint is disabled or the switch is off, and not later either', async () => {
@@ -370,7 +424,8 @@ describe('webhook delivery over HTTPS', () => {
     await createEntity(api);
     const d = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'failed');
     expect(d.attempts).toHaveLength(4);
-    for (const a of d.attempts!) expect(a).toEqual(expect.objectContaining({ status_code: null, error: expect.stringMatching(/^connection:/) }));
+    for (const a of d.attempts!)
+      expect(a).toEqual(expect.objectContaining({ status_code: null, error: expect.stringMatching(/^connection:/) }));
   });
 
   it('refuses a certificate from an unknown CA (a TLS failure, retried)', async () => {
@@ -378,7 +433,9 @@ describe('webhook delivery over HTTPS', () => {
     const { api, endpoints } = await account([r.url]);
     await createEntity(api);
     const d = await onlyDelivery(api, endpoints[0].id, (x) => x.attempt_count >= 1);
-    expect(d.attempts![0]).toEqual(expect.objectContaining({ status_code: null, error: expect.stringMatching(/^tls:/) }));
+    expect(d.attempts![0]).toEqual(
+      expect.objectContaining({ status_code: null, error: expect.stringMatching(/^tls:/) }),
+    );
     expect(r.requests).toHaveLength(0);
   });
 
@@ -387,7 +444,11 @@ describe('webhook delivery over HTTPS', () => {
     r.script({ status: 429, headers: { 'retry-after': '3600' } });
     const { api, endpoints } = await account([r.url]);
     await createEntity(api);
-    const pending = await onlyDelivery(api, endpoints[0].id, (x) => x.attempt_count === 1 && x.next_attempt_at !== null);
+    const pending = await onlyDelivery(
+      api,
+      endpoints[0].id,
+      (x) => x.attempt_count === 1 && x.next_attempt_at !== null,
+    );
     expect(pending.status).toBe('pending');
     await api('POST', `${V1}/webhook-endpoints/${endpoints[0].id}/disable`);
     const d = await onlyDelivery(api, endpoints[0].id, (x) => x.status === 'cancelled');
@@ -410,7 +471,11 @@ describe('webhook delivery over HTTPS', () => {
     r.script({ status: 503, headers: { 'retry-after': '3600' } });
     const { api, endpoints } = await account([r.url]);
     await createEntity(api);
-    const pending = await onlyDelivery(api, endpoints[0].id, (x) => x.attempt_count === 1 && x.next_attempt_at !== null);
+    const pending = await onlyDelivery(
+      api,
+      endpoints[0].id,
+      (x) => x.attempt_count === 1 && x.next_attempt_at !== null,
+    );
     expect((await api('DELETE', `${V1}/webhook-endpoints/${endpoints[0].id}`)).status).toBe(204);
     const d = await eventually(async () => {
       const res = await api('GET', `${V1}/webhook-deliveries/${pending.id}`);
@@ -503,7 +568,8 @@ describe('webhook delivery over HTTPS', () => {
   });
 });
 
-const byEventId = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a.event_id).localeCompare(String(b.event_id));
+const byEventId = (a: Record<string, unknown>, b: Record<string, unknown>) =>
+  String(a.event_id).localeCompare(String(b.event_id));
 
 /** A port nobody listens on (bound, then released). */
 async function closedPort(): Promise<number> {

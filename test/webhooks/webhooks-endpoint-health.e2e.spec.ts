@@ -56,7 +56,8 @@ describe.each(['sqlite', 'esdb'] as const)('endpoint stats and recovery on the %
     const entity = (await api('POST', `${V1}/entities`, { name, entity_type: 'llc' })).body as { id: string };
     const [created] = await service.app.get<EventStore>(EVENT_STORE).readStream(`entity-${entity.id}`);
     return eventually(async () => {
-      const list = (await api('GET', `${V1}/webhook-endpoints/${endpointId}/deliveries?limit=200`)).body.data as Delivery[];
+      const list = (await api('GET', `${V1}/webhook-endpoints/${endpointId}/deliveries?limit=200`)).body
+        .data as Delivery[];
       const found = list.find((d) => d.event_id === created.id);
       if (!found || found.attempt_count === 0) return undefined;
       const detail = (await api('GET', `${V1}/webhook-deliveries/${found.id}`)).body as Delivery;
@@ -72,7 +73,15 @@ describe.each(['sqlite', 'esdb'] as const)('endpoint stats and recovery on the %
 
   it('reports delivered, failed, pending, response times, the last success and failing since, as the deliveries were made', async () => {
     const { api, receiver, endpointId } = await account();
-    expect(await stats(api, endpointId)).toEqual({ delivered: 0, failed: 0, pending: 0, p50_ms: null, p99_ms: null, last_success_at: null, failing_since: null });
+    expect(await stats(api, endpointId)).toEqual({
+      delivered: 0,
+      failed: 0,
+      pending: 0,
+      p50_ms: null,
+      p99_ms: null,
+      last_success_at: null,
+      failing_since: null,
+    });
 
     const made: Delivery[] = [];
     for (const [i, status] of [200, 204, 400, 503].entries()) {
@@ -95,7 +104,13 @@ describe.each(['sqlite', 'esdb'] as const)('endpoint stats and recovery on the %
 
     receiver.script({ status: 200 });
     const recovered = await notify(api, endpointId, 'Stats 4');
-    expect(await stats(api, endpointId)).toMatchObject({ delivered: 3, failed: 1, pending: 1, last_success_at: recovered.attempts[0].attempted_at, failing_since: null });
+    expect(await stats(api, endpointId)).toMatchObject({
+      delivered: 3,
+      failed: 1,
+      pending: 1,
+      last_success_at: recovered.attempts[0].attempted_at,
+      failing_since: null,
+    });
   });
 
   it('sends again exactly the failed deliveries whose event happened at or after since: new attempts, the same webhook-id', async () => {
@@ -110,7 +125,8 @@ describe.each(['sqlite', 'esdb'] as const)('endpoint stats and recovery on the %
     expect(failed.every((d) => d.status === 'failed')).toBe(true);
     const store = service.app.get<EventStore>(EVENT_STORE);
     const eventTime = new Map<string, string>();
-    for (const e of await store.readAll()) if (typeof e.metadata.occurred_at === 'string') eventTime.set(e.id, e.metadata.occurred_at);
+    for (const e of await store.readAll())
+      if (typeof e.metadata.occurred_at === 'string') eventTime.set(e.id, e.metadata.occurred_at);
     const since = eventTime.get(failed[10].event_id)!;
     const later = failed.filter((d) => eventTime.get(d.event_id)! >= since);
     expect(later.length).toBeGreaterThanOrEqual(10);
@@ -118,32 +134,59 @@ describe.each(['sqlite', 'esdb'] as const)('endpoint stats and recovery on the %
 
     receiver.fallback = { status: 200 };
     const before = receiver.requests.length;
-    const res = await api('POST', `${V1}/webhook-endpoints/${endpointId}/recover`, { since }, { 'idempotency-key': `recover-${eventStore}` });
+    const res = await api(
+      'POST',
+      `${V1}/webhook-endpoints/${endpointId}/recover`,
+      { since },
+      { 'idempotency-key': `recover-${eventStore}` },
+    );
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ deliveries: later.length });
     const resent = await receiver.waitFor(before + later.length);
-    expect(resent.slice(before).map((r) => r.headers['webhook-id']).sort()).toEqual(later.map((d) => d.event_id).sort());
+    expect(
+      resent
+        .slice(before)
+        .map((r) => r.headers['webhook-id'])
+        .sort(),
+    ).toEqual(later.map((d) => d.event_id).sort());
     for (const d of failed) {
       const again = later.includes(d);
       const now = await eventually(async () => {
         const detail = (await api('GET', `${V1}/webhook-deliveries/${d.id}`)).body as Delivery;
         return !again || detail.status === 'delivered' ? detail : undefined;
       });
-      expect({ id: d.event_id, status: now.status, attempts: now.attempt_count }).toEqual({ id: d.event_id, status: again ? 'delivered' : 'failed', attempts: again ? 2 : 1 });
+      expect({ id: d.event_id, status: now.status, attempts: now.attempt_count }).toEqual({
+        id: d.event_id,
+        status: again ? 'delivered' : 'failed',
+        attempts: again ? 2 : 1,
+      });
     }
 
     // The same Idempotency-Key replays the answer and sends nothing; a new recovery finds nothing failed since.
-    const replay = await api('POST', `${V1}/webhook-endpoints/${endpointId}/recover`, { since }, { 'idempotency-key': `recover-${eventStore}` });
-    expect([replay.status, replay.body, replay.headers.get('idempotent-replayed')]).toEqual([202, { deliveries: later.length }, 'true']);
-    expect((await api('POST', `${V1}/webhook-endpoints/${endpointId}/recover`, { since })).body).toEqual({ deliveries: 0 });
-    const all = await api('POST', `${V1}/webhook-endpoints/${endpointId}/recover`, { since: '2000-01-01T00:00:00+01:00' });
+    const replay = await api(
+      'POST',
+      `${V1}/webhook-endpoints/${endpointId}/recover`,
+      { since },
+      { 'idempotency-key': `recover-${eventStore}` },
+    );
+    expect([replay.status, replay.body, replay.headers.get('idempotent-replayed')]).toEqual([
+      202,
+      { deliveries: later.length },
+      'true',
+    ]);
+    expect((await api('POST', `${V1}/webhook-endpoints/${endpointId}/recover`, { since })).body).toEqual({
+      deliveries: 0,
+    });
+    const all = await api('POST', `${V1}/webhook-endpoints/${endpointId}/recover`, {
+      since: '2000-01-01T00:00:00+01:00',
+    });
     expect(all.body).toEqual({ deliveries: 20 - later.length });
     const resentIds = () => new Set(receiver.requests.slice(before).map((r) => String(r.headers['webhook-id'])));
     await eventually(() => (resentIds().size === 20 ? true : undefined));
     expect([...resentIds()].sort()).toEqual(failed.map((d) => d.event_id).sort());
   });
 
-  it('refuses a bad since (400 naming it), a stale If-Match (412), a disabled endpoint (409) and another account\'s endpoint (404)', async () => {
+  it("refuses a bad since (400 naming it), a stale If-Match (412), a disabled endpoint (409) and another account's endpoint (404)", async () => {
     const { api, receiver, endpointId } = await account();
     receiver.fallback = { status: 400 };
     await notify(api, endpointId, 'Refusals');
@@ -156,7 +199,11 @@ describe.each(['sqlite', 'esdb'] as const)('endpoint stats and recovery on the %
       [{ since: '2026-11-22T10:00:00Z', until: 'now' }, ['until']],
     ] as const) {
       const res = await api('POST', path, body);
-      expect({ body, status: res.status, fields: (res.body.errors ?? []).map((e: { field: string }) => e.field) }).toEqual({ body, status: 400, fields });
+      expect({
+        body,
+        status: res.status,
+        fields: (res.body.errors ?? []).map((e: { field: string }) => e.field),
+      }).toEqual({ body, status: 400, fields });
     }
     const since = '2000-01-01T00:00:00.000Z';
     expect((await api('POST', path, { since }, { 'if-match': '"99"' })).status).toBe(412);
@@ -170,8 +217,15 @@ describe.each(['sqlite', 'esdb'] as const)('endpoint stats and recovery on the %
     expect(list.map((d) => [d.status, d.attempt_count])).toEqual([['failed', 1]]);
 
     const stranger = await account();
-    for (const [method, suffix] of [['POST', 'recover'], ['GET', 'stats']] as const) {
-      const res = await stranger.api(method, `${V1}/webhook-endpoints/${endpointId}/${suffix}`, method === 'POST' ? { since } : undefined);
+    for (const [method, suffix] of [
+      ['POST', 'recover'],
+      ['GET', 'stats'],
+    ] as const) {
+      const res = await stranger.api(
+        method,
+        `${V1}/webhook-endpoints/${endpointId}/${suffix}`,
+        method === 'POST' ? { since } : undefined,
+      );
       expect([suffix, res.status]).toEqual([suffix, 404]);
     }
     expect((await api('GET', `${V1}/webhook-endpoints/${endpointId}/stats?window=1h`)).status).toBe(400);

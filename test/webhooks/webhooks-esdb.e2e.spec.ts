@@ -55,7 +55,11 @@ describe('webhook delivery on the esdb store', () => {
     const ep = (await api('POST', `${V1}/webhook-endpoints`, { url: receiver.url.replace('/hook', '/gone') })).body;
     await api('POST', `${V1}/webhook-endpoints/${ep.id}/enable`);
     await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: true });
-    const list = async () => (await api('GET', `${V1}/webhook-endpoints/${ep.id}/deliveries`)).body.data as Array<{ status: string; attempt_count: number }>;
+    const list = async () =>
+      (await api('GET', `${V1}/webhook-endpoints/${ep.id}/deliveries`)).body.data as Array<{
+        status: string;
+        attempt_count: number;
+      }>;
     receiver.script({ status: 503, headers: { 'retry-after': '3600' } }, { status: 410 });
     await api('POST', `${V1}/entities`, { name: 'Waiting LLC', entity_type: 'llc' });
     await eventually(async () => ((await list())[0]?.attempt_count === 1 ? true : undefined));

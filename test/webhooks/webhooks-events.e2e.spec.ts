@@ -7,7 +7,12 @@
 import { rmSync } from 'node:fs';
 import { MISSING_ID } from '../support/api';
 import { provisionAccount, provisionClient, provisionOperator } from '../support/auth';
-import { notificationRound, NOTIFICATIONS_PER_ROUND, storedNotifications, type StoredNotification } from '../support/notifications';
+import {
+  notificationRound,
+  NOTIFICATIONS_PER_ROUND,
+  storedNotifications,
+  type StoredNotification,
+} from '../support/notifications';
 import { startService, type TestService } from '../support/service';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -38,12 +43,17 @@ describe.each(['sqlite', 'esdb'] as const)('the Events API on the %s store', (ev
   beforeAll(async () => {
     pki = makeTestPki('Events');
     receiver = await startReceiver(pki);
-    service = await startService({ eventStore, env: { WEBHOOK_CA_FILE: pki.caFile, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
+    service = await startService({
+      eventStore,
+      env: { WEBHOOK_CA_FILE: pki.caFile, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
+    });
     operator = apiClient(service.url, (await provisionOperator(service)).token);
     for (const name of ['a', 'b']) {
       const acc = await provisionAccount(service);
       const api = apiClient(service.url, acc.token);
-      const endpoint = (await api('POST', `${V1}/webhook-endpoints`, { url: receiver.url.replace('/hook', `/hook-${name}`) })).body;
+      const endpoint = (
+        await api('POST', `${V1}/webhook-endpoints`, { url: receiver.url.replace('/hook', `/hook-${name}`) })
+      ).body;
       expect((await api('POST', `${V1}/webhook-endpoints/${endpoint.id}/enable`)).status).toBe(200);
       expect((await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: true })).status).toBe(200);
       accounts.push({ id: acc.accountId, api, token: acc.token });
@@ -69,9 +79,12 @@ describe.each(['sqlite', 'esdb'] as const)('the Events API on the %s store', (ev
     const texts: string[] = [];
     let cursor: string | null = null;
     for (let pages = 0; pages < 1000; pages++) {
-      const res: Response = await fetch(`${service.url}${V1}/events?${query}${query ? '&' : ''}limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, {
-        headers: { authorization: `Bearer ${token}` },
-      });
+      const res: Response = await fetch(
+        `${service.url}${V1}/events?${query}${query ? '&' : ''}limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`,
+        {
+          headers: { authorization: `Bearer ${token}` },
+        },
+      );
       const text = await res.text();
       expect(res.status).toBe(200);
       const page = JSON.parse(text) as { data: EventItem[]; next_cursor: string | null };
@@ -93,7 +106,11 @@ describe.each(['sqlite', 'esdb'] as const)('the Events API on the %s store', (ev
       expect(stored.length).toBe(i === 0 ? 156 : 144);
       const { items, texts } = await walk(acc.token, '', 37);
       expect(ids(items)).toEqual(ids(stored));
-      const body = new Map(receiver.requests.filter((r) => r.path === `/hook-${'ab'[i]}`).map((r) => [String(r.headers['webhook-id']), r.body]));
+      const body = new Map(
+        receiver.requests
+          .filter((r) => r.path === `/hook-${'ab'[i]}`)
+          .map((r) => [String(r.headers['webhook-id']), r.body]),
+      );
       const sent = texts.join('');
       for (const [n, item] of items.entries()) {
         expect(item.occurred_at).toBe(stored[n].occurred_at);
@@ -121,15 +138,27 @@ describe.each(['sqlite', 'esdb'] as const)('the Events API on the %s store', (ev
   it('filters by event_type, repeated or comma-separated, alone or with after_event_id', async () => {
     const [, b] = accounts;
     const stored = await storedNotifications(service, b.id);
-    const only = (list: StoredNotification[], wanted: string[]) => ids(list.filter((e) => wanted.includes(e.event_type)));
+    const only = (list: StoredNotification[], wanted: string[]) =>
+      ids(list.filter((e) => wanted.includes(e.event_type)));
     const wanted = ['order.completed', 'entity.created', 'document.deleted'];
     const expected = only(stored, wanted);
     expect(expected.length).toBe(36);
-    expect(ids((await walk(b.token, 'event_type=order.completed&event_type=entity.created&event_type=document.deleted', 10)).items)).toEqual(expected);
-    expect(ids((await walk(b.token, 'event_type=order.completed,entity.created,document.deleted', 10)).items)).toEqual(expected);
-    expect(ids((await walk(b.token, 'event_type=order.completed,entity.created&event_type=document.deleted', 7)).items)).toEqual(expected);
+    expect(
+      ids(
+        (await walk(b.token, 'event_type=order.completed&event_type=entity.created&event_type=document.deleted', 10))
+          .items,
+      ),
+    ).toEqual(expected);
+    expect(ids((await walk(b.token, 'event_type=order.completed,entity.created,document.deleted', 10)).items)).toEqual(
+      expected,
+    );
+    expect(
+      ids((await walk(b.token, 'event_type=order.completed,entity.created&event_type=document.deleted', 7)).items),
+    ).toEqual(expected);
     const from = stored[50].event_id;
-    expect(ids((await walk(b.token, `event_type=task.created&after_event_id=${from}`, 5)).items)).toEqual(only(stored.slice(51), ['task.created']));
+    expect(ids((await walk(b.token, `event_type=task.created&after_event_id=${from}`, 5)).items)).toEqual(
+      only(stored.slice(51), ['task.created']),
+    );
   });
 
   it("refuses another account's after_event_id, an unknown one and unknown event types with a 400 naming the parameter", async () => {
@@ -146,7 +175,11 @@ describe.each(['sqlite', 'esdb'] as const)('the Events API on the %s store', (ev
     ];
     for (const [query, fields] of cases) {
       const res = await a.api('GET', `${V1}/events?${query}`);
-      expect({ query, status: res.status, type: res.headers.get('content-type') }).toEqual({ query, status: 400, type: 'application/problem+json; charset=utf-8' });
+      expect({ query, status: res.status, type: res.headers.get('content-type') }).toEqual({
+        query,
+        status: 400,
+        type: 'application/problem+json; charset=utf-8',
+      });
       expect([query, res.body.errors.map((e: { field: string }) => e.field).sort()]).toEqual([query, fields.sort()]);
     }
   });
@@ -157,7 +190,9 @@ describe.each(['sqlite', 'esdb'] as const)('the Events API on the %s store', (ev
     const readOnly = apiClient(service.url, (await provisionClient(service, a.id, 'read')).token);
     const refused = await writeOnly('GET', `${V1}/events`);
     expect(refused.status).toBe(403);
-    expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="external-api", error="insufficient_scope", scope="read"');
+    expect(refused.headers.get('www-authenticate')).toBe(
+      'Bearer realm="external-api", error="insufficient_scope", scope="read"',
+    );
     const page = await readOnly('GET', `${V1}/events?limit=3`);
     expect(page.status).toBe(200);
     expect(ids(page.body.data)).toEqual(ids((await storedNotifications(service, a.id)).slice(0, 3)));

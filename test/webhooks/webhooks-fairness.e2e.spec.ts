@@ -41,7 +41,10 @@ describe('webhook dispatch fairness', () => {
     if (pki) rmSync(pki.dir, { recursive: true, force: true });
   });
 
-  async function subscribed(on: TestService, url: string): Promise<{ token: string; accountId: string; endpointId: string }> {
+  async function subscribed(
+    on: TestService,
+    url: string,
+  ): Promise<{ token: string; accountId: string; endpointId: string }> {
     const acc = await provisionAccount(on);
     const api = apiClient(on.url, acc.token);
     const ep = await api('POST', `${V1}/webhook-endpoints`, { url });
@@ -52,7 +55,12 @@ describe('webhook dispatch fairness', () => {
   }
 
   const count = (sql: string, ...params: unknown[]): number =>
-    (service!.app.get(ProjectionRunner).db.prepare(`SELECT count(*) AS n FROM webhook_deliveries WHERE ${sql}`).get(...params) as { n: number }).n;
+    (
+      service!.app
+        .get(ProjectionRunner)
+        .db.prepare(`SELECT count(*) AS n FROM webhook_deliveries WHERE ${sql}`)
+        .get(...params) as { n: number }
+    ).n;
   /** The endpoint's deliveries whose attempt is due now (not those waiting for a retry). */
   const dueFor = (endpointId: string) =>
     count("endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?", endpointId, new Date().toISOString());

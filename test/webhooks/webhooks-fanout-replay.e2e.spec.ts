@@ -54,9 +54,15 @@ describe.each(['sqlite', 'esdb'] as const)('webhook fan-out replayed from scratc
     await ok('PUT', '/webhook-settings', { notifications_enabled: true });
     for (let i = 0; i < 3; i++) await ok('POST', '/entities', { name: `Replay ${i}`, entity_type: 'llc' });
     const deliveries = async (status: string) =>
-      ((await ok('GET', `/webhook-endpoints/${endpoint}/deliveries?status=${status}`)).data as Array<{ id: string; attempt_count: number }>);
+      (await ok('GET', `/webhook-endpoints/${endpoint}/deliveries?status=${status}`)).data as Array<{
+        id: string;
+        attempt_count: number;
+      }>;
     // First attempts made and failed: pending with a retry a minute away.
-    await eventually(async () => ((await deliveries('pending')).filter((d) => d.attempt_count === 1).length === 3 ? true : undefined), 50);
+    await eventually(
+      async () => ((await deliveries('pending')).filter((d) => d.attempt_count === 1).length === 3 ? true : undefined),
+      50,
+    );
 
     // The disable cancels all three; then two are redelivered and are pending again.
     await ok('POST', `/webhook-endpoints/${endpoint}/disable`);
@@ -65,20 +71,30 @@ describe.each(['sqlite', 'esdb'] as const)('webhook fan-out replayed from scratc
       return c.length === 3 ? c : undefined;
     }, 50);
     await ok('POST', `/webhook-endpoints/${endpoint}/enable`);
-    for (const d of cancelled.slice(0, 2)) expect((await api('POST', `${V1}/webhook-deliveries/${d.id}/redeliver`)).status).toBe(202);
-    await eventually(async () => ((await deliveries('pending')).filter((d) => d.attempt_count === 2).length === 2 ? true : undefined), 50);
+    for (const d of cancelled.slice(0, 2))
+      expect((await api('POST', `${V1}/webhook-deliveries/${d.id}/redeliver`)).status).toBe(202);
+    await eventually(
+      async () => ((await deliveries('pending')).filter((d) => d.attempt_count === 2).length === 2 ? true : undefined),
+      50,
+    );
     await fanOutCaughtUp(service);
     const before = await deliveryEvents(service);
 
     // The fan-out starts over from the first event.
     await service.close();
-    for (const suffix of ['', '-wal', '-shm']) rmSync(join(service.dataDir, `webhook-fanout.db${suffix}`), { force: true });
+    for (const suffix of ['', '-wal', '-shm'])
+      rmSync(join(service.dataDir, `webhook-fanout.db${suffix}`), { force: true });
     service = await startService({ eventStore, env, reuse: service });
     api = apiClient(service.url, token);
     await fanOutCaughtUp(service);
 
     expect(await deliveryEvents(service)).toEqual(before);
-    expect((await deliveries('pending')).map((d) => d.id).sort()).toEqual(cancelled.slice(0, 2).map((d) => d.id).sort());
+    expect((await deliveries('pending')).map((d) => d.id).sort()).toEqual(
+      cancelled
+        .slice(0, 2)
+        .map((d) => d.id)
+        .sort(),
+    );
     expect((await deliveries('cancelled')).map((d) => d.id)).toEqual([cancelled[2].id]);
   }, 90_000);
 });

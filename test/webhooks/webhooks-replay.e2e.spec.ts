@@ -49,7 +49,10 @@ describe('webhook fan-out: the decision at the event’s position, and the same 
     first = await startService({ env });
     const api: Api = apiClient(first.url, (await provisionAccount(first)).token);
     const endpoint = async (eventTypes?: string[]) => {
-      const res = await api('POST', `${V1}/webhook-endpoints`, { url: receiver.url, ...(eventTypes ? { event_types: eventTypes } : {}) });
+      const res = await api('POST', `${V1}/webhook-endpoints`, {
+        url: receiver.url,
+        ...(eventTypes ? { event_types: eventTypes } : {}),
+      });
       expect(res.status).toBe(201);
       return res.body.id as string;
     };
@@ -58,7 +61,8 @@ describe('webhook fan-out: the decision at the event’s position, and the same 
       expect(res.status).toBeLessThan(300);
       return res.body;
     };
-    const eventOf = async (stream: string, revision: number) => (await first.app.get<EventStore>(EVENT_STORE).readStream(stream))[revision].id;
+    const eventOf = async (stream: string, revision: number) =>
+      (await first.app.get<EventStore>(EVENT_STORE).readStream(stream))[revision].id;
 
     const all = await endpoint();
     const updatesOnly = await endpoint(['entity.updated']);

@@ -51,13 +51,25 @@ describe('webhook signing secrets in the event store', () => {
     const endpointId = uuidv7();
     const secret = `whsec_${randomBytes(32).toString('base64')}`;
     const fingerprint = createHash('sha256').update(secret).digest('hex').slice(0, 16);
-    const context = { account_id: acc.accountId, actor: `client:${acc.clientId}`, correlation_id: randomUUID(), causation_id: null };
+    const context = {
+      account_id: acc.accountId,
+      actor: `client:${acc.clientId}`,
+      correlation_id: randomUUID(),
+      causation_id: null,
+    };
     const store = first.app.get<EventStore>(EVENT_STORE);
     await store.appendToStream(`webhookendpoint-${endpointId}`, [
       toEventData(
         {
           type: 'webhooks.EndpointCreated',
-          data: { endpoint_id: endpointId, url: receiver.url, description: null, event_types: ['entity.created'], secret_generation: 1, secret_fingerprint: fingerprint },
+          data: {
+            endpoint_id: endpointId,
+            url: receiver.url,
+            description: null,
+            event_types: ['entity.created'],
+            secret_generation: 1,
+            secret_fingerprint: fingerprint,
+          },
         },
         buildMetadata(context),
       ),
@@ -69,27 +81,41 @@ describe('webhook signing secrets in the event store', () => {
     const legacy = new Database(file);
     legacy.exec(`CREATE TABLE webhook_signing_secrets (endpoint_id TEXT NOT NULL, fingerprint TEXT NOT NULL, secret TEXT NOT NULL,
       created_at TEXT NOT NULL, PRIMARY KEY (endpoint_id, fingerprint))`);
-    legacy.prepare('INSERT INTO webhook_signing_secrets VALUES (?, ?, ?, ?)').run(endpointId, fingerprint, secret, new Date().toISOString());
+    legacy
+      .prepare('INSERT INTO webhook_signing_secrets VALUES (?, ?, ?, ?)')
+      .run(endpointId, fingerprint, secret, new Date().toISOString());
     legacy.close();
 
     const upgraded = await start({ env, reuse: { dataDir: first.dataDir } });
     const after = apiClient(upgraded.url, acc.token);
     expect((await after('GET', `${V1}/webhook-endpoints/${endpointId}/secret`)).body).toEqual({ secret });
     expect([existsSync(file), existsSync(`${file}.imported`)]).toEqual([false, true]);
-    const sealed = (await upgraded.app.get<EventStore>(EVENT_STORE).readStream(`webhookendpoint-${endpointId}`)).at(-1)!;
+    const sealed = (await upgraded.app.get<EventStore>(EVENT_STORE).readStream(`webhookendpoint-${endpointId}`)).at(
+      -1,
+    )!;
     expect([sealed.type, sealed.data.secret_fingerprint]).toEqual(['webhooks.EndpointSecretSealed', fingerprint]);
     expect(JSON.stringify(sealed.data)).not.toContain(secret.slice('whsec_'.length));
 
     const entity = (await after('POST', `${V1}/entities`, { name: 'Imported', entity_type: 'llc' })).body;
     const [req] = await receiver.waitFor(1, (r) => r.json.entity_id === entity.id);
     const h = req.headers;
-    expect(verifySignature(secret, String(h['webhook-signature']), String(h['webhook-id']), Number(h['webhook-timestamp']), req.body)).toBe(true);
+    expect(
+      verifySignature(
+        secret,
+        String(h['webhook-signature']),
+        String(h['webhook-id']),
+        Number(h['webhook-timestamp']),
+        req.body,
+      ),
+    ).toBe(true);
 
     // A second start finds nothing to import and writes nothing more.
     const count = (await upgraded.app.get<EventStore>(EVENT_STORE).readStream(`webhookendpoint-${endpointId}`)).length;
     await upgraded.close();
     const again = await start({ env, reuse: { dataDir: first.dataDir } });
-    expect(await again.app.get<EventStore>(EVENT_STORE).readStream(`webhookendpoint-${endpointId}`)).toHaveLength(count);
+    expect(await again.app.get<EventStore>(EVENT_STORE).readStream(`webhookendpoint-${endpointId}`)).toHaveLength(
+      count,
+    );
     await again.destroy();
   });
 
@@ -97,7 +123,8 @@ describe('webhook signing secrets in the event store', () => {
     const [oldKey, newKey] = [key(), key()];
     const first = await start({ env: { ...env, SECRETS_KEY: oldKey } });
     const acc = await provisionAccount(first);
-    const created = (await apiClient(first.url, acc.token)('POST', `${V1}/webhook-endpoints`, { url: receiver.url })).body;
+    const created = (await apiClient(first.url, acc.token)('POST', `${V1}/webhook-endpoints`, { url: receiver.url }))
+      .body;
     const stream = `webhookendpoint-${created.id}`;
     const lastSealed = async (service: TestService) =>
       (await service.app.get<EventStore>(EVENT_STORE).readStream(stream)).at(-1)!.data.secret_sealed as string;
@@ -111,8 +138,13 @@ describe('webhook signing secrets in the event store', () => {
     expect(JSON.stringify(refused.body)).not.toContain(created.secret);
     await lost.close();
 
-    const rotating = await start({ env: { ...env, SECRETS_KEY: newKey, SECRETS_KEY_PREVIOUS: oldKey }, reuse: { dataDir: first.dataDir } });
-    expect((await apiClient(rotating.url, acc.token)('GET', `${V1}/webhook-endpoints/${created.id}/secret`)).body).toEqual({ secret: created.secret });
+    const rotating = await start({
+      env: { ...env, SECRETS_KEY: newKey, SECRETS_KEY_PREVIOUS: oldKey },
+      reuse: { dataDir: first.dataDir },
+    });
+    expect(
+      (await apiClient(rotating.url, acc.token)('GET', `${V1}/webhook-endpoints/${created.id}/secret`)).body,
+    ).toEqual({ secret: created.secret });
     // The re-seal runs in the background once the read models have caught up.
     const resealed = await eventually(async () => {
       const last = await lastSealed(rotating);
@@ -122,7 +154,9 @@ describe('webhook signing secrets in the event store', () => {
     await rotating.close();
 
     const rotated = await start({ env: { ...env, SECRETS_KEY: newKey }, reuse: { dataDir: first.dataDir } });
-    expect((await apiClient(rotated.url, acc.token)('GET', `${V1}/webhook-endpoints/${created.id}/secret`)).body).toEqual({ secret: created.secret });
+    expect(
+      (await apiClient(rotated.url, acc.token)('GET', `${V1}/webhook-endpoints/${created.id}/secret`)).body,
+    ).toEqual({ secret: created.secret });
     await rotated.destroy();
   });
 });

@@ -9,7 +9,13 @@ import { eventsExportCommand } from './commands/events-export.command';
 import { ordersCompleteCommand } from './commands/orders-complete.command';
 import { replayCommand } from './commands/replay.command';
 
-const COMMANDS: readonly CliCommand[] = [...authCommands, ordersCompleteCommand, replayCommand, auditCommand, eventsExportCommand];
+const COMMANDS: readonly CliCommand[] = [
+  ...authCommands,
+  ordersCompleteCommand,
+  replayCommand,
+  auditCommand,
+  eventsExportCommand,
+];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.usage.length));
@@ -42,7 +48,9 @@ async function main(argv: string[]): Promise<number> {
     throw err;
   }
   // stdout carries the command's output (JSON, NDJSON); logs go to stderr.
-  const logger = new PinoNestLogger(createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination(2)));
+  const logger = new PinoNestLogger(
+    createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination(2)),
+  );
   const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger });
   try {
     await command.run(app, args, process.stdout);

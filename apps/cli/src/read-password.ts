@@ -8,7 +8,10 @@ import { CommandFailedError, UsageError } from './cli-command';
  * is all of stdin less one trailing newline, so `printf %s "$PW" |`, `echo "$PW" |` and `< file`
  * all give the same password.
  */
-export async function readPassword(input: NodeJS.ReadStream = process.stdin, prompt: NodeJS.WritableStream = process.stderr): Promise<string> {
+export async function readPassword(
+  input: NodeJS.ReadStream = process.stdin,
+  prompt: NodeJS.WritableStream = process.stderr,
+): Promise<string> {
   return input.isTTY ? askTwice(input, prompt) : readOneLine(input);
 }
 
@@ -24,7 +27,11 @@ async function readOneLine(input: NodeJS.ReadableStream): Promise<string> {
 async function askTwice(input: NodeJS.ReadStream, prompt: NodeJS.WritableStream): Promise<string> {
   // readline echoes what is typed to its output: give it one that shows nothing. It puts the
   // terminal in raw mode (no echo by the terminal either) here, before the first prompt appears.
-  const rl = createInterface({ input, output: new Writable({ write: (_chunk, _encoding, done) => done() }), terminal: true });
+  const rl = createInterface({
+    input,
+    output: new Writable({ write: (_chunk, _encoding, done) => done() }),
+    terminal: true,
+  });
   let fail: ((err: Error) => void) | undefined;
   rl.on('SIGINT', () => {
     prompt.write('\n');

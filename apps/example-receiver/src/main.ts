@@ -25,12 +25,15 @@ function main(): void {
 
   const server = createReceiver({ secrets, store, tls, path: process.env.WEBHOOK_PATH });
   server.listen(port, process.env.HOST ?? '0.0.0.0', () => {
-    console.log(`example receiver listening on ${tls ? 'https' : 'http'}://${process.env.HOST ?? '0.0.0.0'}:${port}${process.env.WEBHOOK_PATH ?? '/webhooks'}`);
+    console.log(
+      `example receiver listening on ${tls ? 'https' : 'http'}://${process.env.HOST ?? '0.0.0.0'}:${port}${process.env.WEBHOOK_PATH ?? '/webhooks'}`,
+    );
   });
-  const stop = () => server.close(() => {
-    store?.close();
-    process.exit(0);
-  });
+  const stop = () =>
+    server.close(() => {
+      store?.close();
+      process.exit(0);
+    });
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

@@ -23,7 +23,14 @@ describe('example receiver (plain HTTP)', () => {
     fetch(`${url}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
 
   it('processes a signed delivery once and acknowledges its duplicate', async () => {
-    const body = JSON.stringify({ event_id: 'evt-1', event_type: 'task.created', timestamp: '2026-11-22T10:00:00.000Z', task_id: 't', entity_id: 'e', status: 'open' });
+    const body = JSON.stringify({
+      event_id: 'evt-1',
+      event_type: 'task.created',
+      timestamp: '2026-11-22T10:00:00.000Z',
+      task_id: 't',
+      entity_id: 'e',
+      status: 'open',
+    });
     const headers = signedHeaders(body, 'evt-1', SECRET);
     expect((await post(body, headers)).status).toBe(200);
     expect((await post(body, headers)).status).toBe(200);
@@ -40,6 +47,9 @@ describe('example receiver (plain HTTP)', () => {
     const get = await fetch(`${url}/webhooks`);
     expect(get.status).toBe(405);
     expect(get.headers.get('allow')).toBe('POST');
-    expect(lines.filter((l) => l.startsWith('rejected'))).toEqual(['rejected: no_matching_signature', 'rejected: missing_header']);
+    expect(lines.filter((l) => l.startsWith('rejected'))).toEqual([
+      'rejected: no_matching_signature',
+      'rejected: missing_header',
+    ]);
   });
 });

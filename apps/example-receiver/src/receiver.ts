@@ -73,7 +73,9 @@ export function createReceiver(options: ReceiverOptions): Server {
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     listener(req, res).catch(() => reply(res, 500));
   };
-  return options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createHttpServer(handler);
+  return options.tls
+    ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)
+    : createHttpServer(handler);
 }
 
 function reply(res: ServerResponse, status: number, headers: Record<string, string> = {}): void {

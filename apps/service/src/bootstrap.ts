@@ -41,14 +41,24 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
     ...(config.tls
-      ? { https: { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), maxHeaderSize: NODE_MAX_HEADER_BYTES } }
+      ? {
+          https: {
+            cert: readFileSync(config.tls.certFile),
+            key: readFileSync(config.tls.keyFile),
+            maxHeaderSize: NODE_MAX_HEADER_BYTES,
+          },
+        }
       : { http: { maxHeaderSize: NODE_MAX_HEADER_BYTES } }),
   });
   // First of the onRequest hooks: oversized headers are refused before anything else reads them.
   refuseOversizedHeaders(adapter.getInstance());
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, [...(options.imports ?? []), dataDirLockModule(lock)]), adapter, {
-    logger: new PinoNestLogger(createLogger(config.logLevel, options.logDestination)),
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config, [...(options.imports ?? []), dataDirLockModule(lock)]),
+    adapter,
+    {
+      logger: new PinoNestLogger(createLogger(config.logLevel, options.logDestination)),
+    },
+  );
   instrumentHttp(app);
   // JSON routes only: without Fastify's text/plain parser a text body is a 415, not a string DTO.
   app.getHttpAdapter().getInstance().removeContentTypeParser('text/plain');

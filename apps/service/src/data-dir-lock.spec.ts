@@ -30,7 +30,7 @@ describe('lockDataDir', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('refuses a second holder of one DATA_DIR, naming the directory and the holder\'s pid; other DATA_DIRs are free', () => {
+  it("refuses a second holder of one DATA_DIR, naming the directory and the holder's pid; other DATA_DIRs are free", () => {
     const dir = join(root, 'data');
     lock(dir);
     const err = refusal(dir);
@@ -65,7 +65,10 @@ describe('lockDataDir', () => {
     async function lockInChild(dir: string, then: string): Promise<{ proc: ChildProcess; stdout: string }> {
       const lockIt = `require(${JSON.stringify(join(__dirname, 'data-dir-lock.ts'))}).lockDataDir(${JSON.stringify(dir)})`;
       const code = `try { ${lockIt}; } catch (e) { process.stdout.write(e.message + '\\n'); process.exit(3); } ${then}`;
-      const proc = spawn(process.execPath, ['-r', '@swc-node/register', '-e', code], { cwd: join(__dirname, '../../..'), stdio: ['ignore', 'pipe', 'inherit'] });
+      const proc = spawn(process.execPath, ['-r', '@swc-node/register', '-e', code], {
+        cwd: join(__dirname, '../../..'),
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       child = proc;
       const timeout = setTimeout(() => proc.kill('SIGKILL'), 20_000);
       try {
@@ -78,7 +81,10 @@ describe('lockDataDir', () => {
 
     it('refuses while another process holds it, even after a refused attempt here; a SIGKILLed holder leaves no lock', async () => {
       const dir = join(root, 'data');
-      const { proc, stdout } = await lockInChild(dir, `process.stdout.write('locked\\n'); setInterval(() => {}, 60_000);`);
+      const { proc, stdout } = await lockInChild(
+        dir,
+        `process.stdout.write('locked\\n'); setInterval(() => {}, 60_000);`,
+      );
       expect(stdout).toBe('locked\n');
       expect(refusal(dir).holderPid).toBe(proc.pid);
       // POSIX drops all of a process's locks on a file when it closes any descriptor of it; the

@@ -76,7 +76,12 @@ function readPid(pidFile: string): number | null {
 export function dataDirLockModule(lock: DataDirLock): DynamicModule {
   return {
     module: DataDirLockModule,
-    providers: [{ provide: DATA_DIR_LOCK, useValue: { onApplicationShutdown: () => lock.release() } satisfies OnApplicationShutdown }],
+    providers: [
+      {
+        provide: DATA_DIR_LOCK,
+        useValue: { onApplicationShutdown: () => lock.release() } satisfies OnApplicationShutdown,
+      },
+    ],
   };
 }
 

@@ -34,7 +34,13 @@ export function setupOpenApi(app: NestFastifyApplication, options: { bodyLimitBy
         'application/json, with `WWW-Authenticate`.',
     )
     .setVersion('1')
-    .addOAuth2({ type: 'oauth2', flows: { clientCredentials: { tokenUrl: '/o/token/', scopes: { read: 'Read', write: 'Write' } } } }, 'oauth2')
+    .addOAuth2(
+      {
+        type: 'oauth2',
+        flows: { clientCredentials: { tokenUrl: '/o/token/', scopes: { read: 'Read', write: 'Write' } } },
+      },
+      'oauth2',
+    )
     // Opaque tokens, not JWTs (Nest's default bearerFormat would say JWT).
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'opaque' }, 'bearer')
     .addSecurityRequirements('bearer')
@@ -52,7 +58,10 @@ export function setupOpenApi(app: NestFastifyApplication, options: { bodyLimitBy
   const document: OpenAPIObject = {
     ...full,
     paths,
-    components: { ...full.components, schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name))) },
+    components: {
+      ...full.components,
+      schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name))),
+    },
   };
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: OPENAPI_JSON_PATH,
@@ -84,8 +93,16 @@ function describeErrors(item: PathItemObject, bodyLimitBytes: number): PathItemO
   return described;
 }
 
-function describeOperation(method: (typeof METHODS)[number], source: OperationObject, bodyLimitBytes: number): OperationObject {
-  const op: OperationObject = { ...source, parameters: [...(source.parameters ?? [])], responses: { ...source.responses } };
+function describeOperation(
+  method: (typeof METHODS)[number],
+  source: OperationObject,
+  bodyLimitBytes: number,
+): OperationObject {
+  const op: OperationObject = {
+    ...source,
+    parameters: [...(source.parameters ?? [])],
+    responses: { ...source.responses },
+  };
   const params = op.parameters as ParameterObject[];
   const pathParams = params.filter((p) => p.in === 'path');
   const hasQuery = params.some((p) => p.in === 'query');
@@ -98,12 +115,18 @@ function describeOperation(method: (typeof METHODS)[number], source: OperationOb
   const scope = write ? 'write' : 'read';
 
   // Every path parameter is read through ResourceIdPipe: a UUID, else a 400 naming it.
-  for (const [i, p] of params.entries()) if (p.in === 'path') params[i] = { ...p, schema: { ...p.schema, type: 'string', format: 'uuid' } };
+  for (const [i, p] of params.entries())
+    if (p.in === 'path') params[i] = { ...p, schema: { ...p.schema, type: 'string', format: 'uuid' } };
   if (idempotent) params.push({ ...IDEMPOTENCY_KEY_HEADER, schema: { ...IDEMPOTENCY_KEY_HEADER.schema } });
 
   const responses = op.responses as Record<string, ResponseObject>;
   /** Merges into what the route declared itself: its description (a route-specific cause) comes first. */
-  const add = (status: number, description: string, content: ResponseObject['content'] = problem, headers?: ResponseObject['headers']) => {
+  const add = (
+    status: number,
+    description: string,
+    content: ResponseObject['content'] = problem,
+    headers?: ResponseObject['headers'],
+  ) => {
     const own = responses[status];
     responses[status] = {
       ...own,
@@ -135,12 +158,21 @@ function describeOperation(method: (typeof METHODS)[number], source: OperationOb
     401,
     'No Authorization header (problem+json), or a token that is malformed, unknown, expired or revoked (`invalid_token`, application/json)',
     { ...problem, ...bearerError },
-    { 'WWW-Authenticate': header('The bearer challenge: with `error="invalid_token"` for a bad token, without for none', `Bearer realm="${realm}", error="invalid_token"`) },
+    {
+      'WWW-Authenticate': header(
+        'The bearer challenge: with `error="invalid_token"` for a bad token, without for none',
+        `Bearer realm="${realm}", error="invalid_token"`,
+      ),
+    },
   );
   add(403, `The token lacks the \`${scope}\` scope (\`insufficient_scope\`)`, bearerError, {
-    'WWW-Authenticate': header('The bearer challenge, naming the scope needed', `Bearer realm="${realm}", error="insufficient_scope", scope="${scope}"`),
+    'WWW-Authenticate': header(
+      'The bearer challenge, naming the scope needed',
+      `Bearer realm="${realm}", error="insufficient_scope", scope="${scope}"`,
+    ),
   });
-  if (pathParams.length > 0) add(404, "No such resource in the token's account (another account's is answered the same way)");
+  if (pathParams.length > 0)
+    add(404, "No such resource in the token's account (another account's is answered the same way)");
 
   // 409: an Idempotency-Key still in flight (IdempotencyInterceptor); handleCommand giving up
   // after its retries on concurrent writes to an existing resource (a create's stream is new).
@@ -158,12 +190,23 @@ function describeOperation(method: (typeof METHODS)[number], source: OperationOb
   }
   if (idempotent) add(422, 'This Idempotency-Key was already used with another request');
   // ApiRateLimitGuard: one budget per account (API_RATE_LIMIT); every answer carries X-RateLimit-*.
-  add(429, "The account's rate limit is spent (X-RateLimit-Limit requests per window): retry after Retry-After", problem, {
-    'Retry-After': header('Seconds until the account may call again', '1'),
-  });
+  add(
+    429,
+    "The account's rate limit is spent (X-RateLimit-Limit requests per window): retry after Retry-After",
+    problem,
+    {
+      'Retry-After': header('Seconds until the account may call again', '1'),
+    },
+  );
   // EventStoreUnavailableError: every write appends (nothing is half-written).
   const unavailable = { 'Retry-After': header('Seconds to wait', '5') };
-  if (write || responses[503]) add(503, write ? 'The event store is unreachable: nothing was written; retry after Retry-After' : '', problem, unavailable);
+  if (write || responses[503])
+    add(
+      503,
+      write ? 'The event store is unreachable: nothing was written; retry after Retry-After' : '',
+      problem,
+      unavailable,
+    );
   return op;
 }
 

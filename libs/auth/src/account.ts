@@ -3,8 +3,7 @@ import { AuthEvents, type AccountCreated } from './auth.events';
 
 /** An account: what every customer resource, client and user belongs to. */
 export type AccountState =
-  | { readonly status: 'new' }
-  | { readonly status: 'active'; readonly id: string; readonly name: string };
+  { readonly status: 'new' } | { readonly status: 'active'; readonly id: string; readonly name: string };
 
 export type AccountEvent = AccountCreated;
 export type AccountCommand = { readonly type: 'CreateAccount'; readonly accountId: string; readonly name: string };

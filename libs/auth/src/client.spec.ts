@@ -49,7 +49,9 @@ describe('client', () => {
 
   it('refuses scopes beyond its kind and missing or extra accounts, naming the field', () => {
     expect(fieldOf(() => decideClient(initialClientState, create({ scope: 'read operator' })))).toBe('scope');
-    expect(fieldOf(() => decideClient(initialClientState, create({ kind: 'operator', accountId: null, scope: 'write' })))).toBe('scope');
+    expect(
+      fieldOf(() => decideClient(initialClientState, create({ kind: 'operator', accountId: null, scope: 'write' }))),
+    ).toBe('scope');
     expect(fieldOf(() => decideClient(initialClientState, create({ accountId: null })))).toBe('account_id');
     expect(fieldOf(() => decideClient(initialClientState, create({ kind: 'operator' })))).toBe('account_id');
   });
@@ -72,7 +74,9 @@ describe('client', () => {
 
   it('an unknown client cannot be rotated or revoked; a known one cannot be created again', () => {
     expect(() => decideClient(initialClientState, { type: 'RevokeClient' })).toThrow(NotFoundError);
-    expect(() => decideClient(initialClientState, { type: 'RotateClientSecret', secretHash: 'x' })).toThrow(NotFoundError);
+    expect(() => decideClient(initialClientState, { type: 'RotateClientSecret', secretHash: 'x' })).toThrow(
+      NotFoundError,
+    );
     expect(() => decideClient(run(initialClientState, create()), create())).toThrow(ConflictError);
   });
 });

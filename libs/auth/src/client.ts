@@ -97,11 +97,16 @@ export function decideClient(state: ClientState, command: ClientCommand): Client
     }
     case 'RotateClientSecret': {
       if (state.status === 'new') throw new NotFoundError('No client with this id');
-      if (state.status === 'revoked') throw ConflictError.invalidTransition('client', 'rotate the secret of', 'revoked');
+      if (state.status === 'revoked')
+        throw ConflictError.invalidTransition('client', 'rotate the secret of', 'revoked');
       return [
         {
           type: AuthEvents.ClientSecretRotated,
-          data: { client_id: state.clientId, secret_hash: command.secretHash, secret_generation: state.secretGeneration + 1 },
+          data: {
+            client_id: state.clientId,
+            secret_hash: command.secretHash,
+            secret_generation: state.secretGeneration + 1,
+          },
         },
       ];
     }

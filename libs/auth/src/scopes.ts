@@ -26,7 +26,8 @@ export function formatScope(scopes: readonly string[]): string {
   return sortScopes(scopes).join(' ');
 }
 
-export type ScopeGrant = { readonly ok: true; readonly scopes: string[] } | { readonly ok: false; readonly reason: string };
+export type ScopeGrant =
+  { readonly ok: true; readonly scopes: string[] } | { readonly ok: false; readonly reason: string };
 
 /**
  * The scopes a token request gets: everything the client is allowed when it asks for nothing,
@@ -38,7 +39,10 @@ export function grantScopes(allowed: readonly string[], requested: string | unde
   if (asked === null) return { ok: false, reason: 'scope must be a space-separated list of scopes' };
   const beyond = asked.filter((s) => !allowed.includes(s));
   if (beyond.length > 0) {
-    return { ok: false, reason: `This client may not be granted: ${beyond.join(' ')} (allowed: ${formatScope(allowed)})` };
+    return {
+      ok: false,
+      reason: `This client may not be granted: ${beyond.join(' ')} (allowed: ${formatScope(allowed)})`,
+    };
   }
   return { ok: true, scopes: asked };
 }

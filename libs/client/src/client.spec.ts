@@ -9,8 +9,18 @@ import type { Entity, Page } from './types';
 const BASE = 'https://api.example.test';
 
 function clientWith(route: Route) {
-  const fetch = fakeFetch((req) => (req.url.pathname === '/o/token/' ? json(200, { access_token: 't', token_type: 'Bearer', expires_in: 3600 }) : route(req)));
-  const client = new FilingClient({ baseUrl: `${BASE}/`, clientId: 'id', clientSecret: 'secret', fetch, clock: new FakeClock() });
+  const fetch = fakeFetch((req) =>
+    req.url.pathname === '/o/token/'
+      ? json(200, { access_token: 't', token_type: 'Bearer', expires_in: 3600 })
+      : route(req),
+  );
+  const client = new FilingClient({
+    baseUrl: `${BASE}/`,
+    clientId: 'id',
+    clientSecret: 'secret',
+    fetch,
+    clock: new FakeClock(),
+  });
   const api = () => fetch.requests.filter((r) => r.url.pathname !== '/o/token/');
   return { client, api };
 }
@@ -29,7 +39,9 @@ const entity = (n: number): Entity => ({
 
 describe('FilingClient requests', () => {
   it('sends each operation to its route with JSON, filters, If-Match and Idempotency-Key', async () => {
-    const { client, api } = clientWith((req) => (req.method === 'DELETE' ? new Response(null, { status: 204 }) : json(200, { data: [], next_cursor: null })));
+    const { client, api } = clientWith((req) =>
+      req.method === 'DELETE' ? new Response(null, { status: 204 }) : json(200, { data: [], next_cursor: null }),
+    );
     await client.entities.create({ name: 'Acme', entity_type: 'llc' }, { idempotencyKey: 'key-1' });
     await client.entities.list({ status: 'active', q: 'ac me', limit: 10, entity_type: undefined });
     await client.jurisdictions.update('j/1', { status: 'active' }, { ifMatch: 2 });
@@ -67,7 +79,9 @@ describe('FilingClient requests', () => {
   it('returns document content as bytes with its content type, and DELETE 204 as undefined', async () => {
     const bytes = Buffer.from([0, 1, 2, 250, 255]);
     const { client } = clientWith((req) =>
-      req.method === 'DELETE' ? new Response(null, { status: 204 }) : new Response(bytes, { status: 200, headers: { 'content-type': 'application/pdf' } }),
+      req.method === 'DELETE'
+        ? new Response(null, { status: 204 })
+        : new Response(bytes, { status: 200, headers: { 'content-type': 'application/pdf' } }),
     );
     const content = await client.documents.content('d1');
     expect(content.content_type).toBe('application/pdf');
@@ -82,7 +96,13 @@ describe('FilingClient requests', () => {
     await client.events.list({ event_type: ['entity.created', 'order.completed'], after_event_id: 'ev1', limit: 20 });
     await client.events.list({ event_type: 'task.created' });
     await collect(client.events.listAll({ after_event_id: 'ev2' }));
-    expect(await client.webhookEndpoints.recover('w1', { since: new Date('2026-11-22T10:00:00.000Z') }, { idempotencyKey: 'k' })).toEqual({ deliveries: 3 });
+    expect(
+      await client.webhookEndpoints.recover(
+        'w1',
+        { since: new Date('2026-11-22T10:00:00.000Z') },
+        { idempotencyKey: 'k' },
+      ),
+    ).toEqual({ deliveries: 3 });
     await client.webhookEndpoints.stats('w1');
     expect(api().map((r) => `${r.method} ${r.url.pathname}${decodeURIComponent(r.url.search)}`)).toEqual([
       'GET /external-api/v1/events?after_event_id=ev1&limit=20&event_type=entity.created,order.completed',
@@ -96,8 +116,12 @@ describe('FilingClient requests', () => {
   });
 
   it('unwraps the event-type catalog', async () => {
-    const { client } = clientWith(() => json(200, { data: [{ name: 'entity.created', label: 'New Entity', category: 'Entities' }] }));
-    await expect(client.webhookEventTypes.list()).resolves.toEqual([{ name: 'entity.created', label: 'New Entity', category: 'Entities' }]);
+    const { client } = clientWith(() =>
+      json(200, { data: [{ name: 'entity.created', label: 'New Entity', category: 'Entities' }] }),
+    );
+    await expect(client.webhookEventTypes.list()).resolves.toEqual([
+      { name: 'entity.created', label: 'New Entity', category: 'Entities' },
+    ]);
   });
 });
 
@@ -109,9 +133,18 @@ describe('errors', () => {
         { field: 'entity_type', message: 'entity_type must be one of llc, …' },
       ]),
     );
-    const err = (await client.entities.create({ name: 1 as unknown as string, entity_type: 'llc' }).catch((e) => e)) as ApiError;
+    const err = (await client.entities
+      .create({ name: 1 as unknown as string, entity_type: 'llc' })
+      .catch((e) => e)) as ApiError;
     expect(err).toBeInstanceOf(ApiError);
-    expect(err).toMatchObject({ status: 400, type: 'about:blank', title: 'Bad Request', detail: 'The request has invalid fields', method: 'POST', path: '/entities' });
+    expect(err).toMatchObject({
+      status: 400,
+      type: 'about:blank',
+      title: 'Bad Request',
+      detail: 'The request has invalid fields',
+      method: 'POST',
+      path: '/entities',
+    });
     expect(err.errors).toHaveLength(2);
     expect(err.fieldError('entity_type')).toMatch(/one of/);
     expect(err.problem.status).toBe(400);
@@ -120,11 +153,12 @@ describe('errors', () => {
 
   it('keeps status, Retry-After and request id of 409/412/429/503', async () => {
     for (const status of [404, 409, 412, 422, 429, 503]) {
-      const { client } = clientWith(() =>
-        new Response(JSON.stringify({ type: 'about:blank', title: 'x', status, detail: `d${status}` }), {
-          status,
-          headers: { 'content-type': 'application/problem+json', 'retry-after': '5', 'x-request-id': 'req-1' },
-        }),
+      const { client } = clientWith(
+        () =>
+          new Response(JSON.stringify({ type: 'about:blank', title: 'x', status, detail: `d${status}` }), {
+            status,
+            headers: { 'content-type': 'application/problem+json', 'retry-after': '5', 'x-request-id': 'req-1' },
+          }),
       );
       const err = (await client.orders.get('o1').catch((e) => e)) as ApiError;
       expect(err).toMatchObject({ status, detail: `d${status}`, retryAfterSeconds: 5, requestId: 'req-1', errors: [] });
@@ -132,14 +166,23 @@ describe('errors', () => {
   });
 
   it('makes a problem of a non-JSON error page', async () => {
-    const { client } = clientWith(() => new Response('<h1>Bad gateway</h1>', { status: 502, statusText: 'Bad Gateway', headers: { 'content-type': 'text/html' } }));
+    const { client } = clientWith(
+      () =>
+        new Response('<h1>Bad gateway</h1>', {
+          status: 502,
+          statusText: 'Bad Gateway',
+          headers: { 'content-type': 'text/html' },
+        }),
+    );
     const err = (await client.tasks.get('t1').catch((e) => e)) as ApiError;
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({ status: 502, title: 'Bad Gateway', type: 'about:blank' });
   });
 
   it('treats a redirect as an error (never followed)', async () => {
-    const { client } = clientWith(() => new Response(null, { status: 302, headers: { location: 'https://elsewhere.test/' } }));
+    const { client } = clientWith(
+      () => new Response(null, { status: 302, headers: { location: 'https://elsewhere.test/' } }),
+    );
     await expect(client.entities.get('e1')).rejects.toMatchObject({ status: 302 });
   });
 
@@ -159,13 +202,16 @@ describe('errors', () => {
 
     // A server that never answers: the SDK's timeout, or the caller's signal, ends the call.
     const { client } = clientWith(
-      (req) => new Promise<Response>((_, reject) => req.signal!.addEventListener('abort', () => reject(req.signal!.reason))),
+      (req) =>
+        new Promise<Response>((_, reject) => req.signal!.addEventListener('abort', () => reject(req.signal!.reason))),
     );
     const timedOut = (await client.entities.list(undefined, { timeoutMs: 20 }).catch((e) => e)) as NetworkError;
     expect(timedOut).toBeInstanceOf(NetworkError);
     expect(timedOut.timedOut).toBe(true);
     expect(timedOut.message).toContain('timed out after 20 ms');
-    const aborted = (await client.entities.list(undefined, { signal: AbortSignal.abort() }).catch((e) => e)) as NetworkError;
+    const aborted = (await client.entities
+      .list(undefined, { signal: AbortSignal.abort() })
+      .catch((e) => e)) as NetworkError;
     expect(aborted).toBeInstanceOf(NetworkError);
     expect(aborted.timedOut).toBe(false);
     expect(aborted.message).toContain('aborted');
@@ -209,7 +255,12 @@ describe('pagination', () => {
   it('handles an empty collection and history pages', async () => {
     const { client } = pagedService(0, 10);
     expect(await collect(client.entities.listAll())).toEqual([]);
-    const history = clientWith(() => json(200, { data: [{ type: 'OrderSubmitted', occurred_at: 'x', actor: 'client:1', data: {} }], next_cursor: null }));
+    const history = clientWith(() =>
+      json(200, {
+        data: [{ type: 'OrderSubmitted', occurred_at: 'x', actor: 'client:1', data: {} }],
+        next_cursor: null,
+      }),
+    );
     const events = await collect(history.client.orders.historyAll('o1'));
     expect(events[0].type).toBe('OrderSubmitted');
   });

@@ -1,5 +1,12 @@
 import type { Clock } from './clock';
-import { ApiTransport, type ActionOptions, type CreateOptions, type Query, type RequestOptions, type WriteOptions } from './http';
+import {
+  ApiTransport,
+  type ActionOptions,
+  type CreateOptions,
+  type Query,
+  type RequestOptions,
+  type WriteOptions,
+} from './http';
 import { paginate } from './pagination';
 import { TokenManager } from './token-manager';
 import type { FetchLike } from './transport';
@@ -117,15 +124,29 @@ class Family<T, Create, Filters extends PageParams, EventType extends string> {
 
   /** `GET /{family}/{id}/history`: the resource's own events, oldest first. */
   history(id: string, page?: PageParams, options?: RequestOptions): Promise<Page<HistoryEvent<EventType>>> {
-    return this.http.json({ method: 'GET', path: `${this.path}/${seg(id)}/history`, query: page as Query | undefined, options });
+    return this.http.json({
+      method: 'GET',
+      path: `${this.path}/${seg(id)}/history`,
+      query: page as Query | undefined,
+      options,
+    });
   }
 
-  historyAll(id: string, page?: Omit<PageParams, 'cursor'>, options?: RequestOptions): AsyncGenerator<HistoryEvent<EventType>, void, undefined> {
+  historyAll(
+    id: string,
+    page?: Omit<PageParams, 'cursor'>,
+    options?: RequestOptions,
+  ): AsyncGenerator<HistoryEvent<EventType>, void, undefined> {
     return paginate((cursor) => this.history(id, { ...page, cursor }, options));
   }
 }
 
-class UpdatableFamily<T, Create, Update, Filters extends PageParams, EventType extends string> extends Family<T, Create, Filters, EventType> {
+class UpdatableFamily<T, Create, Update, Filters extends PageParams, EventType extends string> extends Family<
+  T,
+  Create,
+  Filters,
+  EventType
+> {
   /** `PATCH /{family}/{id}` with only the fields to change; `ifMatch` → 412 if it changed since. */
   update(id: string, patch: Update, options?: WriteOptions): Promise<T> {
     return this.http.json<T>({ method: 'PATCH', path: `${this.path}/${seg(id)}`, body: patch, options });
@@ -134,11 +155,23 @@ class UpdatableFamily<T, Create, Update, Filters extends PageParams, EventType e
 
 export class EntitiesApi extends UpdatableFamily<Entity, CreateEntity, UpdateEntity, EntityFilters, EntityEventType> {}
 
-export class JurisdictionsApi extends UpdatableFamily<Jurisdiction, CreateJurisdiction, UpdateJurisdiction, JurisdictionFilters, JurisdictionEventType> {}
+export class JurisdictionsApi extends UpdatableFamily<
+  Jurisdiction,
+  CreateJurisdiction,
+  UpdateJurisdiction,
+  JurisdictionFilters,
+  JurisdictionEventType
+> {}
 
 export class TasksApi extends UpdatableFamily<Task, CreateTask, UpdateTask, TaskFilters, TaskEventType> {}
 
-export class DocumentsApi extends UpdatableFamily<Document, CreateDocument, UpdateDocument, DocumentFilters, DocumentEventType> {
+export class DocumentsApi extends UpdatableFamily<
+  Document,
+  CreateDocument,
+  UpdateDocument,
+  DocumentFilters,
+  DocumentEventType
+> {
   /** `DELETE /documents/{id}` → 204; afterwards the document (and its content) is 404. */
   async delete(id: string, options?: WriteOptions): Promise<void> {
     await this.http.raw({ method: 'DELETE', path: `${this.path}/${seg(id)}`, options });
@@ -174,7 +207,10 @@ export class WebhookEndpointsApi {
     return this.http.json({ method: 'GET', path: '/webhook-endpoints', query: page as Query | undefined, options });
   }
 
-  listAll(page?: Omit<PageParams, 'cursor'>, options?: RequestOptions): AsyncGenerator<WebhookEndpoint, void, undefined> {
+  listAll(
+    page?: Omit<PageParams, 'cursor'>,
+    options?: RequestOptions,
+  ): AsyncGenerator<WebhookEndpoint, void, undefined> {
     return paginate((cursor) => this.list({ ...page, cursor }, options));
   }
 
@@ -208,10 +244,19 @@ export class WebhookEndpointsApi {
 
   /** `GET /webhook-endpoints/{id}/deliveries?status=`. */
   deliveries(id: string, filters?: WebhookDeliveryFilters, options?: RequestOptions): Promise<Page<WebhookDelivery>> {
-    return this.http.json({ method: 'GET', path: `/webhook-endpoints/${seg(id)}/deliveries`, query: filters as Query | undefined, options });
+    return this.http.json({
+      method: 'GET',
+      path: `/webhook-endpoints/${seg(id)}/deliveries`,
+      query: filters as Query | undefined,
+      options,
+    });
   }
 
-  deliveriesAll(id: string, filters?: Omit<WebhookDeliveryFilters, 'cursor'>, options?: RequestOptions): AsyncGenerator<WebhookDelivery, void, undefined> {
+  deliveriesAll(
+    id: string,
+    filters?: Omit<WebhookDeliveryFilters, 'cursor'>,
+    options?: RequestOptions,
+  ): AsyncGenerator<WebhookDelivery, void, undefined> {
     return paginate((cursor) => this.deliveries(id, { ...filters, cursor }, options));
   }
 
@@ -242,7 +287,10 @@ export class EventsApi {
   }
 
   /** Every event matching the filters, fetching pages of `limit` (default 50) as you iterate. */
-  listAll(filters?: Omit<EventFilters, 'cursor'>, options?: RequestOptions): AsyncGenerator<EventListItem, void, undefined> {
+  listAll(
+    filters?: Omit<EventFilters, 'cursor'>,
+    options?: RequestOptions,
+  ): AsyncGenerator<EventListItem, void, undefined> {
     return paginate((cursor) => this.list({ ...filters, cursor }, options));
   }
 }
@@ -279,7 +327,11 @@ export class WebhookEventTypesApi {
 
   /** The catalog of the notification types, the operational one last (the `data` of `GET /webhook-event-types`). */
   async list(options?: RequestOptions): Promise<WebhookEventTypeInfo[]> {
-    const body = await this.http.json<{ data: WebhookEventTypeInfo[] }>({ method: 'GET', path: '/webhook-event-types', options });
+    const body = await this.http.json<{ data: WebhookEventTypeInfo[] }>({
+      method: 'GET',
+      path: '/webhook-event-types',
+      options,
+    });
     return body.data;
   }
 }
@@ -319,16 +371,16 @@ export class FilingClient {
     this.tokens = options.tokenManager
       ? options.tokenManager
       : new TokenManager({
-        tokenUrl: `${trimSlash(new URL(options.authUrl ?? base).toString())}/o/token/`,
-        clientId: options.clientId,
-        clientSecret: options.clientSecret,
-        scope: options.scope,
-        refreshMarginSeconds: options.refreshMarginSeconds,
-        fetch: fetchImpl,
-        clock: options.clock,
-        timeoutMs,
-        userAgent,
-      });
+          tokenUrl: `${trimSlash(new URL(options.authUrl ?? base).toString())}/o/token/`,
+          clientId: options.clientId,
+          clientSecret: options.clientSecret,
+          scope: options.scope,
+          refreshMarginSeconds: options.refreshMarginSeconds,
+          fetch: fetchImpl,
+          clock: options.clock,
+          timeoutMs,
+          userAgent,
+        });
     this.http = new ApiTransport(base + API_PATH, this.tokens, fetchImpl, timeoutMs, userAgent);
     this.entities = new EntitiesApi(this.http, '/entities');
     this.jurisdictions = new JurisdictionsApi(this.http, '/jurisdictions');

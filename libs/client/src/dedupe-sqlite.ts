@@ -40,7 +40,9 @@ export class SqliteDedupeStore implements DedupeStore {
     this.db.exec(
       `CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, done INTEGER NOT NULL, expires_at INTEGER NOT NULL) WITHOUT ROWID`,
     );
-    const select = this.db.prepare<[string], { done: number; expires_at: number }>(`SELECT done, expires_at FROM ${table} WHERE id = ?`);
+    const select = this.db.prepare<[string], { done: number; expires_at: number }>(
+      `SELECT done, expires_at FROM ${table} WHERE id = ?`,
+    );
     const upsert = this.db.prepare<[string, number]>(
       `INSERT INTO ${table} (id, done, expires_at) VALUES (?, 0, ?) ON CONFLICT(id) DO UPDATE SET done = 0, expires_at = excluded.expires_at`,
     );

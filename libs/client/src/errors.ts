@@ -50,7 +50,9 @@ export class ApiError extends FilingError {
     readonly problem: Problem,
     init: { method: string; path: string; retryAfterSeconds?: number | null; requestId?: string | null },
   ) {
-    const fields = problem.errors?.length ? ` (${problem.errors.map((e) => `${e.field}: ${e.message}`).join('; ')})` : '';
+    const fields = problem.errors?.length
+      ? ` (${problem.errors.map((e) => `${e.field}: ${e.message}`).join('; ')})`
+      : '';
     super(`${init.method} ${init.path} → ${problem.status} ${problem.title}: ${problem.detail}${fields}`);
     this.status = problem.status;
     this.type = problem.type;

@@ -107,7 +107,13 @@ export class ApiTransport {
     return { status: response.status, headers: response.headers, body: bytes };
   }
 
-  private send(request: ApiRequest, url: string, headers: Record<string, string>, body: string | undefined, token: string) {
+  private send(
+    request: ApiRequest,
+    url: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    token: string,
+  ) {
     return send(
       this.fetchImpl,
       url,
@@ -130,7 +136,12 @@ async function readBody(response: Response, request: ApiRequest): Promise<ArrayB
   try {
     return await response.arrayBuffer();
   } catch (cause) {
-    throw new NetworkError(`${request.method} ${request.path}: the answer's body could not be read`, request.method, request.path, { cause });
+    throw new NetworkError(
+      `${request.method} ${request.path}: the answer's body could not be read`,
+      request.method,
+      request.path,
+      { cause },
+    );
   }
 }
 
@@ -152,7 +163,12 @@ function problemFrom(response: Response, bytes: Buffer): Problem {
           type: typeof body.type === 'string' ? body.type : 'about:blank',
           title: typeof body.title === 'string' ? body.title : response.statusText || `HTTP ${response.status}`,
           status: typeof body.status === 'number' ? body.status : response.status,
-          detail: typeof body.detail === 'string' ? body.detail : typeof body.error_description === 'string' ? body.error_description : '',
+          detail:
+            typeof body.detail === 'string'
+              ? body.detail
+              : typeof body.error_description === 'string'
+                ? body.error_description
+                : '',
           ...(Array.isArray(errors) ? { errors: errors.filter(isFieldError) } : {}),
         };
       }
@@ -160,7 +176,11 @@ function problemFrom(response: Response, bytes: Buffer): Problem {
       // fall through: not JSON after all
     }
   }
-  return problemOf(response.status, `The service answered ${response.status} without a problem+json body`, response.statusText);
+  return problemOf(
+    response.status,
+    `The service answered ${response.status} without a problem+json body`,
+    response.statusText,
+  );
 }
 
 function problemOf(status: number, detail: string, title?: string): Problem {
@@ -168,5 +188,10 @@ function problemOf(status: number, detail: string, title?: string): Problem {
 }
 
 function isFieldError(value: unknown): value is { field: string; message: string } {
-  return !!value && typeof value === 'object' && typeof (value as { field?: unknown }).field === 'string' && typeof (value as { message?: unknown }).message === 'string';
+  return (
+    !!value &&
+    typeof value === 'object' &&
+    typeof (value as { field?: unknown }).field === 'string' &&
+    typeof (value as { message?: unknown }).message === 'string'
+  );
 }

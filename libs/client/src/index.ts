@@ -3,7 +3,14 @@
  * client, and Standard Webhooks verification with deduplication. No dependencies. The SQLite
  * dedupe store is a separate entry point (`@filing/client/dedupe-sqlite`).
  */
-export { FilingClient, API_PATH, type FilingClientOptions, type FilingClientSettings, type ClientCredentials, type SharedTokens } from './client';
+export {
+  FilingClient,
+  API_PATH,
+  type FilingClientOptions,
+  type FilingClientSettings,
+  type ClientCredentials,
+  type SharedTokens,
+} from './client';
 export {
   EntitiesApi,
   JurisdictionsApi,
@@ -16,8 +23,24 @@ export {
   WebhookEventTypesApi,
   EventsApi,
 } from './client';
-export { TokenManager, formEncode, DEFAULT_REFRESH_MARGIN_SECONDS, type TokenManagerOptions, type AccessToken } from './token-manager';
-export { ApiTransport, entityTag, type RequestOptions, type CreateOptions, type WriteOptions, type ActionOptions, type ApiRequest, type RawResponse, type Query } from './http';
+export {
+  TokenManager,
+  formEncode,
+  DEFAULT_REFRESH_MARGIN_SECONDS,
+  type TokenManagerOptions,
+  type AccessToken,
+} from './token-manager';
+export {
+  ApiTransport,
+  entityTag,
+  type RequestOptions,
+  type CreateOptions,
+  type WriteOptions,
+  type ActionOptions,
+  type ApiRequest,
+  type RawResponse,
+  type Query,
+} from './http';
 export { FilingError, ApiError, OAuthError, NetworkError, type Problem, type FieldError } from './errors';
 export { paginate, pages, collect } from './pagination';
 export { type Clock, systemClock } from './clock';

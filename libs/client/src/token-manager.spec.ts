@@ -14,12 +14,21 @@ function tokenServer(options: { expiresIn?: number; gate?: () => Promise<void> }
     if (req.url.pathname !== '/o/token/') return json(404, {});
     await options.gate?.();
     issued += 1;
-    return json(200, { access_token: `token-${issued}`, token_type: 'Bearer', expires_in: options.expiresIn ?? 3600, scope: 'read write' });
+    return json(200, {
+      access_token: `token-${issued}`,
+      token_type: 'Bearer',
+      expires_in: options.expiresIn ?? 3600,
+      scope: 'read write',
+    });
   });
   return fetch;
 }
 
-function manager(fetch: ReturnType<typeof fakeFetch>, clock = new FakeClock(), extra: Partial<ConstructorParameters<typeof TokenManager>[0]> = {}) {
+function manager(
+  fetch: ReturnType<typeof fakeFetch>,
+  clock = new FakeClock(),
+  extra: Partial<ConstructorParameters<typeof TokenManager>[0]> = {},
+) {
   return new TokenManager({ tokenUrl: TOKEN_URL, clientId: CLIENT_ID, clientSecret: SECRET, fetch, clock, ...extra });
 }
 
@@ -34,7 +43,10 @@ describe('TokenManager', () => {
     const [req] = fetch.requests;
     expect(req.method).toBe('POST');
     expect(req.headers.get('content-type')).toBe('application/x-www-form-urlencoded');
-    expect(Object.fromEntries(new URLSearchParams(req.body))).toEqual({ grant_type: 'client_credentials', scope: 'read' });
+    expect(Object.fromEntries(new URLSearchParams(req.body))).toEqual({
+      grant_type: 'client_credentials',
+      scope: 'read',
+    });
     const basic = Buffer.from(req.headers.get('authorization')!.replace(/^Basic /, ''), 'base64').toString();
     expect(basic).toBe(`${formEncode(CLIENT_ID)}:${formEncode(SECRET)}`);
     const [id, secret] = basic.split(':');
@@ -54,7 +66,11 @@ describe('TokenManager', () => {
     clock.advance(1); // exactly 60 s before expiry
     expect(await tokens.getToken()).toBe('token-2');
     expect(tokens.tokenRequests).toBe(2);
-    expect(tokens.peek()).toMatchObject({ expiresInSeconds: 3600, expiresAt: clock.now() + 3600_000, refreshAt: clock.now() + 3540_000 });
+    expect(tokens.peek()).toMatchObject({
+      expiresInSeconds: 3600,
+      expiresAt: clock.now() + 3600_000,
+      refreshAt: clock.now() + 3540_000,
+    });
   });
 
   it('with a 65 s token, refreshes after 5 s; a token shorter than the margin at half its life', async () => {
@@ -95,7 +111,11 @@ describe('TokenManager', () => {
 
   it('after a failed refresh, the next call tries again (no poisoned cache)', async () => {
     let fail = true;
-    const fetch = fakeFetch(() => (fail ? json(503, { error: 'temporarily_unavailable' }) : json(200, { access_token: 'ok', token_type: 'Bearer', expires_in: 3600 })));
+    const fetch = fakeFetch(() =>
+      fail
+        ? json(503, { error: 'temporarily_unavailable' })
+        : json(200, { access_token: 'ok', token_type: 'Bearer', expires_in: 3600 }),
+    );
     const tokens = manager(fetch);
     await expect(tokens.getToken()).rejects.toBeInstanceOf(OAuthError);
     fail = false;
@@ -106,7 +126,11 @@ describe('TokenManager', () => {
     const clock = new FakeClock();
     let down = false;
     let issued = 0;
-    const fetch = fakeFetch(() => (down ? json(503, { error: 'temporarily_unavailable' }) : json(200, { access_token: `t${++issued}`, token_type: 'Bearer', expires_in: 3600 })));
+    const fetch = fakeFetch(() =>
+      down
+        ? json(503, { error: 'temporarily_unavailable' })
+        : json(200, { access_token: `t${++issued}`, token_type: 'Bearer', expires_in: 3600 }),
+    );
     const tokens = manager(fetch, clock);
     await tokens.getToken();
     down = true;
@@ -123,17 +147,29 @@ describe('TokenManager', () => {
 
   it('turns an OAuth error body into an OAuthError with error and error_description', async () => {
     const fetch = fakeFetch(() =>
-      json(401, { error: 'invalid_client', error_description: 'Client authentication failed' }, { 'www-authenticate': 'Basic realm="token"' }),
+      json(
+        401,
+        { error: 'invalid_client', error_description: 'Client authentication failed' },
+        { 'www-authenticate': 'Basic realm="token"' },
+      ),
     );
-    const err = (await manager(fetch).getToken().catch((e) => e)) as OAuthError;
+    const err = (await manager(fetch)
+      .getToken()
+      .catch((e) => e)) as OAuthError;
     expect(err).toBeInstanceOf(OAuthError);
-    expect(err).toMatchObject({ status: 401, error: 'invalid_client', errorDescription: 'Client authentication failed' });
+    expect(err).toMatchObject({
+      status: 401,
+      error: 'invalid_client',
+      errorDescription: 'Client authentication failed',
+    });
     expect(err.error_description).toBe('Client authentication failed');
 
     const throttled = fakeFetch(() => json(429, { error: 'too_many_requests' }, { 'retry-after': '7' }));
     await expect(manager(throttled).getToken()).rejects.toMatchObject({ status: 429, retryAfterSeconds: 7 });
 
-    const html = fakeFetch(() => new Response('<html>bad gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } }));
+    const html = fakeFetch(
+      () => new Response('<html>bad gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } }),
+    );
     await expect(manager(html).getToken()).rejects.toMatchObject({ status: 502, error: 'invalid_response' });
 
     const notBearer = fakeFetch(() => json(200, { access_token: 'x', token_type: 'mac', expires_in: 60 }));
@@ -141,8 +177,16 @@ describe('TokenManager', () => {
   });
 
   it('reports an unreachable token endpoint as a NetworkError', async () => {
-    const fetch = fakeFetch(() => Promise.reject(Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) })));
-    const err = (await manager(fetch).getToken().catch((e) => e)) as NetworkError;
+    const fetch = fakeFetch(() =>
+      Promise.reject(
+        Object.assign(new TypeError('fetch failed'), {
+          cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+        }),
+      ),
+    );
+    const err = (await manager(fetch)
+      .getToken()
+      .catch((e) => e)) as NetworkError;
     expect(err).toBeInstanceOf(NetworkError);
     expect(err.message).toContain('ECONNREFUSED');
     expect(err.timedOut).toBe(false);
@@ -151,11 +195,24 @@ describe('TokenManager', () => {
   it('never shows the secret or a token in inspect, JSON or error messages', async () => {
     // A plain fetch (the recording fake would itself hold the headers).
     const fetch = async (url: string) =>
-      new URL(url).pathname === '/o/token/' ? json(200, { access_token: 'tok-SECRET-VALUE', token_type: 'Bearer', expires_in: 3600 }) : json(500, {});
-    const client = new FilingClient({ baseUrl: 'https://auth.example.test', clientId: CLIENT_ID, clientSecret: SECRET, fetch });
+      new URL(url).pathname === '/o/token/'
+        ? json(200, { access_token: 'tok-SECRET-VALUE', token_type: 'Bearer', expires_in: 3600 })
+        : json(500, {});
+    const client = new FilingClient({
+      baseUrl: 'https://auth.example.test',
+      clientId: CLIENT_ID,
+      clientSecret: SECRET,
+      fetch,
+    });
     const err = await client.entities.get('x').catch((e) => e);
     expect(err).toBeInstanceOf(ApiError);
-    const shown = [inspect(client, { depth: 10, showHidden: true }), JSON.stringify(client.tokens), inspect(client.tokens), String(err), inspect(err, { depth: 5 })].join('\n');
+    const shown = [
+      inspect(client, { depth: 10, showHidden: true }),
+      JSON.stringify(client.tokens),
+      inspect(client.tokens),
+      String(err),
+      inspect(err, { depth: 5 }),
+    ].join('\n');
     expect(shown).not.toContain(SECRET);
     expect(shown).not.toContain(formEncode(SECRET));
     expect(shown).not.toContain('tok-SECRET-VALUE');
@@ -163,7 +220,11 @@ describe('TokenManager', () => {
   });
 
   it('revokes its token at /o/revoke_token/ and forgets it', async () => {
-    const fetch = fakeFetch((req) => (req.url.pathname === '/o/revoke_token/' ? new Response(null, { status: 200 }) : json(200, { access_token: `t${fetch.requests.length}`, token_type: 'Bearer', expires_in: 3600 })));
+    const fetch = fakeFetch((req) =>
+      req.url.pathname === '/o/revoke_token/'
+        ? new Response(null, { status: 200 })
+        : json(200, { access_token: `t${fetch.requests.length}`, token_type: 'Bearer', expires_in: 3600 }),
+    );
     const tokens = manager(fetch);
     const token = await tokens.getToken();
     await tokens.revoke();
@@ -186,14 +247,26 @@ describe('401 handling', () => {
       }
       const token = req.headers.get('authorization')?.replace(/^Bearer /, '') ?? '';
       if (!valid(token)) {
-        return new Response(JSON.stringify({ type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'invalid token' }), {
-          status: 401,
-          headers: { 'content-type': 'application/problem+json', 'www-authenticate': 'Bearer realm="external-api", error="invalid_token"' },
-        });
+        return new Response(
+          JSON.stringify({ type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'invalid token' }),
+          {
+            status: 401,
+            headers: {
+              'content-type': 'application/problem+json',
+              'www-authenticate': 'Bearer realm="external-api", error="invalid_token"',
+            },
+          },
+        );
       }
       return json(200, { id: 'e1', name: 'Acme', version: 0 });
     });
-    const client = new FilingClient({ baseUrl: 'https://api.example.test', clientId: CLIENT_ID, clientSecret: SECRET, fetch, clock: new FakeClock() });
+    const client = new FilingClient({
+      baseUrl: 'https://api.example.test',
+      clientId: CLIENT_ID,
+      clientSecret: SECRET,
+      fetch,
+      clock: new FakeClock(),
+    });
     const apiCalls = () => fetch.requests.filter((r) => r.url.pathname.startsWith('/external-api/'));
     return { client, fetch, apiCalls };
   }

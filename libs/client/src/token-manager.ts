@@ -147,8 +147,17 @@ export class TokenManager {
       throw new NetworkError('The token endpoint answered 200 without a JSON body', 'POST', this.#tokenUrl, { cause });
     }
     const { access_token: accessToken, token_type: tokenType, expires_in: expiresIn, scope } = body;
-    if (typeof accessToken !== 'string' || accessToken.length === 0 || typeof tokenType !== 'string' || tokenType.toLowerCase() !== 'bearer') {
-      throw new OAuthError(response.status, 'invalid_response', 'The token endpoint did not return a Bearer access_token');
+    if (
+      typeof accessToken !== 'string' ||
+      accessToken.length === 0 ||
+      typeof tokenType !== 'string' ||
+      tokenType.toLowerCase() !== 'bearer'
+    ) {
+      throw new OAuthError(
+        response.status,
+        'invalid_response',
+        'The token endpoint did not return a Bearer access_token',
+      );
     }
     // RFC 6749 makes expires_in optional; without it, assume the contract's default of one hour.
     const lifetime = typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : 3600;
@@ -175,7 +184,12 @@ export class TokenManager {
       accept: 'application/json',
     };
     if (this.#userAgent) headers['user-agent'] = this.#userAgent;
-    return send(this.#fetch, url, { method: 'POST', headers, body: new URLSearchParams(form).toString() }, this.#timeoutMs);
+    return send(
+      this.#fetch,
+      url,
+      { method: 'POST', headers, body: new URLSearchParams(form).toString() },
+      this.#timeoutMs,
+    );
   }
 
   /** Never show credentials when the manager itself is logged. */
@@ -205,7 +219,12 @@ async function oauthError(response: Response): Promise<OAuthError> {
     const { error, error_description: description } = body as { error: string; error_description?: unknown };
     return new OAuthError(response.status, error, typeof description === 'string' ? description : null, retryAfter);
   }
-  return new OAuthError(response.status, 'invalid_response', `The token endpoint answered ${response.status} without an OAuth error body`, retryAfter);
+  return new OAuthError(
+    response.status,
+    'invalid_response',
+    `The token endpoint answered ${response.status} without an OAuth error body`,
+    retryAfter,
+  );
 }
 
 export function parseRetryAfter(value: string | null): number | null {

@@ -22,12 +22,11 @@ export async function send(
   } catch (cause) {
     const timedOut = timeout.aborted;
     const aborted = signal?.aborted ?? false;
-    const reason = timedOut
-      ? `timed out after ${timeoutMs} ms`
-      : aborted
-        ? 'aborted'
-        : describe(cause);
-    throw new NetworkError(`${init.method} ${redact(url)} failed: ${reason}`, init.method, redact(url), { cause, timedOut });
+    const reason = timedOut ? `timed out after ${timeoutMs} ms` : aborted ? 'aborted' : describe(cause);
+    throw new NetworkError(`${init.method} ${redact(url)} failed: ${reason}`, init.method, redact(url), {
+      cause,
+      timedOut,
+    });
   }
 }
 

@@ -31,12 +31,21 @@ export type DocumentFields = {
 
 /** The fields every document event carries, as they are after the event (or, deleted, as it was). */
 export const DOCUMENT_FIELDS: readonly (keyof DocumentFields)[] = [
-  'entity_id', 'order_id', 'title', 'document_type', 'content_type', 'size_bytes', 'sha256',
+  'entity_id',
+  'order_id',
+  'title',
+  'document_type',
+  'content_type',
+  'size_bytes',
+  'sha256',
 ];
 
 export type DocumentAddedData = DocumentFields & { readonly document_id: string };
 /** The document after the update, and the names of the fields this update changed. */
-export type DocumentUpdatedData = DocumentFields & { readonly document_id: string; readonly changed: ('title' | 'document_type')[] };
+export type DocumentUpdatedData = DocumentFields & {
+  readonly document_id: string;
+  readonly changed: ('title' | 'document_type')[];
+};
 /** The document as it was when deleted (its content is gone with it). */
 export type DocumentDeletedData = DocumentFields & { readonly document_id: string };
 

@@ -1,10 +1,28 @@
 import {
-  assertCreatable, type CreateCommand, assertOwnedAtVersion, decidePatch, type ExistingResourceCommand,
-  type FieldError, fieldProblems, orNull, type PatchCommand, pickFields, type RecordedEnvelope, type Resource,
-  resourceEvolver, resourceIdRule, textRule, unknownFields,
+  assertCreatable,
+  type CreateCommand,
+  assertOwnedAtVersion,
+  decidePatch,
+  type ExistingResourceCommand,
+  type FieldError,
+  fieldProblems,
+  orNull,
+  type PatchCommand,
+  pickFields,
+  type RecordedEnvelope,
+  type Resource,
+  resourceEvolver,
+  resourceIdRule,
+  textRule,
+  unknownFields,
 } from '@filing/platform';
 import {
-  DOCUMENT_ADDED, DOCUMENT_DELETED, DOCUMENT_FIELDS, DOCUMENT_UPDATED, type DocumentEvent, type DocumentFields,
+  DOCUMENT_ADDED,
+  DOCUMENT_DELETED,
+  DOCUMENT_FIELDS,
+  DOCUMENT_UPDATED,
+  type DocumentEvent,
+  type DocumentFields,
 } from './document.events';
 
 /** Field rules (CONTRACT.md §3), shared by decide() and the HTTP DTOs. */
@@ -24,7 +42,9 @@ const ADD_FIELDS = ['entity_id', 'order_id', 'title', 'document_type', 'content_
 const RESTRICTED_NAME = '[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}';
 const TOKEN = "[A-Za-z0-9!#$%&'*+.^_`|~-]+";
 const QUOTED = '"(?:[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\[\\x20-\\x7e])*"';
-export const MEDIA_TYPE = new RegExp(`^${RESTRICTED_NAME}/${RESTRICTED_NAME}(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|${QUOTED}))*$`);
+export const MEDIA_TYPE = new RegExp(
+  `^${RESTRICTED_NAME}/${RESTRICTED_NAME}(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|${QUOTED}))*$`,
+);
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
@@ -52,7 +72,10 @@ export function decide(state: DocumentState, command: DocumentCommand): Document
   if (command.kind === 'add') {
     const { input } = command;
     assertCreatable(state, 'document', command.id, [...addErrors(input), ...unknownFields(input, ADD_FIELDS)]);
-    const fields: DocumentFields = { ...pickFields(input as DocumentFields, DOCUMENT_FIELDS), order_id: input.order_id ?? null };
+    const fields: DocumentFields = {
+      ...pickFields(input as DocumentFields, DOCUMENT_FIELDS),
+      order_id: input.order_id ?? null,
+    };
     return [{ type: DOCUMENT_ADDED, data: { document_id: command.id, ...fields } }];
   }
   // A deleted document is answered like a missing one, on every route.
@@ -61,7 +84,9 @@ export function decide(state: DocumentState, command: DocumentCommand): Document
     const rules = { fields: DOCUMENT_FIELDS, writable: WRITABLE_FIELDS, fieldErrors: metadataErrors };
     const { next, changed } = decidePatch(live, command, 'document', rules);
     // Nothing changes: nothing to record (the PATCH answers the document as it is).
-    return changed.length === 0 ? [] : [{ type: DOCUMENT_UPDATED, data: { document_id: command.id, ...next, changed } }];
+    return changed.length === 0
+      ? []
+      : [{ type: DOCUMENT_UPDATED, data: { document_id: command.id, ...next, changed } }];
   }
   assertOwnedAtVersion(live, command, 'document', command.id);
   return [{ type: DOCUMENT_DELETED, data: { document_id: live.id, ...pickFields(live, DOCUMENT_FIELDS) } }];
@@ -109,7 +134,8 @@ export function contentTypeProblem(value: unknown): string | null {
 }
 
 function sizeProblem(size: unknown): string | null {
-  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) return 'content size must be a whole number of bytes';
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
+    return 'content size must be a whole number of bytes';
   if (size === 0) return 'content_base64 must not be empty';
   if (size > MAX_CONTENT_BYTES) return `content must be at most ${MAX_CONTENT_BYTES} bytes (10 MiB) once decoded`;
   return null;

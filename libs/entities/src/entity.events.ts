@@ -27,7 +27,11 @@ export type EntityFields = {
 
 /** The fields every entity event carries, as they are after the event. */
 export const ENTITY_FIELDS: readonly (keyof EntityFields)[] = [
-  'name', 'entity_type', 'status', 'formation_jurisdiction', 'formation_date',
+  'name',
+  'entity_type',
+  'status',
+  'formation_jurisdiction',
+  'formation_date',
 ];
 
 export type EntityCreatedData = EntityFields & { readonly entity_id: string };

@@ -1,9 +1,27 @@
 import {
-  assertCreatable, calendarDateRule, type CreateCommand, decidePatch, type FieldError, fieldProblems,
-  jurisdictionCodeRule, oneOfRule, orNull, type PatchCommand, type Resource, resourceEvolver, textRule, unknownFields,
+  assertCreatable,
+  calendarDateRule,
+  type CreateCommand,
+  decidePatch,
+  type FieldError,
+  fieldProblems,
+  jurisdictionCodeRule,
+  oneOfRule,
+  orNull,
+  type PatchCommand,
+  type Resource,
+  resourceEvolver,
+  textRule,
+  unknownFields,
 } from '@filing/platform';
 import {
-  ENTITY_CREATED, ENTITY_FIELDS, ENTITY_STATUSES, ENTITY_TYPES, ENTITY_UPDATED, type EntityEvent, type EntityFields,
+  ENTITY_CREATED,
+  ENTITY_FIELDS,
+  ENTITY_STATUSES,
+  ENTITY_TYPES,
+  ENTITY_UPDATED,
+  type EntityEvent,
+  type EntityFields,
 } from './entity.events';
 
 /** Field rules (CONTRACT.md §3), shared by decide() and the HTTP DTOs. */
@@ -20,7 +38,10 @@ export type EntityState = Entity | null;
 export const initialEntityState: EntityState = null;
 
 export type CreateEntityInput = Readonly<{
-  name: string; entity_type: string; formation_jurisdiction?: string | null; formation_date?: string | null;
+  name: string;
+  entity_type: string;
+  formation_jurisdiction?: string | null;
+  formation_date?: string | null;
 }>;
 export type EntityChanges = { readonly [K in WritableField]?: K extends 'name' | 'status' ? string : string | null };
 export type EntityCommand = CreateCommand<'create', CreateEntityInput> | PatchCommand<EntityChanges>;
@@ -42,7 +63,11 @@ export function decide(state: EntityState, command: EntityCommand): EntityEvent[
       return [{ type: ENTITY_CREATED, data: { entity_id: command.id, ...(fields as EntityFields) } }];
     }
     case 'update': {
-      const { next, changed } = decidePatch(state, command, 'entity', { fields: ENTITY_FIELDS, writable: WRITABLE_FIELDS, fieldErrors });
+      const { next, changed } = decidePatch(state, command, 'entity', {
+        fields: ENTITY_FIELDS,
+        writable: WRITABLE_FIELDS,
+        fieldErrors,
+      });
       // Nothing changes: nothing to record (the PATCH answers the entity as it is).
       return changed.length === 0 ? [] : [{ type: ENTITY_UPDATED, data: { entity_id: command.id, ...next, changed } }];
     }

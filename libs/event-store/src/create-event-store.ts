@@ -4,8 +4,7 @@ import { EsdbEventStore } from './esdb';
 import { SqliteEventStore } from './sqlite/sqlite-event-store';
 
 export type EventStoreConfig =
-  | { readonly kind: 'sqlite'; readonly dataDir: string }
-  | { readonly kind: 'esdb'; readonly connectionString: string };
+  { readonly kind: 'sqlite'; readonly dataDir: string } | { readonly kind: 'esdb'; readonly connectionString: string };
 
 /** The adapter the configuration names: `sqlite` keeps its log in `DATA_DIR/events.db`. */
 export function createEventStore(config: EventStoreConfig): EventStore {

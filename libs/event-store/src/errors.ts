@@ -9,9 +9,7 @@ export class WrongExpectedVersionError extends Error {
     /** The stream's actual revision, or `no_stream`. */
     readonly actual: StreamRevision | 'no_stream',
   ) {
-    super(
-      `Wrong expected version for stream ${streamId}: expected ${String(expected)}, actual ${String(actual)}`,
-    );
+    super(`Wrong expected version for stream ${streamId}: expected ${String(expected)}, actual ${String(actual)}`);
   }
 }
 

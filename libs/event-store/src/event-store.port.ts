@@ -82,8 +82,7 @@ export interface ReadAllOptions {
 
 /** Server-side filter of a `$all` subscription: any of the prefixes matches. */
 export type SubscriptionFilter =
-  | { readonly eventTypePrefixes: readonly string[] }
-  | { readonly streamNamePrefixes: readonly string[] };
+  { readonly eventTypePrefixes: readonly string[] } | { readonly streamNamePrefixes: readonly string[] };
 
 export interface SubscribeToAllOptions {
   /** Exclusive: the subscription delivers events after this position. `start` = everything. */
@@ -128,11 +127,7 @@ export interface EventStore {
   /** Which adapter this is: `sqlite` or `esdb`. */
   readonly kind: string;
   /** All events of one call commit together or not at all. */
-  appendToStream(
-    streamId: string,
-    events: readonly EventData[],
-    options?: AppendOptions,
-  ): Promise<AppendResult>;
+  appendToStream(streamId: string, events: readonly EventData[], options?: AppendOptions): Promise<AppendResult>;
   /** A missing stream reads as an empty list. */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** Application events only: EventStoreDB system events (`$`-prefixed) are never returned. */

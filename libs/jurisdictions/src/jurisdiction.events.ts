@@ -27,7 +27,10 @@ export type JurisdictionFields = {
 
 /** The fields every jurisdiction event carries, as they are after the event. */
 export const JURISDICTION_FIELDS: readonly (keyof JurisdictionFields)[] = [
-  'entity_id', 'code', 'registration_type', 'status',
+  'entity_id',
+  'code',
+  'registration_type',
+  'status',
 ];
 
 export type JurisdictionAddedData = JurisdictionFields & { readonly jurisdiction_id: string };

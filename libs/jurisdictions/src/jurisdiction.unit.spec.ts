@@ -1,8 +1,17 @@
 import { ConflictError, PreconditionFailedError } from '@filing/platform';
-import { DeciderSpecification, expectOwnershipBeforeIfMatch, recorded, resourceCommands, resourceEvents } from '@filing/platform/testing';
+import {
+  DeciderSpecification,
+  expectOwnershipBeforeIfMatch,
+  recorded,
+  resourceCommands,
+  resourceEvents,
+} from '@filing/platform/testing';
 import { decide, evolve, initialJurisdictionState, type JurisdictionCommand } from './jurisdiction';
 import {
-  JURISDICTION_ADDED, JURISDICTION_UPDATED, type JurisdictionEvent, type JurisdictionFields,
+  JURISDICTION_ADDED,
+  JURISDICTION_UPDATED,
+  type JurisdictionEvent,
+  type JurisdictionFields,
 } from './jurisdiction.events';
 
 const ID = '0193a5b2-0000-7000-8000-0000000000a1';
@@ -10,11 +19,19 @@ const ENTITY = '0193a5b2-0000-7000-8000-0000000000e1';
 const ACCOUNT = 'acc-1';
 const STREAM = `jurisdiction-${ID}`;
 
-const given = DeciderSpecification.for({ decide, evolve, initialState: initialJurisdictionState }, { streamId: STREAM, accountId: ACCOUNT });
+const given = DeciderSpecification.for(
+  { decide, evolve, initialState: initialJurisdictionState },
+  { streamId: STREAM, accountId: ACCOUNT },
+);
 const { create: add, update } = resourceCommands<JurisdictionCommand>(ID, ACCOUNT, 'add');
 
 const valid = { entity_id: ENTITY, code: 'US-DE', registration_type: 'domestic' };
-const registration: JurisdictionFields = { entity_id: ENTITY, code: 'US-DE', registration_type: 'domestic', status: 'pending' };
+const registration: JurisdictionFields = {
+  entity_id: ENTITY,
+  code: 'US-DE',
+  registration_type: 'domestic',
+  status: 'pending',
+};
 const { created: added, updated } = resourceEvents<JurisdictionEvent>(
   { created: JURISDICTION_ADDED, updated: JURISDICTION_UPDATED },
   { jurisdiction_id: ID },
@@ -26,14 +43,27 @@ describe('jurisdiction: add', () => {
     given([]).when(add(valid)).then(added);
     given([])
       .when(add(valid))
-      .thenState({ id: ID, account_id: ACCOUNT, ...registration, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', version: 0 });
+      .thenState({
+        id: ID,
+        account_id: ACCOUNT,
+        ...registration,
+        created_at: '2026-01-01T00:00:00.000Z',
+        updated_at: '2026-01-01T00:00:00.000Z',
+        version: 0,
+      });
   });
 
   it('lists every broken rule at once: missing, malformed, unknown values and unwritable fields', () => {
     given([]).when(add({})).thenInvalid(['entity_id', 'code', 'registration_type']);
-    given([]).when(add({ entity_id: 'e1', code: 'Delaware', registration_type: 'local' })).thenInvalid(['entity_id', 'code', 'registration_type']);
-    given([]).when(add({ ...valid, code: 'us-de', status: 'active', id: ID })).thenInvalid(['code', 'status', 'id']);
-    given([]).when(add({ entity_id: null, code: 5, registration_type: ['foreign'] })).thenInvalid(['entity_id', 'code', 'registration_type']);
+    given([])
+      .when(add({ entity_id: 'e1', code: 'Delaware', registration_type: 'local' }))
+      .thenInvalid(['entity_id', 'code', 'registration_type']);
+    given([])
+      .when(add({ ...valid, code: 'us-de', status: 'active', id: ID }))
+      .thenInvalid(['code', 'status', 'id']);
+    given([])
+      .when(add({ entity_id: null, code: 5, registration_type: ['foreign'] }))
+      .thenInvalid(['entity_id', 'code', 'registration_type']);
   });
 
   it.each(['GB-ENG', 'FR-75', 'CA-ON'])('accepts the code %s', (code) => {
@@ -49,13 +79,20 @@ describe('jurisdiction: add', () => {
 
 describe('jurisdiction: update', () => {
   it('records the registration after the update and the fields that changed', () => {
-    given(added).when(update({ status: 'active', registration_type: 'domestic' })).then(updated({ status: 'active' }));
+    given(added)
+      .when(update({ status: 'active', registration_type: 'domestic' }))
+      .then(updated({ status: 'active' }));
     const moved = { status: 'inactive', registration_type: 'foreign' } as const;
     given(added)
       .when(update(moved))
       .thenState(
         (state) =>
-          expect(state).toMatchObject({ ...moved, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-02T00:00:00.000Z', version: 1 }),
+          expect(state).toMatchObject({
+            ...moved,
+            created_at: '2026-01-01T00:00:00.000Z',
+            updated_at: '2026-01-02T00:00:00.000Z',
+            version: 1,
+          }),
         '2026-01-02T00:00:00.000Z',
       );
     given([added, updated(moved)])
@@ -65,22 +102,37 @@ describe('jurisdiction: update', () => {
 
   it('decides nothing when nothing changes (undefined is absent)', () => {
     given(added).when(update({})).thenNothingHappened();
-    given(added).when(update({ status: 'pending', registration_type: 'domestic', code: undefined })).thenNothingHappened();
+    given(added)
+      .when(update({ status: 'pending', registration_type: 'domestic', code: undefined }))
+      .thenNothingHappened();
   });
 
   it('refuses bad values, null, and fields that cannot be changed, listing each', () => {
-    given(added).when(update({ status: 'closed', registration_type: null })).thenInvalid(['registration_type', 'status']);
-    given(added).when(update({ code: 'US-NY', entity_id: ENTITY, id: ID })).thenInvalid(['code', 'entity_id', 'id']);
+    given(added)
+      .when(update({ status: 'closed', registration_type: null }))
+      .thenInvalid(['registration_type', 'status']);
+    given(added)
+      .when(update({ code: 'US-NY', entity_id: ENTITY, id: ID }))
+      .thenInvalid(['code', 'entity_id', 'id']);
   });
 
   it("answers a missing registration, or another account's, as not found, whatever version it asks for", () => {
-    expectOwnershipBeforeIfMatch(given, [added], (account, version) => update({ status: 'active' }, account, version), { owner: ACCOUNT, version: 0 });
+    expectOwnershipBeforeIfMatch(given, [added], (account, version) => update({ status: 'active' }, account, version), {
+      owner: ACCOUNT,
+      version: 0,
+    });
   });
 
   it('refuses an update for another version (If-Match), even a no-op, before checking the fields', () => {
-    given(added).when(update({}, ACCOUNT, 1)).thenThrows(PreconditionFailedError);
-    given(added).when(update({ status: 'closed' }, ACCOUNT, 1)).thenThrows(PreconditionFailedError);
-    given(added).when(update({ status: 'active' }, ACCOUNT, 0)).then(updated({ status: 'active' }));
+    given(added)
+      .when(update({}, ACCOUNT, 1))
+      .thenThrows(PreconditionFailedError);
+    given(added)
+      .when(update({ status: 'closed' }, ACCOUNT, 1))
+      .thenThrows(PreconditionFailedError);
+    given(added)
+      .when(update({ status: 'active' }, ACCOUNT, 0))
+      .then(updated({ status: 'active' }));
   });
 
   it('ignores an update event for a registration it never saw', () => {

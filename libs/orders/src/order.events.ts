@@ -42,7 +42,12 @@ export type OrderFields = {
 
 /** The fields every order event carries, as they are after the event. */
 export const ORDER_FIELDS: readonly (keyof OrderFields)[] = [
-  'entity_id', 'order_type', 'jurisdiction_code', 'details', 'status', 'cancellation_reason',
+  'entity_id',
+  'order_type',
+  'jurisdiction_code',
+  'details',
+  'status',
+  'cancellation_reason',
 ];
 
 /** Every order event carries the order as it is after the event, so no consumer needs an earlier one. */

@@ -1,11 +1,33 @@
 import {
-  assertCreatable, type CreateCommand, assertOwnedAtVersion, ConflictError, type FieldError, fieldProblems,
-  jurisdictionCodeRule, oneOfRule, orNull, pickFields, type Resource, resourceEvolver, resourceIdRule, textRule,
-  unknownFields, ValidationError,
+  assertCreatable,
+  type CreateCommand,
+  assertOwnedAtVersion,
+  ConflictError,
+  type FieldError,
+  fieldProblems,
+  jurisdictionCodeRule,
+  oneOfRule,
+  orNull,
+  pickFields,
+  type Resource,
+  resourceEvolver,
+  resourceIdRule,
+  textRule,
+  unknownFields,
+  ValidationError,
 } from '@filing/platform';
 import {
-  ORDER_CANCELLED, ORDER_COMPLETED, ORDER_FIELDS, ORDER_SUBMITTED, ORDER_TYPES, type OrderDetails, type OrderEvent,
-  type OrderEventData, type OrderFields, type OrderStatus, type OrderType,
+  ORDER_CANCELLED,
+  ORDER_COMPLETED,
+  ORDER_FIELDS,
+  ORDER_SUBMITTED,
+  ORDER_TYPES,
+  type OrderDetails,
+  type OrderEvent,
+  type OrderEventData,
+  type OrderFields,
+  type OrderStatus,
+  type OrderType,
 } from './order.events';
 
 /** Field rules (CONTRACT.md §3), shared by decide() and the HTTP DTOs. */
@@ -18,7 +40,9 @@ const SUBMIT_FIELDS = ['entity_id', 'order_type', 'jurisdiction_code', 'details'
  * The lifecycle (CONTRACT.md §3): submitted → cancelled by the customer, submitted → completed
  * by an operator. Nothing leaves cancelled or completed.
  */
-export const ORDER_TRANSITIONS: Readonly<Record<'cancel' | 'complete', { readonly from: OrderStatus; readonly to: OrderStatus }>> = {
+export const ORDER_TRANSITIONS: Readonly<
+  Record<'cancel' | 'complete', { readonly from: OrderStatus; readonly to: OrderStatus }>
+> = {
   cancel: { from: 'submitted', to: 'cancelled' },
   complete: { from: 'submitted', to: 'completed' },
 };
@@ -28,7 +52,12 @@ export type Order = Resource<OrderFields>;
 export type OrderState = Order | null;
 export const initialOrderState: OrderState = null;
 
-export type SubmitOrderInput = Readonly<{ entity_id: string; order_type: string; jurisdiction_code?: string | null; details?: OrderDetails | null }>;
+export type SubmitOrderInput = Readonly<{
+  entity_id: string;
+  order_type: string;
+  jurisdiction_code?: string | null;
+  details?: OrderDetails | null;
+}>;
 
 export type OrderCommand =
   | CreateCommand<'submit', SubmitOrderInput>
@@ -69,7 +98,12 @@ export function decide(state: OrderState, command: OrderCommand): OrderEvent[] {
   // Ownership, then If-Match, so neither a 412 nor a 409 tells another account that the id
   // exists. An operator (no account) acts on the order's own account.
   const actingAccount = command.account_id ?? state?.account_id ?? '';
-  assertOwnedAtVersion(state, { account_id: actingAccount, expected_version: command.expected_version }, 'order', command.id);
+  assertOwnedAtVersion(
+    state,
+    { account_id: actingAccount, expected_version: command.expected_version },
+    'order',
+    command.id,
+  );
   const current: OrderEventData = { order_id: state.id, ...pickFields(state, ORDER_FIELDS) };
   switch (command.kind) {
     case 'cancel': {
@@ -87,7 +121,8 @@ export function decide(state: OrderState, command: OrderCommand): OrderEvent[] {
 
 /** 409 naming the current status for anything the lifecycle does not allow. */
 function assertTransition(state: Order, action: keyof typeof ORDER_TRANSITIONS): void {
-  if (state.status !== ORDER_TRANSITIONS[action].from) throw ConflictError.invalidTransition('order', action, state.status);
+  if (state.status !== ORDER_TRANSITIONS[action].from)
+    throw ConflictError.invalidTransition('order', action, state.status);
 }
 
 /** Every rule broken by a submission: absent optional fields are fine, an absent required one is refused like a bad one. */

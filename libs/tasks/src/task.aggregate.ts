@@ -4,5 +4,9 @@ import { TASK_STREAM_CONTEXT } from './task.events';
 
 /** The tasks' write side: a task is about an entity of the account (`entity_id`, checked before deciding). */
 export const TaskAggregate = defineAggregate({
-  streamPrefix: TASK_STREAM_CONTEXT, initialState: initialTaskState, evolve, decide, references: ['entity_id'],
+  streamPrefix: TASK_STREAM_CONTEXT,
+  initialState: initialTaskState,
+  evolve,
+  decide,
+  references: ['entity_id'],
 });

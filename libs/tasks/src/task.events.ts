@@ -24,9 +24,7 @@ export type TaskFields = {
 };
 
 /** The fields every task event carries, as they are after the event. */
-export const TASK_FIELDS: readonly (keyof TaskFields)[] = [
-  'entity_id', 'title', 'description', 'due_date', 'status',
-];
+export const TASK_FIELDS: readonly (keyof TaskFields)[] = ['entity_id', 'title', 'description', 'due_date', 'status'];
 
 export type TaskCreatedData = TaskFields & { readonly task_id: string };
 

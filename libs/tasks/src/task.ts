@@ -1,6 +1,19 @@
 import {
-  assertCreatable, calendarDateRule, type CreateCommand, decidePatch, type FieldError, fieldProblems, missingFields,
-  oneOfRule, orNull, type PatchCommand, type Resource, resourceEvolver, resourceIdRule, textRule, unknownFields,
+  assertCreatable,
+  calendarDateRule,
+  type CreateCommand,
+  decidePatch,
+  type FieldError,
+  fieldProblems,
+  missingFields,
+  oneOfRule,
+  orNull,
+  type PatchCommand,
+  type Resource,
+  resourceEvolver,
+  resourceIdRule,
+  textRule,
+  unknownFields,
 } from '@filing/platform';
 import { TASK_CREATED, TASK_FIELDS, TASK_STATUSES, TASK_UPDATED, type TaskEvent, type TaskFields } from './task.events';
 
@@ -17,7 +30,8 @@ export const titleProblem = textRule('title', TITLE_MAX_LENGTH);
 /** A description may be empty; null (not this rule) clears it. */
 export function descriptionProblem(description: unknown): string | null {
   if (typeof description !== 'string') return 'description must be a string or null';
-  if (description.length > DESCRIPTION_MAX_LENGTH) return `description must be at most ${DESCRIPTION_MAX_LENGTH} characters`;
+  if (description.length > DESCRIPTION_MAX_LENGTH)
+    return `description must be at most ${DESCRIPTION_MAX_LENGTH} characters`;
   return null;
 }
 
@@ -26,7 +40,12 @@ export type Task = Resource<TaskFields>;
 export type TaskState = Task | null;
 export const initialTaskState: TaskState = null;
 
-export type CreateTaskInput = Readonly<{ entity_id: string; title: string; description?: string | null; due_date?: string | null }>;
+export type CreateTaskInput = Readonly<{
+  entity_id: string;
+  title: string;
+  description?: string | null;
+  due_date?: string | null;
+}>;
 export type TaskChanges = { readonly [K in WritableField]?: K extends 'title' | 'status' ? string : string | null };
 export type TaskCommand = CreateCommand<'create', CreateTaskInput> | PatchCommand<TaskChanges>;
 
@@ -37,11 +56,19 @@ export function decide(state: TaskState, command: TaskCommand): TaskEvent[] {
     const { input } = command;
     const { entity_id, title, description = null, due_date = null } = input;
     const fields = { entity_id, title, description, due_date, status: 'open' };
-    const errors = [...missingFields(input, REQUIRED_FIELDS), ...fieldErrors(fields), ...unknownFields(input, CREATE_FIELDS)];
+    const errors = [
+      ...missingFields(input, REQUIRED_FIELDS),
+      ...fieldErrors(fields),
+      ...unknownFields(input, CREATE_FIELDS),
+    ];
     assertCreatable(state, 'task', command.id, errors);
     return [{ type: TASK_CREATED, data: { task_id: command.id, ...(fields as TaskFields) } }];
   }
-  const { next, changed } = decidePatch(state, command, 'task', { fields: TASK_FIELDS, writable: WRITABLE_FIELDS, fieldErrors });
+  const { next, changed } = decidePatch(state, command, 'task', {
+    fields: TASK_FIELDS,
+    writable: WRITABLE_FIELDS,
+    fieldErrors,
+  });
   // Nothing changes: nothing to record (the PATCH answers the task as it is).
   return changed.length === 0 ? [] : [{ type: TASK_UPDATED, data: { task_id: command.id, ...next, changed } }];
 }

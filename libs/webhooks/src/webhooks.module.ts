@@ -42,7 +42,14 @@ import type { Resolver } from './address/address-guard';
 
 /** The read models alone (endpoints, settings, deliveries, notifications, endpoint health, settings-screen sessions): what the CLI's replay and audit need. */
 @Module({
-  providers: [DeliverySignal, EndpointsProjection, DeliveriesProjection, NotificationsProjection, EndpointHealthProjection, ...SETTINGS_SCREEN_PROJECTIONS],
+  providers: [
+    DeliverySignal,
+    EndpointsProjection,
+    DeliveriesProjection,
+    NotificationsProjection,
+    EndpointHealthProjection,
+    ...SETTINGS_SCREEN_PROJECTIONS,
+  ],
   exports: [DeliverySignal],
 })
 export class WebhooksCoreModule {}
@@ -98,7 +105,13 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
  */
 @Module({
   imports: [WebhooksCoreModule],
-  controllers: [WebhooksController, EventsController, EndpointHealthController, OperatorWebhooksController, ...SETTINGS_SCREEN_CONTROLLERS],
+  controllers: [
+    WebhooksController,
+    EventsController,
+    EndpointHealthController,
+    OperatorWebhooksController,
+    ...SETTINGS_SCREEN_CONTROLLERS,
+  ],
   providers: [
     { provide: WEBHOOK_RESOLVER, useValue: systemResolver },
     {

@@ -25,11 +25,14 @@ export const auditCommand: CliCommand = {
       throw err instanceof AuditNotPossibleError ? new CommandFailedError(err.message) : err;
     });
     const { tables, rows, position, digest, differences } = report;
-    out.write(`audited ${tables.length} tables, ${rows} rows, at position ${position ? positionToString(position) : 'start'}\n`);
+    out.write(
+      `audited ${tables.length} tables, ${rows} rows, at position ${position ? positionToString(position) : 'start'}\n`,
+    );
     out.write(`read-model digest sha256:${digest}\n`);
     for (const d of differences.slice(0, SHOWN)) out.write(formatReadModelDifference(d));
     if (differences.length > SHOWN) out.write(`… and ${differences.length - SHOWN} more differences\n`);
-    if (differences.length > 0) throw new CommandFailedError(`audit failed: ${differences.length} rows differ from a rebuild`);
+    if (differences.length > 0)
+      throw new CommandFailedError(`audit failed: ${differences.length} rows differ from a rebuild`);
     out.write('audit passed: the live read models equal a rebuild from the stream\n');
   },
 };

@@ -9,7 +9,13 @@ import {
   RevokeClientCommand,
   RotateClientSecretCommand,
 } from '@filing/auth';
-import { type CliCommand, executeCommand as execute, operatorContext, printJson as print, UsageError } from '../cli-command';
+import {
+  type CliCommand,
+  executeCommand as execute,
+  operatorContext,
+  printJson as print,
+  UsageError,
+} from '../cli-command';
 import { readPassword } from '../read-password';
 
 /**
@@ -45,7 +51,8 @@ export const clientsCreateCommand: CliCommand = {
       options: { account: { type: 'string' }, scope: { type: 'string' }, operator: { type: 'boolean' } },
       strict: true,
     });
-    if (values.operator && values.account) throw new UsageError('--operator clients belong to no account: drop --account');
+    if (values.operator && values.account)
+      throw new UsageError('--operator clients belong to no account: drop --account');
     if (!values.operator && !values.account) throw new UsageError('--account ID or --operator is required');
     const result = await execute(
       app,
@@ -66,7 +73,11 @@ export const clientsRotateSecretCommand: CliCommand = {
     const { positionals } = parseArgs({ args, options: {}, allowPositionals: true, strict: true });
     const id = oneId(positionals, this.usage);
     const result = await execute(app, new RotateClientSecretCommand(id, operatorContext()));
-    print(out, { client_id: result.clientId, client_secret: result.clientSecret, secret_generation: result.secretGeneration });
+    print(out, {
+      client_id: result.clientId,
+      client_secret: result.clientSecret,
+      secret_generation: result.secretGeneration,
+    });
   },
 };
 
@@ -97,7 +108,8 @@ export const usersCreateCommand: CliCommand = {
       },
       strict: true,
     });
-    if (values.password !== undefined && values['password-stdin']) throw new UsageError('Give --password-stdin or --password, not both');
+    if (values.password !== undefined && values['password-stdin'])
+      throw new UsageError('Give --password-stdin or --password, not both');
     const missing = [
       values.account ? '' : '--account',
       values.email ? '' : '--email',
@@ -105,7 +117,10 @@ export const usersCreateCommand: CliCommand = {
     ].filter(Boolean);
     if (missing.length > 0) throw new UsageError(`Missing ${missing.join(', ')}`);
     const password = values['password-stdin'] ? await readPassword() : values.password!;
-    const result = await execute(app, new CreateUserCommand({ accountId: values.account!, email: values.email!, password }, operatorContext()));
+    const result = await execute(
+      app,
+      new CreateUserCommand({ accountId: values.account!, email: values.email!, password }, operatorContext()),
+    );
     print(out, createdUserView(result));
   },
 };

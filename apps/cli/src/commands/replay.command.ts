@@ -54,7 +54,10 @@ function progressReporter(out: NodeJS.WritableStream) {
     // An arrow, not a method: it is handed over as the `onProgress` callback.
     update: (p: RebuildProgress) => {
       const rate = Math.round(p.events / Math.max(p.elapsedMs / 1000, 0.001));
-      const fraction = p.target && p.position && p.target.commit > 0n ? Number((p.position.commit * 1000n) / p.target.commit) / 1000 : 0;
+      const fraction =
+        p.target && p.position && p.target.commit > 0n
+          ? Number((p.position.commit * 1000n) / p.target.commit) / 1000
+          : 0;
       if (bar) {
         bar.update(Math.round(fraction * 1000), { events: p.events, rate });
       } else if (Date.now() - lastLine >= 2000) {

@@ -57,7 +57,8 @@ export class CreateUserHandler implements ICommandHandler<CreateUserCommand, Cre
         expectedRevision: NO_STREAM,
       });
     } catch (err) {
-      if (err instanceof WrongExpectedVersionError) throw new ConflictError(`A user with email ${email} already exists`);
+      if (err instanceof WrongExpectedVersionError)
+        throw new ConflictError(`A user with email ${email} already exists`);
       throw err;
     }
 

@@ -56,7 +56,12 @@ export class ApiAccessGuard extends AuthGuard('bearer') {
   }
 
   // `err` is what BearerStrategy.validate threw (an Error), or null when it answered.
-  override handleRequest<T = Principal>(err: Error | null, user: T | false, _info: unknown, context: ExecutionContext): T {
+  override handleRequest<T = Principal>(
+    err: Error | null,
+    user: T | false,
+    _info: unknown,
+    context: ExecutionContext,
+  ): T {
     if (err) throw err;
     if (user) return user;
     const request = context.switchToHttp().getRequest<FastifyRequest>();

@@ -34,7 +34,9 @@ export class ApiRateLimitGuard extends ThrottlerGuard {
   protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http' || this.config.apiRateLimit === null) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    return requirementOf(routePath(request), request.method)?.realm !== 'external-api' || getPrincipal(request) === undefined;
+    return (
+      requirementOf(routePath(request), request.method)?.realm !== 'external-api' || getPrincipal(request) === undefined
+    );
   }
 
   protected override async getTracker(request: Record<string, unknown>): Promise<string> {
@@ -47,11 +49,17 @@ export class ApiRateLimitGuard extends ThrottlerGuard {
     return `api-rate:${name}:${tracker}`;
   }
 
-  protected override async throwThrottlingException(context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+  protected override async throwThrottlingException(
+    context: ExecutionContext,
+    detail: ThrottlerLimitDetail,
+  ): Promise<void> {
     const window = this.config.apiRateLimit!;
     // The library sets only Retry-After on a refusal; the budget headers are on every answer.
     const reply = context.switchToHttp().getResponse<FastifyReply>();
-    reply.header('X-RateLimit-Limit', detail.limit).header('X-RateLimit-Remaining', 0).header('X-RateLimit-Reset', detail.timeToBlockExpire);
+    reply
+      .header('X-RateLimit-Limit', detail.limit)
+      .header('X-RateLimit-Remaining', 0)
+      .header('X-RateLimit-Reset', detail.timeToBlockExpire);
     throw new HttpException(
       `This account made more than ${window.limit} requests in ${window.windowMs / 1000} s; retry after ${detail.timeToBlockExpire} s (Retry-After)`,
       HttpStatus.TOO_MANY_REQUESTS,

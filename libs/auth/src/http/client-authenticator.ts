@@ -60,9 +60,15 @@ export class ClientAuthenticator {
 
     const retryAfter = this.throttle.retryAfter(clientId, address);
     if (retryAfter !== null) {
-      throw oauthError(reply, 429, 'too_many_requests', `Too many failed authentication attempts; retry in ${retryAfter} s`, {
-        'retry-after': String(retryAfter),
-      });
+      throw oauthError(
+        reply,
+        429,
+        'too_many_requests',
+        `Too many failed authentication attempts; retry in ${retryAfter} s`,
+        {
+          'retry-after': String(retryAfter),
+        },
+      );
     }
 
     const candidate = secret.length <= MAX_SECRET_LENGTH ? secret : '';
@@ -110,11 +116,22 @@ export class ClientAuthenticator {
     const inBody = form.has('client_id') || form.has('client_secret');
     if (header !== undefined) {
       if (inBody) {
-        throw oauthError(reply, 400, 'invalid_request', 'Authenticate the client either with HTTP Basic or in the body, not both');
+        throw oauthError(
+          reply,
+          400,
+          'invalid_request',
+          'Authenticate the client either with HTTP Basic or in the body, not both',
+        );
       }
       const basic = parseBasic(header);
       if (!basic) {
-        throw oauthError(reply, 401, 'invalid_client', 'The Authorization header must be HTTP Basic with the client_id and client_secret', BASIC_CHALLENGE);
+        throw oauthError(
+          reply,
+          401,
+          'invalid_client',
+          'The Authorization header must be HTTP Basic with the client_id and client_secret',
+          BASIC_CHALLENGE,
+        );
       }
       return { ...basic, basic: true };
     }

@@ -2,7 +2,8 @@ import { FailedAuthThrottle } from './failed-auth-throttle';
 
 describe('FailedAuthThrottle', () => {
   let now = 0;
-  const throttle = () => new FailedAuthThrottle({ windowMs: 60_000, perClient: 3, perAddress: 5, maxKeys: 4 }, () => now);
+  const throttle = () =>
+    new FailedAuthThrottle({ windowMs: 60_000, perClient: 3, perAddress: 5, maxKeys: 4 }, () => now);
   beforeEach(() => {
     now = 1_000_000;
   });

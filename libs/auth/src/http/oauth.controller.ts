@@ -54,7 +54,12 @@ export class OAuthController {
     );
     // The token must work on the very next call: wait until the guard's read model has it.
     await this.readYourWrites.await(issued.position);
-    return { access_token: issued.accessToken, token_type: 'Bearer', expires_in: ttlSeconds, scope: formatScope(grant.scopes) };
+    return {
+      access_token: issued.accessToken,
+      token_type: 'Bearer',
+      expires_in: ttlSeconds,
+      scope: formatScope(grant.scopes),
+    };
   }
 
   /** RFC 7009: 200 whether or not the token was known, live, or the caller's (only its own are revoked). */
@@ -68,7 +73,10 @@ export class OAuthController {
     const row = this.queries.token(tokenHash);
     if (!row || row.client_id !== client.clientId || row.revoked !== 0) return;
     const { position } = await this.commandBus.execute(
-      new RevokeTokenCommand({ clientId: client.clientId, accountId: client.accountId, tokenHash }, contextOf(client, request)),
+      new RevokeTokenCommand(
+        { clientId: client.clientId, accountId: client.accountId, tokenHash },
+        contextOf(client, request),
+      ),
     );
     await this.readYourWrites.await(position);
   }
@@ -107,7 +115,8 @@ function contextOf(client: AuthenticatedClient, request: FastifyRequest): Comman
   return {
     account_id: client.accountId,
     actor: `${client.kind === 'operator' ? 'operator' : 'client'}:${client.clientId}`,
-    correlation_id: typeof requestId === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(requestId) ? requestId : randomUUID(),
+    correlation_id:
+      typeof requestId === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(requestId) ? requestId : randomUUID(),
     causation_id: null,
   };
 }

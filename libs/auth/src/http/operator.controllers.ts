@@ -56,7 +56,11 @@ export class AccountsController extends OperatorController {
   }
 
   @Post()
-  async create(@Body() body: CreateAccountDto, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) reply: FastifyReply) {
+  async create(
+    @Body() body: CreateAccountDto,
+    @Ctx() ctx: CommandContext,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     const { accountId, position } = await this.commandBus.execute(new CreateAccountCommand(body.name, ctx));
     await this.readYourWrites.await(position);
     const account = this.found(this.queries.account(accountId), 'account', accountId);
@@ -87,7 +91,11 @@ export class ClientsController extends OperatorController {
   /** The secret is in this answer only; the service keeps its scrypt hash (so no Idempotency-Key replay). */
   @Post()
   @SkipIdempotency()
-  async create(@Body() body: CreateClientDto, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) reply: FastifyReply) {
+  async create(
+    @Body() body: CreateClientDto,
+    @Ctx() ctx: CommandContext,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     const operator = body.operator === true || (body.account_id === undefined && body.scope === 'operator');
     if (operator && body.account_id !== undefined) {
       throw ValidationError.field('account_id', 'an operator client belongs to no account');
@@ -119,7 +127,11 @@ export class ClientsController extends OperatorController {
   @Post(':id/rotate-secret')
   @HttpCode(200)
   @SkipIdempotency()
-  async rotate(@Param('id', ResourceIdPipe) id: string, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) reply: FastifyReply) {
+  async rotate(
+    @Param('id', ResourceIdPipe) id: string,
+    @Ctx() ctx: CommandContext,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     const result = await this.commandBus.execute(new RotateClientSecretCommand(id, ctx));
     await this.readYourWrites.await(result.position);
     const client = this.found(this.queries.client(result.clientId), 'client', id);
@@ -145,7 +157,11 @@ export class UsersController extends OperatorController {
   }
 
   @Post()
-  async create(@Body() body: CreateUserDto, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) reply: FastifyReply) {
+  async create(
+    @Body() body: CreateUserDto,
+    @Ctx() ctx: CommandContext,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     const result = await this.commandBus.execute(
       new CreateUserCommand({ accountId: body.account_id, email: body.email, password: body.password }, ctx),
     );
@@ -162,4 +178,3 @@ export class UsersController extends OperatorController {
     return userView(user);
   }
 }
-

@@ -46,10 +46,18 @@ export class VerifyUserPasswordHandler implements IQueryHandler<VerifyUserPasswo
   }
 
   private async userOf(email: string): Promise<(VerifiedUser & { passwordHash: string }) | null> {
-    const [reserved] = await this.store.readStream(userEmailStream(sha256(email)), { direction: 'forwards', fromRevision: 'start', maxCount: 1 });
+    const [reserved] = await this.store.readStream(userEmailStream(sha256(email)), {
+      direction: 'forwards',
+      fromRevision: 'start',
+      maxCount: 1,
+    });
     const userId = reserved?.type === AuthEvents.UserEmailReserved ? reserved.data.user_id : null;
     if (typeof userId !== 'string') return null;
-    const [created] = await this.store.readStream(userStream(userId), { direction: 'forwards', fromRevision: 'start', maxCount: 1 });
+    const [created] = await this.store.readStream(userStream(userId), {
+      direction: 'forwards',
+      fromRevision: 'start',
+      maxCount: 1,
+    });
     if (!created || created.type !== AuthEvents.UserCreated) return null;
     const data = created.data as { user_id: string; account_id: string; email: string; password_hash: string };
     return { userId: data.user_id, accountId: data.account_id, email: data.email, passwordHash: data.password_hash };

@@ -14,7 +14,14 @@ function recorded(event: AuthEvent, revision: number, at: string): RecordedEnvel
     streamId: 's',
     revision: BigInt(revision),
     position: { commit: BigInt(p), prepare: BigInt(p) },
-    metadata: { account_id: 'a1', actor: 'operator:test', correlation_id: 'x', causation_id: null, occurred_at: at, schema_version: 1 },
+    metadata: {
+      account_id: 'a1',
+      actor: 'operator:test',
+      correlation_id: 'x',
+      causation_id: null,
+      occurred_at: at,
+      schema_version: 1,
+    },
   };
 }
 
@@ -51,7 +58,14 @@ describe('auth read models (clients, tokens)', () => {
     apply(
       {
         type: AuthEvents.ClientCreated,
-        data: { client_id: 'c1', account_id: 'a1', kind: 'customer', scopes: ['read', 'write'], secret_hash: 'h1', secret_generation: 1 },
+        data: {
+          client_id: 'c1',
+          account_id: 'a1',
+          kind: 'customer',
+          scopes: ['read', 'write'],
+          secret_hash: 'h1',
+          secret_generation: 1,
+        },
       },
       0,
       T0,
@@ -61,7 +75,13 @@ describe('auth read models (clients, tokens)', () => {
   it('a token is live until it expires, with its scopes and times', () => {
     apply(issued('t1', T0), 0, T0);
     const row = queries.token('t1')!;
-    expect(row).toMatchObject({ client_id: 'c1', account_id: 'a1', scopes: 'read write', issued_at: T0, expires_at: T0 + 3_600_000 });
+    expect(row).toMatchObject({
+      client_id: 'c1',
+      account_id: 'a1',
+      scopes: 'read write',
+      issued_at: T0,
+      expires_at: T0 + 3_600_000,
+    });
     expect(isTokenLive(row, T0 + 1)).toBe(true);
     expect(isTokenLive(row, T0 + 3_600_000)).toBe(false);
   });
@@ -73,7 +93,11 @@ describe('auth read models (clients, tokens)', () => {
     expect(isTokenLive(queries.token('t1')!, T0 + 20)).toBe(false);
     expect(isTokenLive(queries.token('t2')!, T0 + 20)).toBe(true);
 
-    apply({ type: AuthEvents.ClientSecretRotated, data: { client_id: 'c1', secret_hash: 'h2', secret_generation: 2 } }, 1, T0 + 30);
+    apply(
+      { type: AuthEvents.ClientSecretRotated, data: { client_id: 'c1', secret_hash: 'h2', secret_generation: 2 } },
+      1,
+      T0 + 30,
+    );
     expect(isTokenLive(queries.token('t2')!, T0 + 40)).toBe(false);
     expect(queries.client('c1')).toMatchObject({ secret_hash: 'h2', secret_generation: 2, version: 1 });
 
@@ -84,7 +108,7 @@ describe('auth read models (clients, tokens)', () => {
     expect(queries.client('c1')).toMatchObject({ status: 'revoked', version: 2 });
   });
 
-  it('drops tokens that had expired when a later one was issued (by the event\'s time, so rebuilds agree)', () => {
+  it("drops tokens that had expired when a later one was issued (by the event's time, so rebuilds agree)", () => {
     apply(issued('old', T0, 1_000), 0, T0);
     apply(issued('recent', T0 + 500, 1_000), 1, T0 + 500);
     apply(issued('new', T0 + 1_200, 1_000), 2, T0 + 1_200);

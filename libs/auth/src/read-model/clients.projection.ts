@@ -35,7 +35,17 @@ export class ClientsProjection implements Projection {
           `INSERT INTO oauth_clients (client_id, account_id, kind, scopes, secret_hash, secret_generation, status,
              created_at, updated_at, version)
            VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?, ?) ON CONFLICT (client_id) DO NOTHING`,
-        ).run(d.client_id, d.account_id, d.kind, d.scopes.join(' '), d.secret_hash, d.secret_generation, at, at, version);
+        ).run(
+          d.client_id,
+          d.account_id,
+          d.kind,
+          d.scopes.join(' '),
+          d.secret_hash,
+          d.secret_generation,
+          at,
+          at,
+          version,
+        );
         return;
       }
       case AuthEvents.ClientSecretRotated: {

@@ -34,7 +34,15 @@ export class TokensProjection implements Projection {
         db.prepare(
           `INSERT INTO oauth_tokens (token_hash, client_id, account_id, scopes, issued_at, expires_at,
              client_secret_generation) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (token_hash) DO NOTHING`,
-        ).run(d.token_hash, d.client_id, d.account_id, d.scopes.join(' '), issuedAt, Date.parse(d.expires_at), d.client_secret_generation);
+        ).run(
+          d.token_hash,
+          d.client_id,
+          d.account_id,
+          d.scopes.join(' '),
+          issuedAt,
+          Date.parse(d.expires_at),
+          d.client_secret_generation,
+        );
         return;
       }
       case AuthEvents.TokenRevoked:

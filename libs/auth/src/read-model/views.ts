@@ -56,4 +56,11 @@ export const createdClientView = (r: CreateClientResult) =>
   });
 
 export const createdUserView = (r: CreateUserResult) =>
-  userView({ id: r.userId, account_id: r.accountId, email: r.email, created_at: r.createdAt, updated_at: r.createdAt, version: 0 });
+  userView({
+    id: r.userId,
+    account_id: r.accountId,
+    email: r.email,
+    created_at: r.createdAt,
+    updated_at: r.createdAt,
+    version: 0,
+  });

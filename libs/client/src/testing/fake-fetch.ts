@@ -34,10 +34,13 @@ export function json(status: number, body: unknown, headers: Record<string, stri
 }
 
 export function problem(status: number, detail: string, errors?: { field: string; message: string }[]): Response {
-  return new Response(JSON.stringify({ type: 'about:blank', title: 'Bad Request', status, detail, ...(errors ? { errors } : {}) }), {
-    status,
-    headers: { 'content-type': 'application/problem+json; charset=utf-8' },
-  });
+  return new Response(
+    JSON.stringify({ type: 'about:blank', title: 'Bad Request', status, detail, ...(errors ? { errors } : {}) }),
+    {
+      status,
+      headers: { 'content-type': 'application/problem+json; charset=utf-8' },
+    },
+  );
 }
 
 export class FakeClock implements Clock {

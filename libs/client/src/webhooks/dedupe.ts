@@ -91,7 +91,8 @@ export interface DeduplicatorOptions {
   readonly clock?: Clock;
 }
 
-export type DedupeOutcome<R> = { readonly status: 'processed'; readonly result: R } | { readonly status: 'duplicate' | 'in_progress' };
+export type DedupeOutcome<R> =
+  { readonly status: 'processed'; readonly result: R } | { readonly status: 'duplicate' | 'in_progress' };
 
 /** The service retries for about 45 h in total (10 s, 1 min, … 24 h): 3 days covers every retry. */
 export const DEFAULT_DEDUPE_TTL_MS = 3 * 24 * 60 * 60 * 1000;

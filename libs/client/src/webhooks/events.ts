@@ -1,4 +1,11 @@
-import type { EntityStatus, JurisdictionStatus, PageParams, TaskStatus, WebhookEndpointDisabledReason, WebhookEventTypeName } from '../types';
+import type {
+  EntityStatus,
+  JurisdictionStatus,
+  PageParams,
+  TaskStatus,
+  WebhookEndpointDisabledReason,
+  WebhookEventTypeName,
+} from '../types';
 
 /** Fields of every notification (CONTRACT.md §4). */
 export interface WebhookEventBase<Type extends WebhookEventTypeName> {
@@ -96,7 +103,9 @@ export interface WebhookEventMap {
 export type WebhookEvent = WebhookEventMap[WebhookEventTypeName];
 
 /** The operational names: never part of "all events" (an empty `event_types`, an unfiltered `GET /events`). */
-export const OPERATIONAL_EVENT_TYPE_NAMES: readonly WebhookEventTypeName[] = Object.freeze(['webhook_endpoint.disabled']);
+export const OPERATIONAL_EVENT_TYPE_NAMES: readonly WebhookEventTypeName[] = Object.freeze([
+  'webhook_endpoint.disabled',
+]);
 
 /** The catalog's names, in its order: the eleven about your resources, then the operational one. */
 export const WEBHOOK_EVENT_TYPE_NAMES: readonly WebhookEventTypeName[] = Object.freeze([

@@ -40,11 +40,19 @@ export type WebhookHandlerResult<T = WebhookEvent> =
  * ```
  */
 export function createWebhookHandler<T = WebhookEvent>(options: WebhookHandlerOptions<T>) {
-  const deduplicator = new Deduplicator({ store: options.store, ttlMs: options.ttlMs, leaseMs: options.leaseMs, clock: options.clock });
+  const deduplicator = new Deduplicator({
+    store: options.store,
+    ttlMs: options.ttlMs,
+    leaseMs: options.leaseMs,
+    clock: options.clock,
+  });
   const verifyOptions: VerifyOptions = { toleranceSeconds: options.toleranceSeconds, clock: options.clock };
   const secrets = options.secrets;
 
-  return async function handleWebhook(payload: string | Buffer, headers: WebhookHeaders): Promise<WebhookHandlerResult<T>> {
+  return async function handleWebhook(
+    payload: string | Buffer,
+    headers: WebhookHeaders,
+  ): Promise<WebhookHandlerResult<T>> {
     let verified;
     try {
       verified = verifyWebhook<T>(payload, headers, secrets, verifyOptions);

@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { FakeClock } from '../testing/fake-fetch';
 import type { OrderSubmittedEvent } from './events';
-import { secretKey, sign, signedHeaders, verify, verifyWebhook, WebhookVerificationError, type WebhookVerificationReason } from './verify';
+import {
+  secretKey,
+  sign,
+  signedHeaders,
+  verify,
+  verifyWebhook,
+  WebhookVerificationError,
+  type WebhookVerificationReason,
+} from './verify';
 
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 const SECRET = newSecret();
@@ -37,8 +45,12 @@ describe('verify (Standard Webhooks)', () => {
     };
     const payload = '{"test": 2432232314}';
     const vectorClock = new FakeClock(1614265330 * 1000);
-    expect(verify(payload, headers, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', { clock: vectorClock })).toEqual({ test: 2432232314 });
-    expect(sign(payload, headers['webhook-id'], 1614265330, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')).toBe(headers['webhook-signature']);
+    expect(verify(payload, headers, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', { clock: vectorClock })).toEqual({
+      test: 2432232314,
+    });
+    expect(sign(payload, headers['webhook-id'], 1614265330, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')).toBe(
+      headers['webhook-signature'],
+    );
   });
 
   it('accepts a correct signature and returns the typed payload (string, Buffer, Headers)', () => {
@@ -58,20 +70,33 @@ describe('verify (Standard Webhooks)', () => {
     expect(reason(() => verify(BODY, both, SECRET, { clock }))).toBe('passed');
     expect(reason(() => verify(BODY, both, oldSecret, { clock }))).toBe('passed');
 
-    const withNoise = { ...both, 'webhook-signature': `v2,abc v1,${randomBytes(32).toString('base64')} ${sign(BODY, ID, NOW, SECRET)}` };
+    const withNoise = {
+      ...both,
+      'webhook-signature': `v2,abc v1,${randomBytes(32).toString('base64')} ${sign(BODY, ID, NOW, SECRET)}`,
+    };
     expect(reason(() => verify(BODY, withNoise, SECRET, { clock }))).toBe('passed');
 
     // The receiver holds both secrets while it switches over; the sender may sign with either.
-    expect(reason(() => verify(BODY, signedHeaders(BODY, ID, oldSecret, NOW), [SECRET, oldSecret], { clock }))).toBe('passed');
-    expect(reason(() => verify(BODY, signedHeaders(BODY, ID, SECRET, NOW), [oldSecret, SECRET], { clock }))).toBe('passed');
+    expect(reason(() => verify(BODY, signedHeaders(BODY, ID, oldSecret, NOW), [SECRET, oldSecret], { clock }))).toBe(
+      'passed',
+    );
+    expect(reason(() => verify(BODY, signedHeaders(BODY, ID, SECRET, NOW), [oldSecret, SECRET], { clock }))).toBe(
+      'passed',
+    );
   });
 
   it('rejects a tampered body, id or timestamp', () => {
     const headers = signedHeaders(BODY, ID, SECRET, NOW);
-    expect(reason(() => verify(BODY.replace('submitted', 'cancelled'), headers, SECRET, { clock }))).toBe('no_matching_signature');
+    expect(reason(() => verify(BODY.replace('submitted', 'cancelled'), headers, SECRET, { clock }))).toBe(
+      'no_matching_signature',
+    );
     expect(reason(() => verify(`${BODY} `, headers, SECRET, { clock }))).toBe('no_matching_signature');
-    expect(reason(() => verify(BODY, { ...headers, 'webhook-id': 'other' }, SECRET, { clock }))).toBe('no_matching_signature');
-    expect(reason(() => verify(BODY, { ...headers, 'webhook-timestamp': String(NOW - 1) }, SECRET, { clock }))).toBe('no_matching_signature');
+    expect(reason(() => verify(BODY, { ...headers, 'webhook-id': 'other' }, SECRET, { clock }))).toBe(
+      'no_matching_signature',
+    );
+    expect(reason(() => verify(BODY, { ...headers, 'webhook-timestamp': String(NOW - 1) }, SECRET, { clock }))).toBe(
+      'no_matching_signature',
+    );
     const pretty = JSON.stringify(JSON.parse(BODY), null, 2);
     expect(reason(() => verify(pretty, headers, SECRET, { clock }))).toBe('no_matching_signature');
   });
@@ -79,12 +104,18 @@ describe('verify (Standard Webhooks)', () => {
   it('rejects a wrong secret, a truncated signature, and a non-v1 signature', () => {
     const headers = signedHeaders(BODY, ID, SECRET, NOW);
     expect(reason(() => verify(BODY, headers, newSecret(), { clock }))).toBe('no_matching_signature');
-    expect(reason(() => verify(BODY, { ...headers, 'webhook-signature': headers['webhook-signature'].slice(0, 20) }, SECRET, { clock }))).toBe(
-      'no_matching_signature',
-    );
-    expect(reason(() => verify(BODY, { ...headers, 'webhook-signature': headers['webhook-signature'].replace('v1,', 'v2,') }, SECRET, { clock }))).toBe(
-      'no_matching_signature',
-    );
+    expect(
+      reason(() =>
+        verify(BODY, { ...headers, 'webhook-signature': headers['webhook-signature'].slice(0, 20) }, SECRET, { clock }),
+      ),
+    ).toBe('no_matching_signature');
+    expect(
+      reason(() =>
+        verify(BODY, { ...headers, 'webhook-signature': headers['webhook-signature'].replace('v1,', 'v2,') }, SECRET, {
+          clock,
+        }),
+      ),
+    ).toBe('no_matching_signature');
   });
 
   it('allows 5 minutes of clock skew both ways and rejects stale and future timestamps', () => {
@@ -94,7 +125,9 @@ describe('verify (Standard Webhooks)', () => {
     expect(at(NOW - 301)).toBe('timestamp_too_old');
     expect(at(NOW + 301)).toBe('timestamp_too_new');
     expect(at(NOW - 86_400)).toBe('timestamp_too_old');
-    expect(reason(() => verify(BODY, signedHeaders(BODY, ID, SECRET, NOW - 30), SECRET, { clock, toleranceSeconds: 10 }))).toBe('timestamp_too_old');
+    expect(
+      reason(() => verify(BODY, signedHeaders(BODY, ID, SECRET, NOW - 30), SECRET, { clock, toleranceSeconds: 10 })),
+    ).toBe('timestamp_too_old');
   });
 
   it('rejects missing headers and a malformed timestamp', () => {
@@ -105,12 +138,18 @@ describe('verify (Standard Webhooks)', () => {
       expect(reason(() => verify(BODY, { ...rest, [name]: '' }, SECRET, { clock }))).toBe('missing_header');
     }
     expect(reason(() => verify(BODY, {}, SECRET, { clock }))).toBe('missing_header');
-    expect(reason(() => verify(BODY, { ...headers, 'webhook-timestamp': '17e8' }, SECRET, { clock }))).toBe('invalid_timestamp');
-    expect(reason(() => verify(BODY, { ...headers, 'webhook-timestamp': `${NOW}.5` }, SECRET, { clock }))).toBe('invalid_timestamp');
+    expect(reason(() => verify(BODY, { ...headers, 'webhook-timestamp': '17e8' }, SECRET, { clock }))).toBe(
+      'invalid_timestamp',
+    );
+    expect(reason(() => verify(BODY, { ...headers, 'webhook-timestamp': `${NOW}.5` }, SECRET, { clock }))).toBe(
+      'invalid_timestamp',
+    );
   });
 
   it('rejects a signed body that is not JSON', () => {
-    expect(reason(() => verify('not json', signedHeaders('not json', ID, SECRET, NOW), SECRET, { clock }))).toBe('invalid_payload');
+    expect(reason(() => verify('not json', signedHeaders('not json', ID, SECRET, NOW), SECRET, { clock }))).toBe(
+      'invalid_payload',
+    );
   });
 
   it('parses whsec_ secrets and refuses nonsense ones', () => {

@@ -27,8 +27,7 @@ export class WebhookVerificationError extends FilingError {
 
 /** Node's `req.headers`, a fetch `Headers`, or any case-insensitive name → value map. */
 export type WebhookHeaders =
-  | { get(name: string): string | null }
-  | Readonly<Record<string, string | readonly string[] | undefined>>;
+  { get(name: string): string | null } | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 export interface VerifyOptions {
   /** Default 300 s, both ways. */
@@ -78,7 +77,11 @@ export function verifyWebhook<T = WebhookEvent>(
   const timestampText = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
   if (!id || !timestampText || !signatures) {
-    const missing = [!id && 'webhook-id', !timestampText && 'webhook-timestamp', !signatures && 'webhook-signature'].filter(Boolean);
+    const missing = [
+      !id && 'webhook-id',
+      !timestampText && 'webhook-timestamp',
+      !signatures && 'webhook-signature',
+    ].filter(Boolean);
     throw new WebhookVerificationError('missing_header', `Missing header: ${missing.join(', ')}`);
   }
   if (!/^\d{1,15}$/.test(timestampText)) {
@@ -91,10 +94,16 @@ export function verifyWebhook<T = WebhookEvent>(
     throw new WebhookVerificationError('timestamp_too_old', `webhook-timestamp is more than ${tolerance} s old`);
   }
   if (timestamp - now > tolerance) {
-    throw new WebhookVerificationError('timestamp_too_new', `webhook-timestamp is more than ${tolerance} s in the future`);
+    throw new WebhookVerificationError(
+      'timestamp_too_new',
+      `webhook-timestamp is more than ${tolerance} s in the future`,
+    );
   }
 
-  const body = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  const body =
+    typeof payload === 'string'
+      ? Buffer.from(payload, 'utf8')
+      : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
   const candidates = signatures
     .split(' ')
     .filter((s) => s.startsWith('v1,'))
@@ -107,7 +116,8 @@ export function verifyWebhook<T = WebhookEvent>(
       if (candidate.length === expected.length && timingSafeEqual(candidate, expected)) matched = true;
     }
   }
-  if (!matched) throw new WebhookVerificationError('no_matching_signature', 'No signature matches the payload and secret');
+  if (!matched)
+    throw new WebhookVerificationError('no_matching_signature', 'No signature matches the payload and secret');
 
   let parsed: T;
   try {
@@ -134,10 +144,18 @@ export function secretKey(secret: string | Buffer): Buffer {
  * Signs like the service does: `v1,` + base64 HMAC-SHA256 over `{id}.{timestamp}.{body}`. For
  * tests of your receiver; one signature per secret, space-separated.
  */
-export function sign(payload: string | Buffer, id: string, timestamp: number, secrets: string | readonly string[]): string {
+export function sign(
+  payload: string | Buffer,
+  id: string,
+  timestamp: number,
+  secrets: string | readonly string[],
+): string {
   const body = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
   return (Array.isArray(secrets) ? secrets : [secrets])
-    .map((s: string) => `v1,${createHmac('sha256', secretKey(s)).update(`${id}.${timestamp}.`).update(body).digest('base64')}`)
+    .map(
+      (s: string) =>
+        `v1,${createHmac('sha256', secretKey(s)).update(`${id}.${timestamp}.`).update(body).digest('base64')}`,
+    )
     .join(' ');
 }
 
@@ -148,7 +166,11 @@ export function signedHeaders(
   secrets: string | readonly string[],
   timestamp: number = Math.floor(Date.now() / 1000),
 ): Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string> {
-  return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': sign(payload, id, timestamp, secrets) };
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': sign(payload, id, timestamp, secrets),
+  };
 }
 
 function header(headers: WebhookHeaders, name: string): string | undefined {

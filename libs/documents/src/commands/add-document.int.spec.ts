@@ -10,7 +10,10 @@ import { DeleteDocumentCommand, DeleteDocumentHandler } from './delete-document'
 /** The write path's all-or-nothing rule, on the embedded store made to fail on demand. */
 describe('adding and deleting a document: the content stream and the events', () => {
   const context: CommandContext = { account_id: 'acc-1', actor: 'client:c1', correlation_id: 'r', causation_id: null };
-  const references = new ReferenceChecker({ await: async () => undefined } as unknown as ReadYourWrites, {} as EventStore);
+  const references = new ReferenceChecker(
+    { await: async () => undefined } as unknown as ReadYourWrites,
+    {} as EventStore,
+  );
   references.register('entity', () => true);
   references.register('order', () => true);
   // Three chunks, written in two appends.
@@ -36,8 +39,11 @@ describe('adding and deleting a document: the content stream and the events', ()
   });
 
   const add = (documentId: string, fields: Partial<typeof input> = {}) =>
-    new AddDocumentHandler(store, references, contents).execute(new AddDocumentCommand(context, { ...input, ...fields }, documentId));
-  const remove = (documentId: string) => new DeleteDocumentHandler(store, contents).execute(new DeleteDocumentCommand(context, documentId));
+    new AddDocumentHandler(store, references, contents).execute(
+      new AddDocumentCommand(context, { ...input, ...fields }, documentId),
+    );
+  const remove = (documentId: string) =>
+    new DeleteDocumentHandler(store, contents).execute(new DeleteDocumentCommand(context, documentId));
   const types = async (streamId: string) => (await store.readStream(streamId)).map((e) => e.type);
 
   /** Appends fail (`when` says which), after writing them when `recorded` (a timeout after the write). */
@@ -56,7 +62,9 @@ describe('adding and deleting a document: the content stream and the events', ()
     expect(result.resource).toMatchObject({ id: 'doc-1', ...digest, version: 0 });
 
     const chunks = await store.readStream(contentStreamId('doc-1'));
-    expect(chunks.map((e) => [e.type, e.data.index, e.metadata.account_id])).toEqual([0, 1, 2].map((i) => [DOCUMENT_CONTENT_CHUNK, i, 'acc-1']));
+    expect(chunks.map((e) => [e.type, e.data.index, e.metadata.account_id])).toEqual(
+      [0, 1, 2].map((i) => [DOCUMENT_CONTENT_CHUNK, i, 'acc-1']),
+    );
     expect(Math.max(...chunks.map((e) => JSON.stringify(e.data).length))).toBeLessThanOrEqual(256 * 1024 + 100);
     const [added] = await store.readStream('document-doc-1');
     expect(chunks.every((chunk) => chunk.position.commit < added.position.commit)).toBe(true);

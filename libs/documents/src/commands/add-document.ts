@@ -1,6 +1,10 @@
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import {
-  type CommandContext, newResourceId, ReferenceChecker, requireAccount, type WriteResult,
+  type CommandContext,
+  newResourceId,
+  ReferenceChecker,
+  requireAccount,
+  type WriteResult,
 } from '@filing/platform';
 import { Inject, Logger } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
@@ -79,7 +83,9 @@ export class AddDocumentHandler implements ICommandHandler<AddDocumentCommand, W
       const recorded = await this.store.readStream(DocumentAggregate.streamId(documentId), { maxCount: 1 });
       if (recorded.length === 0) await this.contents.remove(documentId);
     } catch (err) {
-      this.logger.warn(`Kept the content stream of document ${documentId} after a failed write: ${(err as Error).message}`);
+      this.logger.warn(
+        `Kept the content stream of document ${documentId} after a failed write: ${(err as Error).message}`,
+      );
     }
   }
 }

@@ -35,7 +35,12 @@ export class DeleteDocumentHandler implements ICommandHandler<DeleteDocumentComm
   async execute({ context, documentId, ifMatch }: DeleteDocumentCommand): Promise<WriteResult<Document>> {
     const account_id = requireAccount(context);
     const expected_version = expectedVersion(ifMatch);
-    const result = await DocumentAggregate.run(this.store, context, { kind: 'delete', id: documentId, account_id, expected_version });
+    const result = await DocumentAggregate.run(this.store, context, {
+      kind: 'delete',
+      id: documentId,
+      account_id,
+      expected_version,
+    });
     try {
       await this.contents.remove(documentId);
     } catch (err) {

@@ -46,7 +46,10 @@ export class DocumentContentStore {
   async read(documentId: string, expected: ContentDigest): Promise<Buffer | null> {
     const events = await this.store.readStream(contentStreamId(documentId));
     if (events.length === 0) return null;
-    return joinContent(events.map((e) => e.data), expected);
+    return joinContent(
+      events.map((e) => e.data),
+      expected,
+    );
   }
 
   /**

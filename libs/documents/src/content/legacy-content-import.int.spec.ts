@@ -38,29 +38,58 @@ describe('importing an earlier DATA_DIR/documents.db into content streams', () =
     db.exec(`CREATE TABLE document_contents (document_id TEXT PRIMARY KEY, account_id TEXT NOT NULL, sha256 TEXT NOT NULL,
       size_bytes INTEGER NOT NULL, content BLOB NOT NULL, stored_at TEXT NOT NULL)`);
     const insert = db.prepare('INSERT INTO document_contents VALUES (?, ?, ?, ?, ?, ?)');
-    for (const [id, bytes] of rows) insert.run(id, 'acc-1', sha256(bytes), bytes.length, bytes, new Date().toISOString());
+    for (const [id, bytes] of rows)
+      insert.run(id, 'acc-1', sha256(bytes), bytes.length, bytes, new Date().toISOString());
     db.close();
   }
 
   /** A document's events as the earlier versions appended them (the bytes were in documents.db). */
   async function addDocument(id: string, bytes: Buffer): Promise<void> {
-    const input = { entity_id: '0193a5b2-0000-7000-8000-0000000000e1', order_id: null, title: 'T', document_type: 'd', content_type: 'application/pdf', size_bytes: bytes.length, sha256: sha256(bytes) };
+    const input = {
+      entity_id: '0193a5b2-0000-7000-8000-0000000000e1',
+      order_id: null,
+      title: 'T',
+      document_type: 'd',
+      content_type: 'application/pdf',
+      size_bytes: bytes.length,
+      sha256: sha256(bytes),
+    };
     await DocumentAggregate.run(store, context, { kind: 'add', id, account_id: 'acc-1', input });
   }
   const digest = (bytes: Buffer) => ({ size_bytes: bytes.length, sha256: sha256(bytes) });
 
   it('gives every live document its bytes, skips deleted and orphan ones and wrong bytes, then renames the file', async () => {
-    const [big, small, gone, orphan, wrong] = [randomBytes(3 * CONTENT_CHUNK_BYTES + 5), randomBytes(10), randomBytes(10), randomBytes(10), randomBytes(10)];
-    for (const [id, bytes] of [['big', big], ['small', small], ['gone', gone], ['wrong', randomBytes(10)]] as const) await addDocument(id, bytes);
+    const [big, small, gone, orphan, wrong] = [
+      randomBytes(3 * CONTENT_CHUNK_BYTES + 5),
+      randomBytes(10),
+      randomBytes(10),
+      randomBytes(10),
+      randomBytes(10),
+    ];
+    for (const [id, bytes] of [
+      ['big', big],
+      ['small', small],
+      ['gone', gone],
+      ['wrong', randomBytes(10)],
+    ] as const)
+      await addDocument(id, bytes);
     await DocumentAggregate.run(store, context, { kind: 'delete', id: 'gone', account_id: 'acc-1' });
-    legacyFile([['big', big], ['small', small], ['gone', gone], ['orphan', orphan], ['wrong', wrong]]);
+    legacyFile([
+      ['big', big],
+      ['small', small],
+      ['gone', gone],
+      ['orphan', orphan],
+      ['wrong', wrong],
+    ]);
 
     expect(await importer().run()).toEqual({ imported: 2, present: 0, skipped: 2, mismatched: 1 });
     expect((await contents.read('big', digest(big)))!.equals(big)).toBe(true);
     expect((await contents.read('small', digest(small)))!.equals(small)).toBe(true);
     for (const id of ['gone', 'orphan', 'wrong']) expect(await store.readStream(contentStreamId(id))).toEqual([]);
     const chunks = await store.readStream(contentStreamId('big'));
-    expect(chunks.map((e) => e.metadata)).toEqual(chunks.map(() => expect.objectContaining({ account_id: 'acc-1', actor: 'system:documents-import' })));
+    expect(chunks.map((e) => e.metadata)).toEqual(
+      chunks.map(() => expect.objectContaining({ account_id: 'acc-1', actor: 'system:documents-import' })),
+    );
 
     expect(existsSync(join(dataDir, LEGACY_CONTENT_FILE))).toBe(false);
     expect(existsSync(join(dataDir, IMPORTED_CONTENT_FILE))).toBe(true);
@@ -72,7 +101,10 @@ describe('importing an earlier DATA_DIR/documents.db into content streams', () =
     const [small, big] = [randomBytes(10), randomBytes(5 * CONTENT_CHUNK_BYTES)];
     await addDocument('a-small', small);
     await addDocument('b-big', big);
-    legacyFile([['a-small', small], ['b-big', big]]);
+    legacyFile([
+      ['a-small', small],
+      ['b-big', big],
+    ]);
     const append = store.appendToStream.bind(store);
     let appends = 0;
     jest.spyOn(store, 'appendToStream').mockImplementation(async (...args) => {

@@ -45,7 +45,10 @@ export class LegacyContentImport implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     const report = await this.run();
-    if (report) this.logger.log(`Imported document content from ${LEGACY_CONTENT_FILE} into the event store: ${JSON.stringify(report)}`);
+    if (report)
+      this.logger.log(
+        `Imported document content from ${LEGACY_CONTENT_FILE} into the event store: ${JSON.stringify(report)}`,
+      );
   }
 
   /** The import's counts, or null when there is no file to import. */
@@ -56,8 +59,12 @@ export class LegacyContentImport implements OnApplicationBootstrap {
     // Read-write, so a WAL left by the earlier version is read and folded back in at close.
     const db = new Database(file, { fileMustExist: true });
     try {
-      const ids = db.prepare<[], { document_id: string }>('SELECT document_id FROM document_contents ORDER BY document_id').all();
-      const contentOf = db.prepare<[string], { content: Buffer }>('SELECT content FROM document_contents WHERE document_id = ?');
+      const ids = db
+        .prepare<[], { document_id: string }>('SELECT document_id FROM document_contents ORDER BY document_id')
+        .all();
+      const contentOf = db.prepare<[string], { content: Buffer }>(
+        'SELECT content FROM document_contents WHERE document_id = ?',
+      );
       const correlation_id = randomUUID();
       for (const { document_id } of ids) {
         // One content in memory at a time.
@@ -67,21 +74,33 @@ export class LegacyContentImport implements OnApplicationBootstrap {
       db.close();
     }
     for (const suffix of ['', '-wal', '-shm']) {
-      if (existsSync(file + suffix)) renameSync(file + suffix, join(this.config.dataDir, IMPORTED_CONTENT_FILE + suffix));
+      if (existsSync(file + suffix))
+        renameSync(file + suffix, join(this.config.dataDir, IMPORTED_CONTENT_FILE + suffix));
     }
     return counts;
   }
 
-  private async importOne(documentId: string, content: () => Buffer, correlation_id: string): Promise<keyof ImportReport> {
+  private async importOne(
+    documentId: string,
+    content: () => Buffer,
+    correlation_id: string,
+  ): Promise<keyof ImportReport> {
     const { state } = await DocumentAggregate.load(this.store, documentId);
     if (!state || state.deleted) return 'skipped';
     if (await this.complete(documentId, state)) return 'present';
     const bytes = content();
     if (bytes.length !== state.size_bytes || createHash('sha256').update(bytes).digest('hex') !== state.sha256) {
-      this.logger.error(`Not importing the content of document ${documentId}: it is not the ${state.size_bytes} bytes its DocumentAdded names`);
+      this.logger.error(
+        `Not importing the content of document ${documentId}: it is not the ${state.size_bytes} bytes its DocumentAdded names`,
+      );
       return 'mismatched';
     }
-    const context: CommandContext = { account_id: state.account_id, actor: 'system:documents-import', correlation_id, causation_id: null };
+    const context: CommandContext = {
+      account_id: state.account_id,
+      actor: 'system:documents-import',
+      correlation_id,
+      causation_id: null,
+    };
     await this.contents.write(context, documentId, bytes);
     // Deleted by another instance meanwhile: its DELETE removed nothing, so remove what was just written.
     if ((await DocumentAggregate.load(this.store, documentId)).state?.deleted) await this.contents.remove(documentId);

@@ -1,6 +1,14 @@
 import type { StreamRevision } from '@filing/event-store';
 import {
-  ApiResourceResponse, type CommandContext, Ctx, IfMatch, NotFoundError, ResourceIdPipe, FamilyController, AccountId, withETag,
+  ApiResourceResponse,
+  type CommandContext,
+  Ctx,
+  IfMatch,
+  NotFoundError,
+  ResourceIdPipe,
+  FamilyController,
+  AccountId,
+  withETag,
 } from '@filing/platform';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse } from '@nestjs/swagger';
@@ -19,8 +27,13 @@ import { CreateDocumentDto, DocumentDto, ListDocumentsQueryDto, UpdateDocumentDt
  */
 @Controller('external-api/v1/documents')
 export class DocumentsController extends FamilyController({
-  path: 'documents', aggregate: DocumentAggregate, queries: DocumentsQueries,
-  dto: DocumentDto, listQuery: ListDocumentsQueryDto, update: UpdateDocumentDto, deletedBy: DOCUMENT_DELETED,
+  path: 'documents',
+  aggregate: DocumentAggregate,
+  queries: DocumentsQueries,
+  dto: DocumentDto,
+  listQuery: ListDocumentsQueryDto,
+  update: UpdateDocumentDto,
+  deletedBy: DOCUMENT_DELETED,
 }) {
   constructor(private readonly contents: DocumentContentStore) {
     super();
@@ -28,9 +41,16 @@ export class DocumentsController extends FamilyController({
 
   @Post()
   @ApiResourceResponse(DocumentDto, { created: true })
-  create(@Body() dto: CreateDocumentDto, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) reply: FastifyReply): Promise<DocumentView> {
+  create(
+    @Body() dto: CreateDocumentDto,
+    @Ctx() ctx: CommandContext,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<DocumentView> {
     const { content_base64, ...metadata } = dto;
-    return this.created(reply, new AddDocumentCommand(ctx, { ...metadata, content: Buffer.from(content_base64, 'base64') }));
+    return this.created(
+      reply,
+      new AddDocumentCommand(ctx, { ...metadata, content: Buffer.from(content_base64, 'base64') }),
+    );
   }
 
   /**
@@ -44,7 +64,11 @@ export class DocumentsController extends FamilyController({
     description: 'The bytes, with the content type they were added with',
     content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
   })
-  async content(@Param('id', ResourceIdPipe) id: string, @AccountId() accountId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
+  async content(
+    @Param('id', ResourceIdPipe) id: string,
+    @AccountId() accountId: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Buffer> {
     const document = this.found(accountId, id);
     const bytes = await this.contents.read(id, document);
     if (bytes === null) {
@@ -73,7 +97,11 @@ export class DocumentsController extends FamilyController({
   @Delete(':id')
   @ApiNoContentResponse({ description: 'Deleted: the document and its content answer 404 from now on' })
   @HttpCode(204)
-  async remove(@Param('id', ResourceIdPipe) id: string, @IfMatch() ifMatch: StreamRevision | undefined, @Ctx() ctx: CommandContext): Promise<void> {
+  async remove(
+    @Param('id', ResourceIdPipe) id: string,
+    @IfMatch() ifMatch: StreamRevision | undefined,
+    @Ctx() ctx: CommandContext,
+  ): Promise<void> {
     const result = await this.commands.execute(new DeleteDocumentCommand(ctx, id, ifMatch));
     await this.readYourWrites.await(result.position);
   }

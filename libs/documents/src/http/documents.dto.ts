@@ -1,9 +1,22 @@
-import { ApiResourceFields, ResourceDto, IsOptionalNonNull, IsResourceId, PageQueryDto, SatisfiesRule } from '@filing/platform';
+import {
+  ApiResourceFields,
+  ResourceDto,
+  IsOptionalNonNull,
+  IsResourceId,
+  PageQueryDto,
+  SatisfiesRule,
+} from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
 import {
-  base64Problem, CONTENT_TYPE_MAX_LENGTH, contentTypeProblem, DOCUMENT_TYPE_MAX_LENGTH, MAX_CONTENT_BYTES,
-  documentTypeProblem, TITLE_MAX_LENGTH, titleProblem,
+  base64Problem,
+  CONTENT_TYPE_MAX_LENGTH,
+  contentTypeProblem,
+  DOCUMENT_TYPE_MAX_LENGTH,
+  MAX_CONTENT_BYTES,
+  documentTypeProblem,
+  TITLE_MAX_LENGTH,
+  titleProblem,
 } from '../document';
 
 /*
@@ -16,7 +29,12 @@ import {
 const ID = { type: String, format: 'uuid' };
 const ORDER_ID = { ...ID, nullable: true, description: 'An order of the same account' };
 const TITLE = { type: String, maxLength: TITLE_MAX_LENGTH, example: 'Certificate of Formation' };
-const DOCUMENT_TYPE = { type: String, maxLength: DOCUMENT_TYPE_MAX_LENGTH, example: 'certificate_of_formation', description: 'Free text' };
+const DOCUMENT_TYPE = {
+  type: String,
+  maxLength: DOCUMENT_TYPE_MAX_LENGTH,
+  example: 'certificate_of_formation',
+  description: 'Free text',
+};
 const CONTENT_TYPE = {
   type: String,
   maxLength: CONTENT_TYPE_MAX_LENGTH,
@@ -55,7 +73,8 @@ export class DocumentDto extends ResourceDto {
   @ApiProperty(TITLE) title!: string;
   @ApiProperty(DOCUMENT_TYPE) document_type!: string;
   @ApiProperty(CONTENT_TYPE) content_type!: string;
-  @ApiProperty({ description: 'Size of the content in bytes', minimum: 1, maximum: MAX_CONTENT_BYTES }) size_bytes!: number;
+  @ApiProperty({ description: 'Size of the content in bytes', minimum: 1, maximum: MAX_CONTENT_BYTES })
+  size_bytes!: number;
   @ApiProperty({ description: 'SHA-256 of the content, lower-case hex', pattern: '^[0-9a-f]{64}$' }) sha256!: string;
 }
 

@@ -31,14 +31,24 @@ describe('documents read model', () => {
       model.apply({ type: DOCUMENT_ADDED, data: doc(id, entity, order) }, { accountId, occurredAt: at });
     }
     const second = { accountId: 'a', revision: 1, occurredAt: later };
-    model.apply({ type: DOCUMENT_UPDATED, data: { ...doc('d2', 'e1', 'o1'), title: 'Renamed', changed: ['title'] } }, second);
+    model.apply(
+      { type: DOCUMENT_UPDATED, data: { ...doc('d2', 'e1', 'o1'), title: 'Renamed', changed: ['title'] } },
+      second,
+    );
     model.apply({ type: DOCUMENT_DELETED, data: doc('d5', 'e1', 'o1') }, second);
   });
   afterEach(() => model.close());
 
   it('keeps each document as of its last event, with version and times', () => {
     const { document_id, ...fields } = doc('d2', 'e1', 'o1');
-    expect(model.queries.get('a', document_id)).toEqual({ id: document_id, ...fields, title: 'Renamed', created_at: at, updated_at: later, version: 1 });
+    expect(model.queries.get('a', document_id)).toEqual({
+      id: document_id,
+      ...fields,
+      title: 'Renamed',
+      created_at: at,
+      updated_at: later,
+      version: 1,
+    });
   });
 
   it('forgets a deleted document', () => {

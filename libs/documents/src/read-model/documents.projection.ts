@@ -7,7 +7,9 @@ import { DOCUMENT_DELETED } from '../document.events';
  * removed, so every read answers it as missing.
  */
 export const DOCUMENTS_TABLE: ResourceTable = {
-  name: 'documents', idField: 'document_id', filters: { entity: 'entity_id', order: 'order_id' },
+  name: 'documents',
+  idField: 'document_id',
+  filters: { entity: 'entity_id', order: 'order_id' },
   columns:
     'entity_id TEXT NOT NULL, order_id TEXT, title TEXT NOT NULL, document_type TEXT NOT NULL, ' +
     'content_type TEXT NOT NULL, size_bytes INTEGER NOT NULL, sha256 TEXT NOT NULL',

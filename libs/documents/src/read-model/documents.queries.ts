@@ -6,4 +6,6 @@ import { DOCUMENTS_TABLE } from './documents.projection';
 export type DocumentView = ResourceView<DocumentFields>;
 
 /** Reads of the `documents` read model, always within one account. Deleted documents are not in it. */
-export class DocumentsQueries extends ResourceQueries.of<DocumentView, { entity_id?: string; order_id?: string }>(DOCUMENTS_TABLE) {}
+export class DocumentsQueries extends ResourceQueries.of<DocumentView, { entity_id?: string; order_id?: string }>(
+  DOCUMENTS_TABLE,
+) {}

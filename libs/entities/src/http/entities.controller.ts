@@ -7,6 +7,11 @@ import { CreateEntityDto, EntityDto, ListEntitiesQueryDto, UpdateEntityDto } fro
 /** `/external-api/v1/entities`: the family routes, every one of them the platform's (create and update included). */
 @Controller('external-api/v1/entities')
 export class EntitiesController extends FamilyController({
-  path: 'entities', aggregate: EntityAggregate, queries: EntitiesQueries,
-  dto: EntityDto, listQuery: ListEntitiesQueryDto, create: CreateEntityDto, update: UpdateEntityDto,
+  path: 'entities',
+  aggregate: EntityAggregate,
+  queries: EntitiesQueries,
+  dto: EntityDto,
+  listQuery: ListEntitiesQueryDto,
+  create: CreateEntityDto,
+  update: UpdateEntityDto,
 }) {}

@@ -1,5 +1,11 @@
 import {
-  ApiResourceFields, ResourceDto, IsCalendarDate, IsJurisdictionCode, IsOptionalNonNull, JURISDICTION_CODE, PageQueryDto,
+  ApiResourceFields,
+  ResourceDto,
+  IsCalendarDate,
+  IsJurisdictionCode,
+  IsOptionalNonNull,
+  JURISDICTION_CODE,
+  PageQueryDto,
   SatisfiesRule,
 } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
@@ -38,9 +44,13 @@ export class CreateEntityDto {
 export class UpdateEntityDto {
   @ApiPropertyOptional(NAME) @IsOptionalNonNull() @IsEntityName() name?: string;
   @ApiPropertyOptional({ enum: ENTITY_STATUSES }) @IsOptionalNonNull() @IsIn(ENTITY_STATUSES) status?: string;
-  @ApiPropertyOptional({ ...JURISDICTION, description: 'ISO 3166-2 subdivision code; null clears it' }) @IsOptional() @IsJurisdictionCode()
+  @ApiPropertyOptional({ ...JURISDICTION, description: 'ISO 3166-2 subdivision code; null clears it' })
+  @IsOptional()
+  @IsJurisdictionCode()
   formation_jurisdiction?: string | null;
-  @ApiPropertyOptional({ ...DATE, description: 'null clears it' }) @IsOptional() @IsCalendarDate()
+  @ApiPropertyOptional({ ...DATE, description: 'null clears it' })
+  @IsOptional()
+  @IsCalendarDate()
   formation_date?: string | null;
 }
 

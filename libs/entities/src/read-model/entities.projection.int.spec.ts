@@ -17,17 +17,33 @@ describe('entities read model', () => {
   beforeEach(() => {
     model = readModelFixture(new EntitiesProjection(), (runner) => new EntitiesQueries(runner));
     model.apply({ type: ENTITY_CREATED, data: { entity_id: 'e1', ...fields('Straße GmbH') } }, { accountId: 'a' });
-    model.apply({ type: ENTITY_CREATED, data: { entity_id: 'e2', ...fields('Other', 'corporation') } }, { accountId: 'a' });
+    model.apply(
+      { type: ENTITY_CREATED, data: { entity_id: 'e2', ...fields('Other', 'corporation') } },
+      { accountId: 'a' },
+    );
     model.apply({ type: ENTITY_CREATED, data: { entity_id: 'e3', ...fields('Foreign') } }, { accountId: 'b' });
     model.apply(
-      { type: ENTITY_UPDATED, data: { entity_id: 'e2', ...fields('Other Inc', 'corporation'), status: 'inactive', changed: ['name', 'status'] } },
+      {
+        type: ENTITY_UPDATED,
+        data: {
+          entity_id: 'e2',
+          ...fields('Other Inc', 'corporation'),
+          status: 'inactive',
+          changed: ['name', 'status'],
+        },
+      },
       { accountId: 'a', revision: 1, occurredAt: '2026-01-02T00:00:00.000Z' },
     );
   });
   afterEach(() => model.close());
 
   it('keeps each entity as of its last event, with version and times', () => {
-    const inactive = { status: 'inactive', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-02T00:00:00.000Z', version: 1 };
+    const inactive = {
+      status: 'inactive',
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-02T00:00:00.000Z',
+      version: 1,
+    };
     expect(model.queries.get('a', 'e2')).toEqual({ id: 'e2', ...fields('Other Inc', 'corporation'), ...inactive });
   });
 

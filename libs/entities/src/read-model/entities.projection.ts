@@ -10,7 +10,9 @@ export function fold(text: string): string {
  * copy of the name for `q` (instr on it, not LIKE: no wildcard surprises, Unicode-aware).
  */
 export const ENTITIES_TABLE: ResourceTable = {
-  name: 'entities', idField: 'entity_id', filters: { status: 'status', type: 'entity_type' },
+  name: 'entities',
+  idField: 'entity_id',
+  filters: { status: 'status', type: 'entity_type' },
   columns:
     'name TEXT NOT NULL, name_folded TEXT NOT NULL, entity_type TEXT NOT NULL, ' +
     'status TEXT NOT NULL, formation_jurisdiction TEXT, formation_date TEXT',

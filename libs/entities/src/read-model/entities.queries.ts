@@ -15,6 +15,9 @@ export interface EntityListFilters {
 /** Reads of the `entities` read model, always within one account. */
 export class EntitiesQueries extends ResourceQueries.of<EntityView, EntityListFilters>(ENTITIES_TABLE) {
   protected override where(filters: EntityListFilters): Filter[] {
-    return [...super.where(filters), ['instr(name_folded, ?) > 0', filters.q === undefined ? undefined : fold(filters.q)]];
+    return [
+      ...super.where(filters),
+      ['instr(name_folded, ?) > 0', filters.q === undefined ? undefined : fold(filters.q)],
+    ];
   }
 }

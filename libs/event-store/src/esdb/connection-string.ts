@@ -7,9 +7,20 @@ import { parseConnectionString } from '@eventstore/db-client/dist/Client/parseCo
 
 /** The option keys @eventstore/db-client 6 knows; it matches them ignoring case, `_` and `-`. */
 const KNOWN_OPTIONS = [
-  'connectionName', 'defaultDeadline', 'discoveryInterval', 'gossipTimeout', 'keepAliveInterval',
-  'keepAliveTimeout', 'maxDiscoverAttempts', 'nodePreference', 'throwOnAppendFailure', 'tls',
-  'tlsCAFile', 'tlsVerifyCert', 'userCertFile', 'userKeyFile',
+  'connectionName',
+  'defaultDeadline',
+  'discoveryInterval',
+  'gossipTimeout',
+  'keepAliveInterval',
+  'keepAliveTimeout',
+  'maxDiscoverAttempts',
+  'nodePreference',
+  'throwOnAppendFailure',
+  'tls',
+  'tlsCAFile',
+  'tlsVerifyCert',
+  'userCertFile',
+  'userKeyFile',
 ];
 const flat = (key: string): string => key.trim().toLowerCase().replace(/[_-]/g, '');
 const KNOWN_FLAT = new Set(KNOWN_OPTIONS.map(flat));
@@ -47,7 +58,7 @@ export function connectionStringProblem(text: string): string | null {
       return `has an unknown option ${JSON.stringify(key)}, which the client would ignore (options: ${KNOWN_OPTIONS.join(', ')})`;
     }
     if (flat(key) === 'tlsverifycert' && pair.slice(pair.indexOf('=') + 1).trim() === 'false') {
-      return 'has tlsVerifyCert=false, which @eventstore/db-client 6 does not support (the server certificate would still be verified): remove it and name the server\'s CA with tlsCAFile=<file>';
+      return "has tlsVerifyCert=false, which @eventstore/db-client 6 does not support (the server certificate would still be verified): remove it and name the server's CA with tlsCAFile=<file>";
     }
   }
 

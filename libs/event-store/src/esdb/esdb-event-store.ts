@@ -61,7 +61,11 @@ export class EsdbEventStore implements EventStore {
     this.pingTimeoutMs = opts.pingTimeoutMs ?? 5_000;
   }
 
-  async appendToStream(streamId: string, events: readonly EventData[], options: AppendOptions = {}): Promise<AppendResult> {
+  async appendToStream(
+    streamId: string,
+    events: readonly EventData[],
+    options: AppendOptions = {},
+  ): Promise<AppendResult> {
     this.assertOpen();
     validateAppend(streamId, events);
     const expected = options.expectedRevision ?? ANY;
@@ -69,7 +73,12 @@ export class EsdbEventStore implements EventStore {
       const result = await this.client.appendToStream(
         streamId,
         events.map((e) =>
-          jsonEvent({ id: e.id, type: e.type, data: e.data, ...(e.metadata !== undefined && { metadata: e.metadata }) }),
+          jsonEvent({
+            id: e.id,
+            type: e.type,
+            data: e.data,
+            ...(e.metadata !== undefined && { metadata: e.metadata }),
+          }),
         ),
         { expectedRevision: expected },
       );
@@ -240,7 +249,10 @@ export class EsdbEventStore implements EventStore {
     read.on('error', () => {}); // the iterator below reports it
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new EventStoreUnavailableError(`EventStoreDB did not answer within ${this.pingTimeoutMs} ms`)), this.pingTimeoutMs);
+      timer = setTimeout(
+        () => reject(new EventStoreUnavailableError(`EventStoreDB did not answer within ${this.pingTimeoutMs} ms`)),
+        this.pingTimeoutMs,
+      );
     });
     try {
       await Promise.race([
@@ -260,7 +272,9 @@ export class EsdbEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all([...this.subscriptions].map((s) => s.terminate(new EventStoreUnavailableError('The event store is closed'))));
+    await Promise.all(
+      [...this.subscriptions].map((s) => s.terminate(new EventStoreUnavailableError('The event store is closed'))),
+    );
     await this.client.dispose();
   }
 

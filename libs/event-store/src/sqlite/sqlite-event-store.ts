@@ -165,16 +165,18 @@ export class SqliteEventStore implements EventStore {
       const outcomes: Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }> = [];
       const appendOne = this.db.transaction((p: PendingAppend) => this.appendInTransaction(p));
       try {
-        this.db.transaction(() => {
-          for (const pending of batch) {
-            try {
-              // A nested transaction is a savepoint: a failed append rolls back alone.
-              outcomes.push({ ok: true, result: appendOne(pending) });
-            } catch (error) {
-              outcomes.push({ ok: false, error });
+        this.db
+          .transaction(() => {
+            for (const pending of batch) {
+              try {
+                // A nested transaction is a savepoint: a failed append rolls back alone.
+                outcomes.push({ ok: true, result: appendOne(pending) });
+              } catch (error) {
+                outcomes.push({ ok: false, error });
+              }
             }
-          }
-        }).immediate();
+          })
+          .immediate();
       } catch (err) {
         // The commit itself failed: nothing of the batch is durable, so nobody is acknowledged.
         const error = new EventStoreUnavailableError('The event store could not commit', { cause: err });
@@ -368,7 +370,11 @@ export class SqliteEventStore implements EventStore {
   }
 
   /** One page after `after` and the head, from one read snapshot (another process may be appending). */
-  private scanPage(after: bigint, filter: SubscriptionFilter | undefined, limit: number): { rows: EventRow[]; head: bigint } {
+  private scanPage(
+    after: bigint,
+    filter: SubscriptionFilter | undefined,
+    limit: number,
+  ): { rows: EventRow[]; head: bigint } {
     return this.db.transaction(() => ({ rows: this.scanForwards(after, filter, limit), head: this.headCommit() }))();
   }
 

@@ -102,9 +102,7 @@ export function describeEventStoreConformance(adapterName: string, options: Conf
       it('an exact revision fails when it is not, naming both, writing nothing', async () => {
         const s = stream();
         await store.appendToStream(s, [ev('t.A'), ev('t.A'), ev('t.A')]);
-        const err = await store
-          .appendToStream(s, [ev('t.B')], { expectedRevision: 0n })
-          .catch((e: unknown) => e);
+        const err = await store.appendToStream(s, [ev('t.B')], { expectedRevision: 0n }).catch((e: unknown) => e);
         expect(err).toBeInstanceOf(WrongExpectedVersionError);
         expect(err).toMatchObject({ streamId: s, expected: 0n, actual: 2n });
         expect(await store.readStream(s)).toHaveLength(3);
@@ -112,9 +110,7 @@ export function describeEventStoreConformance(adapterName: string, options: Conf
 
       it('an exact revision fails on a missing stream with actual no_stream', async () => {
         const s = stream();
-        const err = await store
-          .appendToStream(s, [ev('t.A')], { expectedRevision: 0n })
-          .catch((e: unknown) => e);
+        const err = await store.appendToStream(s, [ev('t.A')], { expectedRevision: 0n }).catch((e: unknown) => e);
         expect(err).toBeInstanceOf(WrongExpectedVersionError);
         expect(err).toMatchObject({ expected: 0n, actual: NO_STREAM });
       });
@@ -150,11 +146,7 @@ export function describeEventStoreConformance(adapterName: string, options: Conf
         await store.appendToStream(s, events, { expectedRevision: ANY });
         const again = await store.appendToStream(s, events, { expectedRevision: ANY });
         expect(again.nextExpectedRevision).toBe(2n);
-        expect((await store.readStream(s)).map((e) => e.id)).toEqual([
-          expect.any(String),
-          events[0].id,
-          events[1].id,
-        ]);
+        expect((await store.readStream(s)).map((e) => e.id)).toEqual([expect.any(String), events[0].id, events[1].id]);
       });
 
       it('an id seen in one stream does not stop the same id in another stream', async () => {
@@ -198,7 +190,9 @@ export function describeEventStoreConformance(adapterName: string, options: Conf
 
       it('concurrent appends to many streams all land, each exactly once', async () => {
         const streams = Array.from({ length: 20 }, () => stream());
-        await Promise.all(streams.map((s) => store.appendToStream(s, [ev('t.A'), ev('t.B')], { expectedRevision: NO_STREAM })));
+        await Promise.all(
+          streams.map((s) => store.appendToStream(s, [ev('t.A'), ev('t.B')], { expectedRevision: NO_STREAM })),
+        );
         for (const s of streams) expect(await store.readStream(s)).toHaveLength(2);
       });
     });
@@ -460,23 +454,24 @@ export function describeEventStoreConformance(adapterName: string, options: Conf
     });
 
     // Only a server-backed adapter has a connection to drop; sqlite has nothing to declare here.
-    if (serverBacked) describe('a dropped connection', () => {
-      it('resubscribes from the last delivered position: nothing lost, nothing repeated', async () => {
-        const prefix = typePrefix();
-        const s = stream();
-        const start = await store.appendToStream(s, [ev('t.Start')]);
-        await store.appendToStream(s, [ev(`${prefix}1`), ev(`${prefix}2`)]);
-        const sub = store.subscribeToAll({ from: start.position, filter: { eventTypePrefixes: [prefix] } });
-        const reader = collect(sub);
-        await reader.untilEvents(2);
-        await fixture.restartServer!();
-        await retry(() => store.appendToStream(s, [ev(`${prefix}3`)]));
-        await store.appendToStream(s, [ev(`${prefix}4`)]);
-        const got = await reader.untilEvents(4, 20_000);
-        await sub.stop();
-        expect(got.map((e) => e.type)).toEqual([`${prefix}1`, `${prefix}2`, `${prefix}3`, `${prefix}4`]);
-      }, 40_000);
-    });
+    if (serverBacked)
+      describe('a dropped connection', () => {
+        it('resubscribes from the last delivered position: nothing lost, nothing repeated', async () => {
+          const prefix = typePrefix();
+          const s = stream();
+          const start = await store.appendToStream(s, [ev('t.Start')]);
+          await store.appendToStream(s, [ev(`${prefix}1`), ev(`${prefix}2`)]);
+          const sub = store.subscribeToAll({ from: start.position, filter: { eventTypePrefixes: [prefix] } });
+          const reader = collect(sub);
+          await reader.untilEvents(2);
+          await fixture.restartServer!();
+          await retry(() => store.appendToStream(s, [ev(`${prefix}3`)]));
+          await store.appendToStream(s, [ev(`${prefix}4`)]);
+          const got = await reader.untilEvents(4, 20_000);
+          await sub.stop();
+          expect(got.map((e) => e.type)).toEqual([`${prefix}1`, `${prefix}2`, `${prefix}3`, `${prefix}4`]);
+        }, 40_000);
+      });
 
     /**
      * 16 writers append single events (half of them also noise a filter must skip) while one
@@ -599,7 +594,6 @@ function expectStrictlyIncreasing(events: RecordedEvent[]): void {
   }
 }
 
-
 /** Pulls messages from a subscription in the background so tests can wait on what arrived. */
 export function collect(sub: EventSubscription) {
   const messages: SubscriptionMessage[] = [];
@@ -617,8 +611,7 @@ export function collect(sub: EventSubscription) {
       wake?.();
     }
   })();
-  const events = () =>
-    messages.flatMap((m) => (m.kind === 'event' ? [m.event] : []));
+  const events = () => messages.flatMap((m) => (m.kind === 'event' ? [m.event] : []));
   async function until(predicate: (m: SubscriptionMessage[]) => boolean, timeoutMs = 5_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(messages)) {

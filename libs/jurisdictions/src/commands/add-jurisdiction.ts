@@ -1,6 +1,11 @@
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import {
-  type CommandContext, ConflictError, newResourceId, ReferenceChecker, requireAccount, type WriteResult,
+  type CommandContext,
+  ConflictError,
+  newResourceId,
+  ReferenceChecker,
+  requireAccount,
+  type WriteResult,
 } from '@filing/platform';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
@@ -33,10 +38,20 @@ export class AddJurisdictionHandler implements ICommandHandler<AddJurisdictionCo
   async execute({ context, input }: AddJurisdictionCommand): Promise<WriteResult<Jurisdiction>> {
     const accountId = requireAccount(context);
     const checked = await this.references.normalized(accountId, input, ['entity_id']);
-    const existing = typeof checked.code === 'string' ? this.jurisdictions.findByEntityAndCode(accountId, checked.entity_id, checked.code) : null;
+    const existing =
+      typeof checked.code === 'string'
+        ? this.jurisdictions.findByEntityAndCode(accountId, checked.entity_id, checked.code)
+        : null;
     if (existing) {
-      throw new ConflictError(`Entity ${checked.entity_id} is already registered in ${existing.code} (jurisdiction ${existing.id}); change that one with PATCH`);
+      throw new ConflictError(
+        `Entity ${checked.entity_id} is already registered in ${existing.code} (jurisdiction ${existing.id}); change that one with PATCH`,
+      );
     }
-    return JurisdictionAggregate.run(this.store, context, { kind: 'add', id: newResourceId(), account_id: accountId, input: checked });
+    return JurisdictionAggregate.run(this.store, context, {
+      kind: 'add',
+      id: newResourceId(),
+      account_id: accountId,
+      input: checked,
+    });
   }
 }

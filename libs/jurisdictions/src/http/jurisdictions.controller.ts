@@ -6,19 +6,32 @@ import { AddJurisdictionCommand } from '../commands/add-jurisdiction';
 import { JurisdictionAggregate } from '../jurisdiction.aggregate';
 import { JurisdictionsQueries, type JurisdictionView } from '../read-model/jurisdictions.queries';
 import {
-  AddJurisdictionDto, JurisdictionDto, ListJurisdictionsQueryDto, UpdateJurisdictionDto,
+  AddJurisdictionDto,
+  JurisdictionDto,
+  ListJurisdictionsQueryDto,
+  UpdateJurisdictionDto,
 } from './jurisdictions.dto';
 
 /** `/external-api/v1/jurisdictions`: an entity's registrations. The family routes, and adding one (a duplicate is a 409). */
 @Controller('external-api/v1/jurisdictions')
 export class JurisdictionsController extends FamilyController({
-  path: 'jurisdictions', aggregate: JurisdictionAggregate, queries: JurisdictionsQueries,
-  dto: JurisdictionDto, listQuery: ListJurisdictionsQueryDto, update: UpdateJurisdictionDto,
+  path: 'jurisdictions',
+  aggregate: JurisdictionAggregate,
+  queries: JurisdictionsQueries,
+  dto: JurisdictionDto,
+  listQuery: ListJurisdictionsQueryDto,
+  update: UpdateJurisdictionDto,
 }) {
   @Post()
   @ApiResourceResponse(JurisdictionDto, { created: true })
-  @ApiConflictResponse({ description: 'The entity is already registered in this jurisdiction: change that registration with PATCH' })
-  add(@Body() dto: AddJurisdictionDto, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) reply: FastifyReply): Promise<JurisdictionView> {
+  @ApiConflictResponse({
+    description: 'The entity is already registered in this jurisdiction: change that registration with PATCH',
+  })
+  add(
+    @Body() dto: AddJurisdictionDto,
+    @Ctx() ctx: CommandContext,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<JurisdictionView> {
     return this.created(reply, new AddJurisdictionCommand(ctx, dto));
   }
 }

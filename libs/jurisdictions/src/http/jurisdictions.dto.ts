@@ -1,5 +1,11 @@
 import {
-  ApiResourceFields, ResourceDto, IsJurisdictionCode, IsOptionalNonNull, IsResourceId, JURISDICTION_CODE, PageQueryDto,
+  ApiResourceFields,
+  ResourceDto,
+  IsJurisdictionCode,
+  IsOptionalNonNull,
+  IsResourceId,
+  JURISDICTION_CODE,
+  PageQueryDto,
 } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
@@ -13,7 +19,12 @@ import { JURISDICTION_STATUSES, REGISTRATION_TYPES } from '../jurisdiction.event
  */
 
 const ID = { type: String, format: 'uuid' };
-const CODE = { type: String, pattern: JURISDICTION_CODE.source, example: 'US-DE', description: 'ISO 3166-2 subdivision code' };
+const CODE = {
+  type: String,
+  pattern: JURISDICTION_CODE.source,
+  example: 'US-DE',
+  description: 'ISO 3166-2 subdivision code',
+};
 
 export class AddJurisdictionDto {
   @ApiProperty({ ...ID, description: 'An entity of the same account' }) @IsResourceId() entity_id!: string;
@@ -23,9 +34,14 @@ export class AddJurisdictionDto {
 
 /** PATCH: only the writable fields; absent ones stay as they are. Neither may be null. */
 export class UpdateJurisdictionDto {
-  @ApiPropertyOptional({ enum: REGISTRATION_TYPES }) @IsOptionalNonNull() @IsIn(REGISTRATION_TYPES)
+  @ApiPropertyOptional({ enum: REGISTRATION_TYPES })
+  @IsOptionalNonNull()
+  @IsIn(REGISTRATION_TYPES)
   registration_type?: string;
-  @ApiPropertyOptional({ enum: JURISDICTION_STATUSES }) @IsOptionalNonNull() @IsIn(JURISDICTION_STATUSES) status?: string;
+  @ApiPropertyOptional({ enum: JURISDICTION_STATUSES })
+  @IsOptionalNonNull()
+  @IsIn(JURISDICTION_STATUSES)
+  status?: string;
 }
 
 /** The resource (CONTRACT.md §3), for the OpenAPI document; the controller answers `JurisdictionView`s. */

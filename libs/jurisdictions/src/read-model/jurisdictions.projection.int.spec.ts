@@ -30,8 +30,18 @@ describe('jurisdictions read model', () => {
 
   it('keeps each registration as of its last event, with version and times', () => {
     const { jurisdiction_id, ...registration } = added('j2', E1, 'US-NY').data;
-    const after = { registration_type: 'foreign', status: 'active', updated_at: '2026-01-02T00:00:00.000Z', version: 1 };
-    expect(model.queries.get('a', jurisdiction_id)).toEqual({ id: jurisdiction_id, ...registration, created_at: '2026-01-01T00:00:00.000Z', ...after });
+    const after = {
+      registration_type: 'foreign',
+      status: 'active',
+      updated_at: '2026-01-02T00:00:00.000Z',
+      version: 1,
+    };
+    expect(model.queries.get('a', jurisdiction_id)).toEqual({
+      id: jurisdiction_id,
+      ...registration,
+      created_at: '2026-01-01T00:00:00.000Z',
+      ...after,
+    });
   });
 
   it('answers only within the account', () => {

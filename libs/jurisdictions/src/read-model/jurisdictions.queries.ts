@@ -6,7 +6,9 @@ import { JURISDICTIONS_TABLE } from './jurisdictions.projection';
 export type JurisdictionView = ResourceView<JurisdictionFields>;
 
 /** Reads of the `jurisdictions` read model, always within one account. */
-export class JurisdictionsQueries extends ResourceQueries.of<JurisdictionView, { entity_id?: string; status?: string }>(JURISDICTIONS_TABLE) {
+export class JurisdictionsQueries extends ResourceQueries.of<JurisdictionView, { entity_id?: string; status?: string }>(
+  JURISDICTIONS_TABLE,
+) {
   /** The entity's registration in this jurisdiction, if it has one. */
   findByEntityAndCode(accountId: string, entityId: string, code: string): JurisdictionView | null {
     const sql = 'SELECT * FROM jurisdictions WHERE account_id = ? AND entity_id = ? AND code = ? LIMIT 1';

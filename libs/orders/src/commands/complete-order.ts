@@ -29,11 +29,15 @@ export class CompleteOrderHandler implements ICommandHandler<CompleteOrderComman
     // account's), while the actor stays the operator. An order never changes account.
     const { state } = await OrderAggregate.load(this.store, orderId);
     if (state === null) throw NotFoundError.of('order', orderId);
-    return OrderAggregate.run(this.store, { ...context, account_id: state.account_id }, {
-      kind: 'complete',
-      id: orderId,
-      account_id: context.account_id,
-      expected_version: expectedVersion(ifMatch),
-    });
+    return OrderAggregate.run(
+      this.store,
+      { ...context, account_id: state.account_id },
+      {
+        kind: 'complete',
+        id: orderId,
+        account_id: context.account_id,
+        expected_version: expectedVersion(ifMatch),
+      },
+    );
   }
 }

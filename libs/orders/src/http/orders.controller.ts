@@ -1,7 +1,16 @@
 import type { StreamRevision } from '@filing/event-store';
 import {
-  ApiResourceResponse, type CommandContext, Ctx, createValidationPipe, expectedVersion, FamilyController, IfMatch,
-  newResourceId, ReadYourWrites, ResourceIdPipe, withETag,
+  ApiResourceResponse,
+  type CommandContext,
+  Ctx,
+  createValidationPipe,
+  expectedVersion,
+  FamilyController,
+  IfMatch,
+  newResourceId,
+  ReadYourWrites,
+  ResourceIdPipe,
+  withETag,
 } from '@filing/platform';
 import { Body, Controller, HttpCode, Param, Post, Res, UsePipes } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -15,12 +24,19 @@ import { CancelOrderDto, ListOrdersQueryDto, OrderDto, SubmitOrderDto } from './
 /** The customer's orders: the family routes (no PATCH: an order changes by its lifecycle), submit and cancel. */
 @Controller('external-api/v1/orders')
 export class OrdersController extends FamilyController({
-  path: 'orders', aggregate: OrderAggregate, queries: OrdersQueries,
-  dto: OrderDto, listQuery: ListOrdersQueryDto,
+  path: 'orders',
+  aggregate: OrderAggregate,
+  queries: OrdersQueries,
+  dto: OrderDto,
+  listQuery: ListOrdersQueryDto,
 }) {
   @Post()
   @ApiResourceResponse(OrderDto, { created: true })
-  submit(@Body() dto: SubmitOrderDto, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) reply: FastifyReply): Promise<OrderView> {
+  submit(
+    @Body() dto: SubmitOrderDto,
+    @Ctx() ctx: CommandContext,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<OrderView> {
     return this.created(reply, OrderAggregate.command(ctx, { kind: 'submit', id: newResourceId(), input: dto }));
   }
 
@@ -30,9 +46,19 @@ export class OrdersController extends FamilyController({
   @ApiBody({ type: CancelOrderDto, required: false, description: 'Optional: no body cancels without a reason' })
   @ApiConflictResponse({ description: 'The order is not `submitted` (nothing is appended)' })
   @HttpCode(200)
-  cancel(@Param('id', ResourceIdPipe) id: string, @Body() dto: CancelOrderDto, @IfMatch() ifMatch: StreamRevision | undefined,
-    @Ctx() ctx: CommandContext, @Res({ passthrough: true }) reply: FastifyReply): Promise<OrderView> {
-    const command = OrderAggregate.command(ctx, { kind: 'cancel', id, reason: dto.reason, expected_version: expectedVersion(ifMatch) });
+  cancel(
+    @Param('id', ResourceIdPipe) id: string,
+    @Body() dto: CancelOrderDto,
+    @IfMatch() ifMatch: StreamRevision | undefined,
+    @Ctx() ctx: CommandContext,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<OrderView> {
+    const command = OrderAggregate.command(ctx, {
+      kind: 'cancel',
+      id,
+      reason: dto.reason,
+      expected_version: expectedVersion(ifMatch),
+    });
     return this.written(reply, command);
   }
 }
@@ -61,6 +87,9 @@ export class OperatorOrdersController {
   ): Promise<OperatorOrderView> {
     const { position, resource } = await this.commands.execute(new CompleteOrderCommand(ctx, id, ifMatch));
     await this.readYourWrites.await(position);
-    return withETag(reply, this.queries.getInAnyAccount(id) ?? { ...this.queries.view(resource), account_id: resource.account_id });
+    return withETag(
+      reply,
+      this.queries.getInAnyAccount(id) ?? { ...this.queries.view(resource), account_id: resource.account_id },
+    );
   }
 }

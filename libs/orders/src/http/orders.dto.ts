@@ -1,5 +1,11 @@
 import {
-  ApiResourceFields, ResourceDto, IsJurisdictionCode, IsOptionalNonNull, IsResourceId, JURISDICTION_CODE, PageQueryDto,
+  ApiResourceFields,
+  ResourceDto,
+  IsJurisdictionCode,
+  IsOptionalNonNull,
+  IsResourceId,
+  JURISDICTION_CODE,
+  PageQueryDto,
   SatisfiesRule,
 } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
@@ -15,7 +21,13 @@ import { ORDER_STATUSES, ORDER_TYPES, type OrderDetails } from '../order.events'
  */
 
 const ID = { type: String, format: 'uuid' };
-const JURISDICTION = { type: String, nullable: true, pattern: JURISDICTION_CODE.source, example: 'US-DE', description: 'ISO 3166-2 subdivision code' };
+const JURISDICTION = {
+  type: String,
+  nullable: true,
+  pattern: JURISDICTION_CODE.source,
+  example: 'US-DE',
+  description: 'ISO 3166-2 subdivision code',
+};
 const DETAILS = {
   type: 'object',
   additionalProperties: true,

@@ -2,7 +2,9 @@ import { RegisterProjection, ResourceProjection, type ResourceTable } from '@fil
 
 /** `orders`: one row per order, scoped by account_id, with what the API answers (`details` as JSON text); listed by entity and status. */
 export const ORDERS_TABLE: ResourceTable = {
-  name: 'orders', idField: 'order_id', filters: { entity: 'entity_id', status: 'status' },
+  name: 'orders',
+  idField: 'order_id',
+  filters: { entity: 'entity_id', status: 'status' },
   columns:
     'entity_id TEXT NOT NULL, order_type TEXT NOT NULL, jurisdiction_code TEXT, ' +
     'details TEXT NOT NULL, status TEXT NOT NULL, cancellation_reason TEXT',

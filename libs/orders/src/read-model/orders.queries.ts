@@ -9,10 +9,13 @@ export type OrderView = ResourceView<OrderFields>;
 export type OperatorOrderView = OrderView & { readonly account_id: string };
 
 /** Reads of the `orders` read model, within one account (the operator's `getInAnyAccount` aside). */
-export class OrdersQueries extends ResourceQueries.of<OrderView, { entity_id?: string; status?: string }>(ORDERS_TABLE) {
+export class OrdersQueries extends ResourceQueries.of<OrderView, { entity_id?: string; status?: string }>(
+  ORDERS_TABLE,
+) {
   /** For operators, who act on every account's orders. */
   getInAnyAccount(id: string): OperatorOrderView | null {
-    const row = cachedStatement(this.runner.db, 'SELECT * FROM orders WHERE id = ?').get(id) as { account_id: string } | undefined;
+    const row = cachedStatement(this.runner.db, 'SELECT * FROM orders WHERE id = ?').get(id) as
+      { account_id: string } | undefined;
     return row ? { ...this.fromRow(row), account_id: row.account_id } : null;
   }
 }

@@ -8,7 +8,10 @@ import { ReferenceChecker } from '../http/references';
 import { defineAggregate, expectedVersion, newResourceId, requireAccount } from './define-aggregate';
 
 // A tiny family: a note about an entity, created, then renamed.
-type NoteEvent = DomainEvent<'notes.NoteCreated' | 'notes.NoteRenamed', { note_id: string; entity_id: string; title: string }>;
+type NoteEvent = DomainEvent<
+  'notes.NoteCreated' | 'notes.NoteRenamed',
+  { note_id: string; entity_id: string; title: string }
+>;
 interface Note {
   readonly id: string;
   readonly account_id: string;
@@ -53,8 +56,16 @@ describe('defineAggregate', () => {
   afterEach(() => store.close());
 
   it('runs load → decide → append on `<prefix>-<id>` and answers one WriteResult with the resource after it', async () => {
-    const created = await Notes.run(store, customer, { kind: 'create', id: 'n1', account_id: 'acc-1', input: { entity_id: 'e1', title: 'A' } });
-    expect(created).toEqual({ position: await store.headPosition(), resource: { id: 'n1', account_id: 'acc-1', entity_id: 'e1', title: 'A' } });
+    const created = await Notes.run(store, customer, {
+      kind: 'create',
+      id: 'n1',
+      account_id: 'acc-1',
+      input: { entity_id: 'e1', title: 'A' },
+    });
+    expect(created).toEqual({
+      position: await store.headPosition(),
+      resource: { id: 'n1', account_id: 'acc-1', entity_id: 'e1', title: 'A' },
+    });
     const renamed = await Notes.run(store, customer, { kind: 'rename', id: 'n1', account_id: 'acc-1', title: 'B' });
     expect(renamed.resource.title).toBe('B');
     const events = await store.readStream(Notes.streamId('n1'));
@@ -67,7 +78,12 @@ describe('defineAggregate', () => {
   });
 
   it('answers a command that changes nothing with the resource as it is and no position', async () => {
-    await Notes.run(store, customer, { kind: 'create', id: 'n1', account_id: 'acc-1', input: { entity_id: 'e1', title: 'A' } });
+    await Notes.run(store, customer, {
+      kind: 'create',
+      id: 'n1',
+      account_id: 'acc-1',
+      input: { entity_id: 'e1', title: 'A' },
+    });
     const result = await Notes.run(store, customer, { kind: 'rename', id: 'n1', account_id: 'acc-1', title: 'A' });
     expect(result).toEqual({ position: null, resource: expect.objectContaining({ title: 'A' }) });
   });
@@ -81,7 +97,11 @@ describe('defineAggregate', () => {
       references.register('entity', (account, id) => entities.has(`${account}/${id}`));
       const app = await Test.createTestingModule({
         imports: [CqrsModule.forRoot()],
-        providers: [Notes.Handler, { provide: EVENT_STORE, useValue: store }, { provide: ReferenceChecker, useValue: references }],
+        providers: [
+          Notes.Handler,
+          { provide: EVENT_STORE, useValue: store },
+          { provide: ReferenceChecker, useValue: references },
+        ],
       }).compile();
       await app.init();
       commands = app.get(CommandBus);
@@ -89,20 +109,27 @@ describe('defineAggregate', () => {
 
     it("runs in the context's account, with the references lower-cased once they exist", async () => {
       const id = newResourceId();
-      const result = await commands.execute(Notes.command(customer, { kind: 'create', id, input: { entity_id: ENTITY.toUpperCase(), title: 'A' } }));
+      const result = await commands.execute(
+        Notes.command(customer, { kind: 'create', id, input: { entity_id: ENTITY.toUpperCase(), title: 'A' } }),
+      );
       expect(result.resource).toEqual({ id, account_id: 'acc-1', entity_id: ENTITY, title: 'A' });
       const renamed = await commands.execute(Notes.command(customer, { kind: 'rename', id, title: 'B' }));
       expect(renamed.resource.title).toBe('B');
     });
 
     it('refuses a reference missing from the account, naming it, and appends nothing', async () => {
-      const command = Notes.command({ ...customer, account_id: 'acc-2' }, { kind: 'create', id: newResourceId(), input: { entity_id: ENTITY, title: 'A' } });
+      const command = Notes.command(
+        { ...customer, account_id: 'acc-2' },
+        { kind: 'create', id: newResourceId(), input: { entity_id: ENTITY, title: 'A' } },
+      );
       await expect(commands.execute(command)).rejects.toThrow(ValidationError);
       expect(await store.headPosition()).toBeNull();
     });
 
     it('refuses a context without an account (an operator) as a bug, not as bad input', async () => {
-      await expect(commands.execute(Notes.command(operator, { kind: 'rename', id: 'n1', title: 'B' }))).rejects.toThrow(/account/);
+      await expect(commands.execute(Notes.command(operator, { kind: 'rename', id: 'n1', title: 'B' }))).rejects.toThrow(
+        /account/,
+      );
       expect(() => requireAccount(operator)).toThrow(/account/);
     });
   });

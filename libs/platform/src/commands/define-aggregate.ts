@@ -120,7 +120,10 @@ export function defineAggregate<S, E extends DomainEvent, C extends DomainComman
     async execute({ context, command }: AggregateCommand): Promise<WriteResult<NonNullable<S>>> {
       const account_id = requireAccount(context);
       const { input } = command as { input?: object };
-      const checked = input && references.length > 0 ? { input: await this.referenceChecker.normalized(account_id, input, references) } : {};
+      const checked =
+        input && references.length > 0
+          ? { input: await this.referenceChecker.normalized(account_id, input, references) }
+          : {};
       return run(this.store, context, { ...command, account_id, ...checked } as unknown as C);
     }
   }

@@ -27,7 +27,12 @@ function decide(s: Counter, c: Command): CounterEvent[] {
   return c.kind === 'add' ? [added] : [added, added];
 }
 
-const context: CommandContext = { account_id: 'acc', actor: 'user:u1', correlation_id: 'corr-1', causation_id: 'cause-1' };
+const context: CommandContext = {
+  account_id: 'acc',
+  actor: 'user:u1',
+  correlation_id: 'corr-1',
+  causation_id: 'cause-1',
+};
 
 describe('handleCommand', () => {
   let dir: string;
@@ -130,7 +135,12 @@ describe('handleCommand', () => {
     const append = jest.spyOn(store, 'appendToStream');
     const result = await run({ kind: 'noop' });
     expect(append).not.toHaveBeenCalled();
-    expect(result).toEqual({ position: null, nextExpectedRevision: 0n, events: [], state: { total: 1, status: 'open' } });
+    expect(result).toEqual({
+      position: null,
+      nextExpectedRevision: 0n,
+      events: [],
+      state: { total: 1, status: 'open' },
+    });
     expect((await run({ kind: 'noop' }, { streamId: 'counter-none' })).nextExpectedRevision).toBeNull();
   });
 
@@ -153,7 +163,9 @@ describe('handleCommand', () => {
     const read = store.readStream.bind(store);
     const spy = jest.spyOn(store, 'readStream').mockImplementationOnce(async (...args) => {
       const events = await read(...args);
-      await store.appendToStream('counter-1', [toEventData({ type: 'test.Added', data: { n: 0 } }, buildMetadata(context))]);
+      await store.appendToStream('counter-1', [
+        toEventData({ type: 'test.Added', data: { n: 0 } }, buildMetadata(context)),
+      ]);
       return events;
     });
     await expect(run({ kind: 'add', n: 1 }, { ifMatch: 0n })).rejects.toBeInstanceOf(PreconditionFailedError);

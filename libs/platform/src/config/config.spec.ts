@@ -1,6 +1,15 @@
 import { transformFileSync } from '@swc/core';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, directoryProblem, loadConfig, parseDurations, parseRateLimit } from './config';
@@ -38,7 +47,9 @@ describe('loadConfig', () => {
     expect(loadConfig({ WEBHOOK_DISABLE_AFTER: '2s' }).webhookDisableAfterMs).toBe(2_000);
     expect(loadConfig({ WEBHOOK_DISABLE_AFTER: '3d' }).webhookDisableAfterMs).toBe(3 * 86_400_000);
     for (const bad of ['5', '1d,2d', '0s', '-1h', '5 days', '366d']) {
-      expect(problemsOf({ WEBHOOK_DISABLE_AFTER: bad })).toEqual([expect.stringMatching(/^WEBHOOK_DISABLE_AFTER must be one duration with a unit/)]);
+      expect(problemsOf({ WEBHOOK_DISABLE_AFTER: bad })).toEqual([
+        expect.stringMatching(/^WEBHOOK_DISABLE_AFTER must be one duration with a unit/),
+      ]);
     }
   });
 
@@ -54,15 +65,30 @@ describe('loadConfig', () => {
       WEBHOOK_DISABLE_AFTER: 'soon',
     });
     const text = problems.join('\n');
-    for (const name of ['PORT', 'EVENT_STORE', 'TOKEN_TTL_SECONDS', 'WEBHOOK_RETRY_DELAYS', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'WEBHOOK_CA_FILE', 'API_RATE_LIMIT', 'WEBHOOK_DISABLE_AFTER']) {
+    for (const name of [
+      'PORT',
+      'EVENT_STORE',
+      'TOKEN_TTL_SECONDS',
+      'WEBHOOK_RETRY_DELAYS',
+      'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
+      'WEBHOOK_CA_FILE',
+      'API_RATE_LIMIT',
+      'WEBHOOK_DISABLE_AFTER',
+    ]) {
       expect(text).toContain(name);
     }
     expect(problems).toHaveLength(8);
   });
 
   it('requires a connection string for esdb', () => {
-    expect(problemsOf({ EVENT_STORE: 'esdb', SECRETS_KEY })).toEqual([expect.stringContaining('EVENTSTORE_CONNECTION_STRING')]);
-    const config = loadConfig({ EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: 'esdb://localhost:2113?tls=false', SECRETS_KEY });
+    expect(problemsOf({ EVENT_STORE: 'esdb', SECRETS_KEY })).toEqual([
+      expect.stringContaining('EVENTSTORE_CONNECTION_STRING'),
+    ]);
+    const config = loadConfig({
+      EVENT_STORE: 'esdb',
+      EVENTSTORE_CONNECTION_STRING: 'esdb://localhost:2113?tls=false',
+      SECRETS_KEY,
+    });
     expect(config.eventStore).toMatchObject({ kind: 'esdb', connectionString: 'esdb://localhost:2113?tls=false' });
   });
 
@@ -78,7 +104,9 @@ describe('loadConfig', () => {
     it('takes base64 or base64url of 32 bytes; with sqlite it may be left out (DATA_DIR/cursor.key stands in)', () => {
       expect(loadConfig({ ...esdb, SECRETS_KEY }).secretsKey?.source).toBe('secrets-key');
       const urlSafe = Buffer.alloc(32, 0xfb).toString('base64url');
-      expect(loadConfig({ SECRETS_KEY: urlSafe }).secretsKey?.derive('p')).toEqual(loadConfig({ SECRETS_KEY: Buffer.alloc(32, 0xfb).toString('base64') }).secretsKey?.derive('p'));
+      expect(loadConfig({ SECRETS_KEY: urlSafe }).secretsKey?.derive('p')).toEqual(
+        loadConfig({ SECRETS_KEY: Buffer.alloc(32, 0xfb).toString('base64') }).secretsKey?.derive('p'),
+      );
       expect(loadConfig({}).secretsKey).toBeNull();
     });
 
@@ -98,9 +126,14 @@ describe('loadConfig', () => {
       ['base64 with junk inside', `${SECRETS_KEY.slice(0, 20)}%${SECRETS_KEY.slice(20)}`, 'it is not base64'],
     ])('refuses %s, naming the variable and never the value', (_, text, why) => {
       for (const name of ['SECRETS_KEY', 'SECRETS_KEY_PREVIOUS']) {
-        const env = name === 'SECRETS_KEY' ? { ...esdb, SECRETS_KEY: text } : { ...esdb, SECRETS_KEY, SECRETS_KEY_PREVIOUS: text };
+        const env =
+          name === 'SECRETS_KEY'
+            ? { ...esdb, SECRETS_KEY: text }
+            : { ...esdb, SECRETS_KEY, SECRETS_KEY_PREVIOUS: text };
         const problems = problemsOf(env);
-        expect(problems).toEqual([`${name} must be base64 of exactly 32 random bytes, e.g. from \`openssl rand -base64 32\` (${why})`]);
+        expect(problems).toEqual([
+          `${name} must be base64 of exactly 32 random bytes, e.g. from \`openssl rand -base64 32\` (${why})`,
+        ]);
         expect(problems[0]).not.toContain(text);
       }
     });
@@ -114,11 +147,20 @@ describe('loadConfig', () => {
 
   it.each([
     ['esdb://', 'EVENTSTORE_CONNECTION_STRING names no host (e.g. esdb://localhost:2113?tls=false)'],
-    ['esdb://host:2113?tls=maybe', 'EVENTSTORE_CONNECTION_STRING is not a valid connection string: Unexpected "maybe" at position 21, expected true or false (e.g. esdb://localhost:2113?tls=false)'],
-    ['esdb://local host:2113', 'EVENTSTORE_CONNECTION_STRING has a host that is not a host name or IPv4 address: "local host:2113"'],
-  ])('names EVENTSTORE_CONNECTION_STRING and what is wrong with %j (the client\'s own parser, no connection)', (text, problem) => {
-    expect(problemsOf({ EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: text, SECRETS_KEY })).toEqual([problem]);
-  });
+    [
+      'esdb://host:2113?tls=maybe',
+      'EVENTSTORE_CONNECTION_STRING is not a valid connection string: Unexpected "maybe" at position 21, expected true or false (e.g. esdb://localhost:2113?tls=false)',
+    ],
+    [
+      'esdb://local host:2113',
+      'EVENTSTORE_CONNECTION_STRING has a host that is not a host name or IPv4 address: "local host:2113"',
+    ],
+  ])(
+    "names EVENTSTORE_CONNECTION_STRING and what is wrong with %j (the client's own parser, no connection)",
+    (text, problem) => {
+      expect(problemsOf({ EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: text, SECRETS_KEY })).toEqual([problem]);
+    },
+  );
 
   it('requires TLS certificate and key together', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
@@ -138,14 +180,40 @@ describe('loadConfig: files and directories', () => {
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'cfg-files-'));
     const selfSigned = (name: string) =>
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-        '-keyout', p(`${name}.key`), '-out', p(`${name}.crt`), '-days', '2', '-subj', `/CN=${name}`], { stdio: 'pipe' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-keyout',
+          p(`${name}.key`),
+          '-out',
+          p(`${name}.crt`),
+          '-days',
+          '2',
+          '-subj',
+          `/CN=${name}`,
+        ],
+        { stdio: 'pipe' },
+      );
     selfSigned('a');
     selfSigned('b');
     writeFileSync(p('bundle.crt'), readFileSync(p('a.crt'), 'utf8') + readFileSync(p('b.crt'), 'utf8'));
-    writeFileSync(p('broken.crt'), `${readFileSync(p('a.crt'), 'utf8')}-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n`);
+    writeFileSync(
+      p('broken.crt'),
+      `${readFileSync(p('a.crt'), 'utf8')}-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n`,
+    );
     writeFileSync(p('text.txt'), 'my-hostname\n');
-    execFileSync('openssl', ['pkey', '-in', p('a.key'), '-out', p('encrypted.key'), '-aes256', '-passout', 'pass:secret'], { stdio: 'pipe' });
+    execFileSync(
+      'openssl',
+      ['pkey', '-in', p('a.key'), '-out', p('encrypted.key'), '-aes256', '-passout', 'pass:secret'],
+      { stdio: 'pipe' },
+    );
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -158,17 +226,24 @@ describe('loadConfig: files and directories', () => {
       expect(problemsOf({ WEBHOOK_CA_FILE: p('text.txt') })).toEqual([
         `WEBHOOK_CA_FILE names a file that holds no PEM certificate (-----BEGIN CERTIFICATE-----): ${p('text.txt')}`,
       ]);
-      expect(problemsOf({ WEBHOOK_CA_FILE: p('a.key') })).toEqual([expect.stringMatching(/^WEBHOOK_CA_FILE .*no PEM certificate.*\(it holds a private key\)$/)]);
+      expect(problemsOf({ WEBHOOK_CA_FILE: p('a.key') })).toEqual([
+        expect.stringMatching(/^WEBHOOK_CA_FILE .*no PEM certificate.*\(it holds a private key\)$/),
+      ]);
       expect(problemsOf({ WEBHOOK_CA_FILE: p('broken.crt') })).toEqual([
         expect.stringMatching(/^WEBHOOK_CA_FILE names a file whose certificate 2 of 2 does not parse: /),
       ]);
-      expect(problemsOf({ WEBHOOK_CA_FILE: dir })).toEqual([`WEBHOOK_CA_FILE names a file that cannot be read: ${dir} (EISDIR)`]);
+      expect(problemsOf({ WEBHOOK_CA_FILE: dir })).toEqual([
+        `WEBHOOK_CA_FILE names a file that cannot be read: ${dir} (EISDIR)`,
+      ]);
     });
   });
 
   describe('TLS_CERT_FILE and TLS_KEY_FILE', () => {
     it('takes a certificate (or a chain, leaf first) with its own key', () => {
-      expect(loadConfig({ TLS_CERT_FILE: p('a.crt'), TLS_KEY_FILE: p('a.key') }).tls).toEqual({ certFile: p('a.crt'), keyFile: p('a.key') });
+      expect(loadConfig({ TLS_CERT_FILE: p('a.crt'), TLS_KEY_FILE: p('a.key') }).tls).toEqual({
+        certFile: p('a.crt'),
+        keyFile: p('a.key'),
+      });
       expect(loadConfig({ TLS_CERT_FILE: p('bundle.crt'), TLS_KEY_FILE: p('a.key') }).tls).not.toBeNull();
     });
     it('says when the two are swapped', () => {
@@ -179,19 +254,25 @@ describe('loadConfig: files and directories', () => {
     it('names each file that does not parse', () => {
       expect(problemsOf({ TLS_CERT_FILE: p('text.txt'), TLS_KEY_FILE: p('text.txt') })).toEqual([
         `TLS_CERT_FILE names a file that holds no PEM certificate (-----BEGIN CERTIFICATE-----): ${p('text.txt')}`,
-        expect.stringMatching(/^TLS_KEY_FILE names a file that holds no usable PEM private key \(it must not be encrypted\): /),
+        expect.stringMatching(
+          /^TLS_KEY_FILE names a file that holds no usable PEM private key \(it must not be encrypted\): /,
+        ),
       ]);
       expect(problemsOf({ TLS_CERT_FILE: p('a.crt'), TLS_KEY_FILE: p('encrypted.key') })).toEqual([
         expect.stringMatching(/^TLS_KEY_FILE names a file that holds no usable PEM private key/),
       ]);
     });
-    it('refuses a key that is not the certificate\'s', () => {
+    it("refuses a key that is not the certificate's", () => {
       expect(problemsOf({ TLS_CERT_FILE: p('a.crt'), TLS_KEY_FILE: p('b.key') })).toEqual([
-        expect.stringMatching(/^TLS_CERT_FILE and TLS_KEY_FILE do not belong together: the key in .*b\.key is not the key of the certificate in .*a\.crt/),
+        expect.stringMatching(
+          /^TLS_CERT_FILE and TLS_KEY_FILE do not belong together: the key in .*b\.key is not the key of the certificate in .*a\.crt/,
+        ),
       ]);
       // A chain whose first certificate is not the key's.
       writeFileSync(p('wrong-order.crt'), readFileSync(p('b.crt'), 'utf8') + readFileSync(p('a.crt'), 'utf8'));
-      expect(problemsOf({ TLS_CERT_FILE: p('wrong-order.crt'), TLS_KEY_FILE: p('a.key') })).toEqual([expect.stringContaining('do not belong together')]);
+      expect(problemsOf({ TLS_CERT_FILE: p('wrong-order.crt'), TLS_KEY_FILE: p('a.key') })).toEqual([
+        expect.stringContaining('do not belong together'),
+      ]);
     });
   });
 
@@ -203,15 +284,21 @@ describe('loadConfig: files and directories', () => {
       expect(readdirSync(dir).filter((name) => name.startsWith('.write-check-'))).toEqual([]);
     });
     it('refuses a file, or a path under a file', () => {
-      expect(problemsOf({ DATA_DIR: p('text.txt') })).toEqual([`DATA_DIR must be a directory, but ${p('text.txt')} is a file`]);
+      expect(problemsOf({ DATA_DIR: p('text.txt') })).toEqual([
+        `DATA_DIR must be a directory, but ${p('text.txt')} is a file`,
+      ]);
       expect(problemsOf({ DATA_DIR: p('text.txt/data') })).toEqual([
         `DATA_DIR cannot be created: ${p('text.txt/data')} does not exist, and its nearest existing parent ${p('text.txt')} is a file, not a directory`,
       ]);
     });
     it('refuses a dangling symbolic link', () => {
       symlinkSync(p('nowhere'), p('dangling'));
-      expect(problemsOf({ DATA_DIR: p('dangling') })).toEqual([`DATA_DIR is a symbolic link to a path that does not exist: ${p('dangling')}`]);
-      expect(problemsOf({ DATA_DIR: p('dangling/data') })).toEqual([expect.stringContaining('is a symbolic link to a path that does not exist, not a directory')]);
+      expect(problemsOf({ DATA_DIR: p('dangling') })).toEqual([
+        `DATA_DIR is a symbolic link to a path that does not exist: ${p('dangling')}`,
+      ]);
+      expect(problemsOf({ DATA_DIR: p('dangling/data') })).toEqual([
+        expect.stringContaining('is a symbolic link to a path that does not exist, not a directory'),
+      ]);
     });
     // The service runs on Linux (Dockerfile, CI), where /proc always exists.
     it('refuses a place under /proc, where the recursive mkdir at start would spin forever', () => {
@@ -228,10 +315,15 @@ describe('loadConfig: files and directories', () => {
       const problems = (dirs: string[]): Array<string | null> => {
         if (process.getuid?.() !== 0) return dirs.map(directoryProblem);
         chmodSync(dir, 0o755);
-        const { code } = transformFileSync(join(__dirname, 'directory-check.ts'), { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } });
+        const { code } = transformFileSync(join(__dirname, 'directory-check.ts'), {
+          jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+          module: { type: 'commonjs' },
+        });
         writeFileSync(p('directory-check.js'), code);
         const script = `const { directoryProblem } = require(${JSON.stringify(p('directory-check.js'))}); process.stdout.write(JSON.stringify(${JSON.stringify(dirs)}.map(directoryProblem)))`;
-        return JSON.parse(execFileSync(process.execPath, ['-e', script], { uid: 65534, gid: 65534, cwd: dir }).toString());
+        return JSON.parse(
+          execFileSync(process.execPath, ['-e', script], { uid: 65534, gid: 65534, cwd: dir }).toString(),
+        );
       };
       const [own, below] = problems([p('read-only'), p('read-only/data')]);
       expect(own).toBe(`names a directory this process cannot write in: ${p('read-only')} (no write access: EACCES)`);

@@ -94,7 +94,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (storeKind === 'esdb') {
     const connectionString = value('EVENTSTORE_CONNECTION_STRING');
     if (!connectionString) {
-      problems.push('EVENTSTORE_CONNECTION_STRING is required when EVENT_STORE=esdb (e.g. esdb://localhost:2113?tls=false)');
+      problems.push(
+        'EVENTSTORE_CONNECTION_STRING is required when EVENT_STORE=esdb (e.g. esdb://localhost:2113?tls=false)',
+      );
     } else {
       const problem = connectionStringProblem(connectionString);
       if (problem) problems.push(`EVENTSTORE_CONNECTION_STRING ${problem}`);
@@ -113,7 +115,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 
   let webhookDisableAfterMs = 0;
   try {
-    webhookDisableAfterMs = parseDuration(value('WEBHOOK_DISABLE_AFTER') ?? DEFAULT_WEBHOOK_DISABLE_AFTER, MAX_DISABLE_AFTER_MS);
+    webhookDisableAfterMs = parseDuration(
+      value('WEBHOOK_DISABLE_AFTER') ?? DEFAULT_WEBHOOK_DISABLE_AFTER,
+      MAX_DISABLE_AFTER_MS,
+    );
   } catch (err) {
     problems.push(`WEBHOOK_DISABLE_AFTER ${(err as Error).message}`);
   }
@@ -133,7 +138,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     problems.push(`API_RATE_LIMIT ${(err as Error).message}`);
   }
 
-  const secretsKey = secretsKeyFrom(value('SECRETS_KEY'), value('SECRETS_KEY_PREVIOUS'), storeKind === 'esdb', problems);
+  const secretsKey = secretsKeyFrom(
+    value('SECRETS_KEY'),
+    value('SECRETS_KEY_PREVIOUS'),
+    storeKind === 'esdb',
+    problems,
+  );
 
   const logLevel = (value('LOG_LEVEL') ?? 'info') as AppConfig['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
@@ -201,7 +211,9 @@ function tlsPairProblems(certFile: string, keyFile: string): string[] {
   const certificates = readCertificates(certFile);
   const key = readPrivateKey(keyFile);
   if (typeof certificates === 'string' && typeof key === 'string' && Array.isArray(readCertificates(keyFile))) {
-    return [`TLS_CERT_FILE and TLS_KEY_FILE are swapped: the certificate is in ${keyFile}, the key file, and not in ${certFile}`];
+    return [
+      `TLS_CERT_FILE and TLS_KEY_FILE are swapped: the certificate is in ${keyFile}, the key file, and not in ${certFile}`,
+    ];
   }
   const problems: string[] = [];
   if (typeof certificates === 'string') problems.push(`TLS_CERT_FILE ${certificates}`);
@@ -234,15 +246,22 @@ const SECRETS_KEY_HINT = 'base64 of exactly 32 random bytes, e.g. from `openssl 
  * SECRETS_KEY and SECRETS_KEY_PREVIOUS as ServiceKeys. Problems say what is wrong with a value
  * without ever repeating it: it is a secret.
  */
-function secretsKeyFrom(current: string | undefined, previous: string | undefined, required: boolean, problems: string[]): ServiceKeys | null {
+function secretsKeyFrom(
+  current: string | undefined,
+  previous: string | undefined,
+  required: boolean,
+  problems: string[],
+): ServiceKeys | null {
   const decode = (name: string, text: string): Buffer | null => {
     const key = decodeBase64Key(text);
     if (typeof key === 'string') problems.push(`${name} must be ${SECRETS_KEY_HINT} (${key})`);
     return typeof key === 'string' ? null : key;
   };
   if (current === undefined) {
-    if (required) problems.push(`SECRETS_KEY is required when EVENT_STORE=esdb, the same on every instance: ${SECRETS_KEY_HINT}`);
-    if (previous !== undefined) problems.push('SECRETS_KEY_PREVIOUS is set without SECRETS_KEY: set SECRETS_KEY to the new key');
+    if (required)
+      problems.push(`SECRETS_KEY is required when EVENT_STORE=esdb, the same on every instance: ${SECRETS_KEY_HINT}`);
+    if (previous !== undefined)
+      problems.push('SECRETS_KEY_PREVIOUS is set without SECRETS_KEY: set SECRETS_KEY to the new key');
     return null;
   }
   const key = decode('SECRETS_KEY', current);
@@ -273,7 +292,8 @@ export function parseDurations(text: string): number[] {
   }
   return items.map((item) => {
     const match = DURATION.exec(item);
-    if (!match) throw new Error(`has ${JSON.stringify(item)}: each duration needs a whole number and a unit (ms, s, m, h, d)`);
+    if (!match)
+      throw new Error(`has ${JSON.stringify(item)}: each duration needs a whole number and a unit (ms, s, m, h, d)`);
     return Number(match[1]) * UNIT_MS[match[2]];
   });
 }
@@ -283,7 +303,9 @@ export function parseDuration(text: string, maxMs: number): number {
   const match = DURATION.exec(text);
   const ms = match ? Number(match[1]) * UNIT_MS[match[2]] : 0;
   if (!match || ms < 1 || ms > maxMs) {
-    throw new Error(`must be one duration with a unit (ms, s, m, h, d) like 5d or 12h, from 1ms to ${maxMs / 86_400_000}d (got ${JSON.stringify(text)})`);
+    throw new Error(
+      `must be one duration with a unit (ms, s, m, h, d) like 5d or 12h, from 1ms to ${maxMs / 86_400_000}d (got ${JSON.stringify(text)})`,
+    );
   }
   return ms;
 }
@@ -295,7 +317,9 @@ export function parseRateLimit(text: string): { limit: number; windowMs: number 
   const limit = match ? Number(match[1]) : 0;
   const windowMs = match ? parseDurations(match[2])[0] : 0;
   if (!match || limit < 1 || limit > 1_000_000 || windowMs < 1 || windowMs > 3_600_000) {
-    throw new Error(`must be requests per window like 100/1s or 6000/1m (1 to 1,000,000 requests, a window up to 1h), or off (got ${JSON.stringify(text)})`);
+    throw new Error(
+      `must be requests per window like 100/1s or 6000/1m (1 to 1,000,000 requests, a window up to 1h), or off (got ${JSON.stringify(text)})`,
+    );
   }
   return { limit, windowMs };
 }

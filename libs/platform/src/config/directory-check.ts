@@ -29,7 +29,10 @@ export function directoryProblem(dir: string): string | null {
     return `cannot be created: ${dir} does not exist, and its nearest existing parent ${ancestor} is ${what}, not a directory`;
   }
   const problem = writableProblem(ancestor);
-  return problem && `cannot be created: ${dir} does not exist, and its nearest existing parent ${ancestor} takes no new directories (${problem})`;
+  return (
+    problem &&
+    `cannot be created: ${dir} does not exist, and its nearest existing parent ${ancestor} takes no new directories (${problem})`
+  );
 }
 
 const exists = (path: string): boolean => {

@@ -78,9 +78,14 @@ export class SecretBox {
     decipher.setAAD(Buffer.from(context, 'utf8'));
     decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
     try {
-      return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+      return Buffer.concat([
+        decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)),
+        decipher.final(),
+      ]).toString('utf8');
     } catch {
-      throw new SecretBoxError(`This secret does not verify under key ${id}: it was altered, or sealed for another owner`);
+      throw new SecretBoxError(
+        `This secret does not verify under key ${id}: it was altered, or sealed for another owner`,
+      );
     }
   }
 
@@ -96,7 +101,10 @@ export class SecretBox {
 
 function boxKey(root: Uint8Array): BoxKey {
   if (root.length !== 32) throw new Error(`a secrets key is 32 bytes, not ${root.length}`);
-  return { id: secretKeyId(root), key: Buffer.from(hkdfSync('sha256', root, Buffer.alloc(0), 'filing-service/secret-box.v1', 32)) };
+  return {
+    id: secretKeyId(root),
+    key: Buffer.from(hkdfSync('sha256', root, Buffer.alloc(0), 'filing-service/secret-box.v1', 32)),
+  };
 }
 
 function parseSealed(sealed: string): { id: string; bytes: Buffer } {

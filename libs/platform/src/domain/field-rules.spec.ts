@@ -16,8 +16,12 @@ import {
 } from './field-rules';
 
 describe('field rules', () => {
-  it.each(['US-DE', 'GB-ENG', 'FR-75', 'CA-ON'])('%s is a jurisdiction code', (code) => expect(isJurisdictionCode(code)).toBe(true));
-  it.each(['us-de', 'US', 'USA-DE', 'US-DELA', 'US_DE', '', 7])('%j is not', (code) => expect(isJurisdictionCode(code)).toBe(false));
+  it.each(['US-DE', 'GB-ENG', 'FR-75', 'CA-ON'])('%s is a jurisdiction code', (code) =>
+    expect(isJurisdictionCode(code)).toBe(true),
+  );
+  it.each(['us-de', 'US', 'USA-DE', 'US-DELA', 'US_DE', '', 7])('%j is not', (code) =>
+    expect(isJurisdictionCode(code)).toBe(false),
+  );
   it.each(['2024-02-29', '1999-12-31'])('%s is a date', (date) => expect(isCalendarDate(date)).toBe(true));
   it.each(['2023-02-29', '2024-13-01', '2024-1-1', '2024-01-01T00:00:00Z', 20240101, null])('%j is not', (date) =>
     expect(isCalendarDate(date)).toBe(false),
@@ -40,9 +44,15 @@ describe('field rules', () => {
 
   it('checks ownership before the version', () => {
     const state = { account_id: 'a', version: 2 };
-    expect(() => assertOwnedAtVersion(null, { account_id: 'a' }, 'task', 't1')).toThrow(new NotFoundError('No task with id t1'));
-    expect(() => assertOwnedAtVersion(state, { account_id: 'b', expected_version: 1 }, 'task', 't1')).toThrow(NotFoundError);
-    expect(() => assertOwnedAtVersion(state, { account_id: 'a', expected_version: 1 }, 'task', 't1')).toThrow(PreconditionFailedError);
+    expect(() => assertOwnedAtVersion(null, { account_id: 'a' }, 'task', 't1')).toThrow(
+      new NotFoundError('No task with id t1'),
+    );
+    expect(() => assertOwnedAtVersion(state, { account_id: 'b', expected_version: 1 }, 'task', 't1')).toThrow(
+      NotFoundError,
+    );
+    expect(() => assertOwnedAtVersion(state, { account_id: 'a', expected_version: 1 }, 'task', 't1')).toThrow(
+      PreconditionFailedError,
+    );
     expect(() => assertOwnedAtVersion(state, { account_id: 'a', expected_version: 2 }, 'task', 't1')).not.toThrow();
     expect(() => assertOwnedAtVersion(state, { account_id: 'a' }, 'task', 't1')).not.toThrow();
   });
@@ -70,6 +80,17 @@ describe('field rule makers', () => {
       'day must be a date as YYYY-MM-DD',
     ]);
     expect(textRule('title', 5)(7)).toBe('title must be a string');
-    expect(fieldProblems({ name: 'abcde', kind: 'b', code: 'US-DE', day: '2024-02-29', entity_id: '0193a5b2-0000-7000-8000-000000000001' }, rules)).toEqual([]);
+    expect(
+      fieldProblems(
+        {
+          name: 'abcde',
+          kind: 'b',
+          code: 'US-DE',
+          day: '2024-02-29',
+          entity_id: '0193a5b2-0000-7000-8000-000000000001',
+        },
+        rules,
+      ),
+    ).toEqual([]);
   });
 });

@@ -56,7 +56,8 @@ export function assertOwnedAtVersion<S extends { readonly account_id: string; re
   id: string,
 ): asserts state is S {
   if (state === null || state.account_id !== command.account_id) throw NotFoundError.of(resource, id);
-  if (command.expected_version !== undefined && command.expected_version !== state.version) throw new PreconditionFailedError();
+  if (command.expected_version !== undefined && command.expected_version !== state.version)
+    throw new PreconditionFailedError();
 }
 
 /** A field's rule: the problem with a value (the 400's message), or null when it is fine. */

@@ -27,34 +27,65 @@ describe('resource domain helpers', () => {
 
   it('evolves a resource from events that carry its fields as they are after each one', () => {
     expect(evolve(null, at({ type: 'notes.Created', data }, 0, note.created_at))).toEqual(note);
-    const updated = at({ type: 'notes.Updated', data: { ...data, status: 'done', changed: ['status'] } }, 1, '2026-01-02T00:00:00.000Z');
-    expect(evolve(note, updated)).toEqual({ ...note, status: 'done', updated_at: '2026-01-02T00:00:00.000Z', version: 1 });
+    const updated = at(
+      { type: 'notes.Updated', data: { ...data, status: 'done', changed: ['status'] } },
+      1,
+      '2026-01-02T00:00:00.000Z',
+    );
+    expect(evolve(note, updated)).toEqual({
+      ...note,
+      status: 'done',
+      updated_at: '2026-01-02T00:00:00.000Z',
+      version: 1,
+    });
     expect(evolve(null, updated)).toBeNull();
     expect(pickFields({ ...data, changed: [] }, FIELDS)).toEqual({ title: 'A', status: 'open', entity_id: 'e1' });
   });
 
   it('refuses a create on a taken id (409) before its field errors (400)', () => {
-    expect(() => assertCreatable(note, 'entity', 'n1', [])).toThrow(new ConflictError('An entity with id n1 already exists'));
-    expect(() => assertCreatable(note, 'task', 'n1', [{ field: 'title', message: 'x' }])).toThrow('A task with id n1 already exists');
+    expect(() => assertCreatable(note, 'entity', 'n1', [])).toThrow(
+      new ConflictError('An entity with id n1 already exists'),
+    );
+    expect(() => assertCreatable(note, 'task', 'n1', [{ field: 'title', message: 'x' }])).toThrow(
+      'A task with id n1 already exists',
+    );
     expect(() => assertCreatable(null, 'task', 'n1', [{ field: 'title', message: 'x' }])).toThrow(ValidationError);
     expect(() => assertCreatable(null, 'task', 'n1', [])).not.toThrow();
   });
 
   describe('decidePatch', () => {
-    const rules = { fields: FIELDS, writable: ['title', 'status'] as const, fieldErrors: (f: object) => fieldProblems(f, { status: oneOfRule('status', ['open', 'done']) }) };
+    const rules = {
+      fields: FIELDS,
+      writable: ['title', 'status'] as const,
+      fieldErrors: (f: object) => fieldProblems(f, { status: oneOfRule('status', ['open', 'done']) }),
+    };
     const patch = (changes: object, account_id = 'acc-1', expected_version?: number) =>
       decidePatch(note, { kind: 'update', id: 'n1', account_id, changes, expected_version }, 'note', rules);
 
     it('answers the fields after the change and the names of those that differ', () => {
-      expect(patch({ status: 'done', title: 'A', entity_id: undefined })).toEqual({ next: { title: 'A', status: 'done', entity_id: 'e1' }, changed: ['status'] });
+      expect(patch({ status: 'done', title: 'A', entity_id: undefined })).toEqual({
+        next: { title: 'A', status: 'done', entity_id: 'e1' },
+        changed: ['status'],
+      });
       expect(patch({}).changed).toEqual([]);
     });
 
     it('checks ownership, then If-Match, then every bad or unwritable field at once', () => {
-      expect(() => decidePatch<Fields, 'title' | 'status'>(null, { kind: 'update', id: 'n1', account_id: 'acc-1', changes: {} }, 'note', rules)).toThrow(NotFoundError);
+      expect(() =>
+        decidePatch<Fields, 'title' | 'status'>(
+          null,
+          { kind: 'update', id: 'n1', account_id: 'acc-1', changes: {} },
+          'note',
+          rules,
+        ),
+      ).toThrow(NotFoundError);
       expect(() => patch({ status: 'nope' }, 'acc-2', 5)).toThrow(NotFoundError);
       expect(() => patch({ status: 'nope' }, 'acc-1', 5)).toThrow(PreconditionFailedError);
-      expect(validationFields(() => patch({ status: 'nope', entity_id: 'e2', id: 'x' }))).toEqual(['status', 'entity_id', 'id']);
+      expect(validationFields(() => patch({ status: 'nope', entity_id: 'e2', id: 'x' }))).toEqual([
+        'status',
+        'entity_id',
+        'id',
+      ]);
     });
   });
 });

@@ -73,7 +73,8 @@ export function resourceEvolver<F, E extends DomainEvent>(
  * a 409, never an overwrite), then `errors` (every broken rule) is one 400.
  */
 export function assertCreatable(state: unknown, resource: string, id: string, errors: readonly FieldError[]): void {
-  if (state !== null) throw new ConflictError(`${/^[aeiou]/i.test(resource) ? 'An' : 'A'} ${resource} with id ${id} already exists`);
+  if (state !== null)
+    throw new ConflictError(`${/^[aeiou]/i.test(resource) ? 'An' : 'A'} ${resource} with id ${id} already exists`);
   if (errors.length > 0) throw new ValidationError(errors);
 }
 
@@ -92,7 +93,11 @@ export function decidePatch<F, W extends keyof F & string>(
   state: Resource<F> | null,
   command: PatchCommand<object>,
   resource: string,
-  rules: { readonly fields: readonly (keyof F)[]; readonly writable: readonly W[]; readonly fieldErrors: (fields: object) => FieldError[] },
+  rules: {
+    readonly fields: readonly (keyof F)[];
+    readonly writable: readonly W[];
+    readonly fieldErrors: (fields: object) => FieldError[];
+  },
 ): Patched<F, W> {
   assertOwnedAtVersion(state, command, resource, command.id);
   const changes = definedOnly(command.changes);

@@ -24,7 +24,9 @@ describe('domain errors', () => {
       'PreconditionFailedError: The resource has changed since the version given in If-Match',
       'UnprocessableError: Idempotency-Key reused',
     ]);
-    expect(ConflictError.invalidTransition('task', 'reopen', 'open').message).toBe('Cannot reopen a task whose status is open');
+    expect(ConflictError.invalidTransition('task', 'reopen', 'open').message).toBe(
+      'Cannot reopen a task whose status is open',
+    );
   });
 
   it('keeps every field of a validation error', () => {

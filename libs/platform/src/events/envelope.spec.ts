@@ -9,7 +9,12 @@ import {
   type CommandContext,
 } from './envelope';
 
-const context: CommandContext = { account_id: 'acc-1', actor: 'client:c1', correlation_id: 'req-1', causation_id: null };
+const context: CommandContext = {
+  account_id: 'acc-1',
+  actor: 'client:c1',
+  correlation_id: 'req-1',
+  causation_id: null,
+};
 
 function recorded(metadata: RecordedEvent['metadata']): RecordedEvent {
   return {

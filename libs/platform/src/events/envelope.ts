@@ -118,6 +118,7 @@ export function streamName(context: string, id: string): string {
 
 export function parseStreamName(stream: string): { context: string; id: string } {
   const dash = stream.indexOf('-');
-  if (dash <= 0 || dash === stream.length - 1) throw new RangeError(`Not a <context>-<id> stream: ${JSON.stringify(stream)}`);
+  if (dash <= 0 || dash === stream.length - 1)
+    throw new RangeError(`Not a <context>-<id> stream: ${JSON.stringify(stream)}`);
   return { context: stream.slice(0, dash), id: stream.slice(dash + 1) };
 }

@@ -47,6 +47,8 @@ export function parseIfMatch(header: string | string[] | undefined): StreamRevis
  */
 export const IfMatch = createParamDecorator(
   (_: unknown, ctx: ExecutionContext): StreamRevision | undefined =>
-    parseIfMatch(ctx.switchToHttp().getRequest<{ headers: Record<string, string | string[] | undefined> }>().headers['if-match']),
+    parseIfMatch(
+      ctx.switchToHttp().getRequest<{ headers: Record<string, string | string[] | undefined> }>().headers['if-match'],
+    ),
   [(target, key) => ApiIfMatchHeader()(target, key!, Object.getOwnPropertyDescriptor(target, key!)!)],
 );

@@ -99,18 +99,30 @@ function readRoutes<V extends ResourceAnswer>(family: FamilyRoutes<V>) {
 
     @Get(':id')
     @ApiResourceResponse(family.dto)
-    get(@Param('id', ResourceIdPipe) id: string, @AccountId() accountId: string, @Res({ passthrough: true }) reply: FastifyReply): V {
+    get(
+      @Param('id', ResourceIdPipe) id: string,
+      @AccountId() accountId: string,
+      @Res({ passthrough: true }) reply: FastifyReply,
+    ): V {
       return withETag(reply, this.found(accountId, id));
     }
 
     /** The resource's events, oldest first, from the store itself (complete the moment a write returns). */
     @Get(':id/history')
     @ApiHistoryResponse()
-    async history(@Param('id', ResourceIdPipe) id: string, @Query() query: PageQueryDto, @AccountId() accountId: string): Promise<Page<HistoryItem>> {
+    async history(
+      @Param('id', ResourceIdPipe) id: string,
+      @Query() query: PageQueryDto,
+      @AccountId() accountId: string,
+    ): Promise<Page<HistoryItem>> {
       const streamId = streamName(resource, id);
       const notFound = () => NotFoundError.of(resource, id);
       if (family.deletedBy) {
-        const [last] = await this.store.readStream(streamId, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
+        const [last] = await this.store.readStream(streamId, {
+          direction: 'backwards',
+          fromRevision: 'end',
+          maxCount: 1,
+        });
         if (last?.type === family.deletedBy) throw notFound();
       }
       const page = pageRequest<number>(query, historyCollection, 'number', this.cursors);
@@ -139,7 +151,10 @@ function readRoutes<V extends ResourceAnswer>(family: FamilyRoutes<V>) {
     protected async written(reply: FastifyReply, command: WriteCommand<{ id: string }>): Promise<V> {
       const result = await this.commands.execute(command);
       await this.readYourWrites.await(result.position);
-      return withETag(reply, this.queries.get(requireAccount(command.context), result.resource.id) ?? this.queries.view(result.resource));
+      return withETag(
+        reply,
+        this.queries.get(requireAccount(command.context), result.resource.id) ?? this.queries.view(result.resource),
+      );
     }
   }
   // The list's query is the family's DTO (its filters), not the PageQueryDto of this generic
@@ -151,7 +166,11 @@ function readRoutes<V extends ResourceAnswer>(family: FamilyRoutes<V>) {
 type FamilyBase<V extends ResourceAnswer> = ReturnType<typeof readRoutes<V>>;
 
 /** `PATCH /:id`: the aggregate's `update` command, answered as a GET would. */
-function withPatch<V extends ResourceAnswer>(Base: FamilyBase<V>, family: FamilyRoutes<V>, body: Type<object>): FamilyBase<V> {
+function withPatch<V extends ResourceAnswer>(
+  Base: FamilyBase<V>,
+  family: FamilyRoutes<V>,
+  body: Type<object>,
+): FamilyBase<V> {
   abstract class PatchRoute extends Base {
     @Patch(':id')
     @ApiResourceResponse(family.dto)
@@ -171,12 +190,23 @@ function withPatch<V extends ResourceAnswer>(Base: FamilyBase<V>, family: Family
 }
 
 /** `POST /`: the aggregate's `create` command for a new id; 201 with Location. */
-function withPost<V extends ResourceAnswer>(Base: FamilyBase<V>, family: FamilyRoutes<V>, body: Type<object>): FamilyBase<V> {
+function withPost<V extends ResourceAnswer>(
+  Base: FamilyBase<V>,
+  family: FamilyRoutes<V>,
+  body: Type<object>,
+): FamilyBase<V> {
   abstract class PostRoute extends Base {
     @Post()
     @ApiResourceResponse(family.dto, { created: true })
-    create(@Body() input: object, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) reply: FastifyReply): Promise<V> {
-      return this.created(reply, family.aggregate.command(ctx, { kind: 'create', id: newResourceId(), input } as never));
+    create(
+      @Body() input: object,
+      @Ctx() ctx: CommandContext,
+      @Res({ passthrough: true }) reply: FastifyReply,
+    ): Promise<V> {
+      return this.created(
+        reply,
+        family.aggregate.command(ctx, { kind: 'create', id: newResourceId(), input } as never),
+      );
     }
   }
   setParamType(PostRoute, 'create', 0, body);
@@ -184,7 +214,12 @@ function withPost<V extends ResourceAnswer>(Base: FamilyBase<V>, family: FamilyR
 }
 
 /** Replaces the emitted `design:paramtypes` of one parameter (what the pipes and the OpenAPI explorer read). */
-function setParamType(target: abstract new (...args: never[]) => unknown, method: string, index: number, type: Type<unknown>): void {
+function setParamType(
+  target: abstract new (...args: never[]) => unknown,
+  method: string,
+  index: number,
+  type: Type<unknown>,
+): void {
   const prototype = target.prototype as object;
   const types = [...((Reflect.getMetadata('design:paramtypes', prototype, method) as unknown[]) ?? [])];
   types[index] = type;

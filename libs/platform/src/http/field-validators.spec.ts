@@ -1,7 +1,8 @@
 import { validateSync } from 'class-validator';
 import { IsCalendarDate, IsJurisdictionCode, IsOptionalNonNull, IsResourceId, SatisfiesRule } from './field-validators';
 
-const titleProblem = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? null : 'title must be a non-blank string');
+const titleProblem = (v: unknown) =>
+  typeof v === 'string' && v.trim() !== '' ? null : 'title must be a non-blank string';
 
 class Sample {
   @IsResourceId()

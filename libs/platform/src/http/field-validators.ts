@@ -8,7 +8,10 @@ import { isCalendarDate, isJurisdictionCode, isUuid } from '../domain/field-rule
 
 /** A resource id (`entity_id`, or a list filter): a UUID. */
 export const IsResourceId = (options?: ValidationOptions) =>
-  ValidateBy({ name: 'isResourceId', validator: { validate: isUuid, defaultMessage: (a) => `${a?.property} must be a UUID` } }, options);
+  ValidateBy(
+    { name: 'isResourceId', validator: { validate: isUuid, defaultMessage: (a) => `${a?.property} must be a UUID` } },
+    options,
+  );
 
 /** ISO 3166-2 subdivision code, e.g. `US-DE`. */
 export const IsJurisdictionCode = (options?: ValidationOptions) =>
@@ -26,7 +29,10 @@ export const IsJurisdictionCode = (options?: ValidationOptions) =>
 /** `YYYY-MM-DD` naming a day that exists. */
 export const IsCalendarDate = (options?: ValidationOptions) =>
   ValidateBy(
-    { name: 'isCalendarDate', validator: { validate: isCalendarDate, defaultMessage: (a) => `${a?.property} must be a date as YYYY-MM-DD` } },
+    {
+      name: 'isCalendarDate',
+      validator: { validate: isCalendarDate, defaultMessage: (a) => `${a?.property} must be a date as YYYY-MM-DD` },
+    },
     options,
   );
 
@@ -35,7 +41,10 @@ export const IsCalendarDate = (options?: ValidationOptions) =>
  * finds no problem, and the problem is the message.
  */
 export const SatisfiesRule = (name: string, problem: (value: unknown) => string | null, options?: ValidationOptions) =>
-  ValidateBy({ name, validator: { validate: (v) => problem(v) === null, defaultMessage: (a) => problem(a?.value) ?? '' } }, options);
+  ValidateBy(
+    { name, validator: { validate: (v) => problem(v) === null, defaultMessage: (a) => problem(a?.value) ?? '' } },
+    options,
+  );
 
 /** Optional, but not nullable: `null` is checked (and refused) rather than skipped like `undefined`. */
 export const IsOptionalNonNull = () => ValidateIf((_, value) => value !== undefined);

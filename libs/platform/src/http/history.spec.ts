@@ -19,7 +19,10 @@ describe('readHistory', () => {
     const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
     await store.appendToStream('thing-1', [
       toEventData({ type: 'things.ThingCreated', data: { name: 'a' } }, buildMetadata(context, at(0))),
-      toEventData({ type: 'things.ThingUpdated', data: { name: 'b' } }, buildMetadata({ ...context, actor: 'operator:o1' }, at(1))),
+      toEventData(
+        { type: 'things.ThingUpdated', data: { name: 'b' } },
+        buildMetadata({ ...context, actor: 'operator:o1' }, at(1)),
+      ),
       toEventData({ type: 'things.ThingUpdated', data: { name: 'c' } }, buildMetadata(context, at(2))),
     ]);
   });
@@ -56,7 +59,7 @@ describe('readHistory', () => {
     expect(second).toEqual({ data: [expect.objectContaining({ data: { name: 'c' } })], next_cursor: null });
   });
 
-  it('answers another account\'s stream, and a missing one, as not found, on any page', async () => {
+  it("answers another account's stream, and a missing one, as not found, on any page", async () => {
     await expect(read('acc-2')).rejects.toThrow(NotFoundError);
     const first = await read('acc-1', { limit: '1' });
     await expect(read('acc-2', { limit: '1', cursor: first.next_cursor! })).rejects.toThrow(NotFoundError);

@@ -46,7 +46,11 @@ export function edgeAnswer(path: string | undefined, status: number, detail: str
     };
   }
   const errors = field ? [{ field, message: detail }] : undefined;
-  return { status, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: JSON.stringify(problemDetails(status, detail, errors)) };
+  return {
+    status,
+    headers: { 'content-type': PROBLEM_CONTENT_TYPE },
+    body: JSON.stringify(problemDetails(status, detail, errors)),
+  };
 }
 
 /** Fastify's `frameworkErrors`: the router's refusals, which no hook or Nest filter sees. */
@@ -54,7 +58,12 @@ export function answerFrameworkError(error: FastifyError, request: FastifyReques
   const path = pathOf(request.url);
   let answer: EdgeAnswer;
   if (error.code === 'FST_ERR_BAD_URL') {
-    answer = edgeAnswer(path, 400, 'The path is not valid percent-encoding: every % must start an escape such as %2F', 'path');
+    answer = edgeAnswer(
+      path,
+      400,
+      'The path is not valid percent-encoding: every % must start an escape such as %2F',
+      'path',
+    );
   } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
     answer = edgeAnswer(path, 414, `A path parameter is longer than ${MAX_PARAM_LENGTH} characters`, 'path');
   } else {

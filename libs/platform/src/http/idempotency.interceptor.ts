@@ -35,7 +35,8 @@ export const IDEMPOTENCY_IGNORED_EXTENSION = 'x-idempotency-key-ignored';
  * For a POST whose answer holds a credential (a client secret shown once): its answer must not be
  * stored at rest, so `Idempotency-Key` is ignored there and every request runs.
  */
-export const SkipIdempotency = () => applyDecorators(SetMetadata(SKIP_IDEMPOTENCY, true), ApiExtension(IDEMPOTENCY_IGNORED_EXTENSION, true));
+export const SkipIdempotency = () =>
+  applyDecorators(SetMetadata(SKIP_IDEMPOTENCY, true), ApiExtension(IDEMPOTENCY_IGNORED_EXTENSION, true));
 
 const REDACT_ON_REPLAY = 'filing:idempotency-redact';
 
@@ -51,7 +52,14 @@ export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 export const IDEMPOTENCY_KEY_RULE = 'Idempotency-Key must be 1 to 255 visible ASCII characters';
 const PENDING = Symbol('idempotency.pending');
 /** Not replayed: they describe the connection or this one response, not the answer. */
-const UNSTORED_HEADERS = new Set(['content-length', 'connection', 'keep-alive', 'transfer-encoding', 'date', 'set-cookie']);
+const UNSTORED_HEADERS = new Set([
+  'content-length',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'date',
+  'set-cookie',
+]);
 
 interface Pending {
   readonly claim: IdempotencyClaim;
@@ -97,7 +105,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const principal = getPrincipal(request);
     if (!principal) return next.handle(); // unauthenticated routes have no account to scope keys by
     const scope = principal.accountId ?? `${principal.kind}:${principal.subjectId}`;
-    const redact = this.reflector.getAllAndOverride<string[]>(REDACT_ON_REPLAY, [context.getHandler(), context.getClass()]) ?? [];
+    const redact =
+      this.reflector.getAllAndOverride<string[]>(REDACT_ON_REPLAY, [context.getHandler(), context.getClass()]) ?? [];
 
     const reserved = this.store.reserve(
       scope,
@@ -142,10 +151,19 @@ export class IdempotencyHooks implements OnModuleInit {
       const pending = request[PENDING];
       if (!pending) return payload;
       request[PENDING] = undefined;
-      const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? '' : null;
+      const body =
+        typeof payload === 'string'
+          ? payload
+          : Buffer.isBuffer(payload)
+            ? payload.toString('utf8')
+            : payload == null
+              ? ''
+              : null;
       if (body !== null && isFinal(reply.statusCode)) {
         const stored = pending.redact.length > 0 ? withoutFields(body, pending.redact) : body;
-        await this.settle(this.store.complete(pending.claim, { status: reply.statusCode, headers: storedHeaders(reply), body: stored }));
+        await this.settle(
+          this.store.complete(pending.claim, { status: reply.statusCode, headers: storedHeaders(reply), body: stored }),
+        );
       } else {
         await this.settle(this.store.release(pending.claim));
       }
@@ -164,7 +182,9 @@ export class IdempotencyHooks implements OnModuleInit {
     try {
       await recording;
     } catch (err) {
-      this.logger.warn(`Could not record an Idempotency-Key outcome (the key frees up after its lease): ${(err as Error).message}`);
+      this.logger.warn(
+        `Could not record an Idempotency-Key outcome (the key frees up after its lease): ${(err as Error).message}`,
+      );
     }
   }
 }

@@ -90,7 +90,8 @@ class TestAuthGuard implements CanActivate {
   canActivate(ctx: ExecutionContext): boolean {
     const request = ctx.switchToHttp().getRequest();
     const account = request.headers['x-account'];
-    if (account) setPrincipal(request, { kind: 'client', accountId: account, subjectId: 'c1', scopes: ['read', 'write'] });
+    if (account)
+      setPrincipal(request, { kind: 'client', accountId: account, subjectId: 'c1', scopes: ['read', 'write'] });
     return true;
   }
 }
@@ -112,7 +113,10 @@ function storeModule(store: EventStore) {
 /** One service instance: the interceptors over real HTTP, on `store`. */
 async function startInstance(store: EventStore, dir: string): Promise<{ app: NestFastifyApplication; url: string }> {
   const moduleRef = await Test.createTestingModule({
-    imports: [storeModule(store), ResourceApiModule.forRoot({ cursorKeyFile: join(dir, 'cursor.key'), idempotencyInFlightWaitMs: 300 })],
+    imports: [
+      storeModule(store),
+      ResourceApiModule.forRoot({ cursorKeyFile: join(dir, 'cursor.key'), idempotencyInFlightWaitMs: 300 }),
+    ],
     controllers: [ThingsController],
     providers: [
       { provide: APP_GUARD, useClass: TestAuthGuard },
@@ -253,9 +257,14 @@ describe('Idempotency-Key and JSON-only bodies (interceptors over real HTTP)', (
     const first = await post({}, { 'idempotency-key': key }, '/external-api/v1/endpoints');
     expect(first.body).toEqual({ id: 'endpoint-1', secret: 'whsec_secret-of-run-1' });
     const again = await post({}, { 'idempotency-key': key }, '/external-api/v1/endpoints');
-    expect([again.status, again.headers['idempotent-replayed'], again.body]).toEqual([201, 'true', { id: 'endpoint-1' }]);
+    expect([again.status, again.headers['idempotent-replayed'], again.body]).toEqual([
+      201,
+      'true',
+      { id: 'endpoint-1' },
+    ]);
     expect(runs).toBe(1);
-    for (const file of readdirSync(dir)) expect(readFileSync(join(dir, file)).includes('whsec_secret-of-run-1')).toBe(false);
+    for (const file of readdirSync(dir))
+      expect(readFileSync(join(dir, file)).includes('whsec_secret-of-run-1')).toBe(false);
   });
 
   it('refuses a malformed key with a 400 naming Idempotency-Key', async () => {
@@ -337,7 +346,12 @@ describe('Idempotency-Key across instances on one event store', () => {
       headers: { 'content-type': 'application/json', 'x-account': 'acc-race', 'idempotency-key': key },
       body: JSON.stringify({ name }),
     });
-    return { status: res.status, replayed: res.headers.get('idempotent-replayed'), location: res.headers.get('location'), text: await res.text() };
+    return {
+      status: res.status,
+      replayed: res.headers.get('idempotent-replayed'),
+      location: res.headers.get('location'),
+      text: await res.text(),
+    };
   };
 
   it('the same key sent to two instances at once runs once, and both get the same answer', async () => {
@@ -405,7 +419,9 @@ describe('IdempotencyStore', () => {
     // What $maxAge does once the events are old, without waiting a day: stream reads show nothing.
     await events.setStreamMetadata(streamId, { truncateBefore: 2n });
     expect(await events.readStream(streamId)).toEqual([]);
-    const outcomes = await Promise.all([storeOf(), storeOf(), storeOf()].map((s) => s.reserve('a', 'k', 'f2', context)));
+    const outcomes = await Promise.all(
+      [storeOf(), storeOf(), storeOf()].map((s) => s.reserve('a', 'k', 'f2', context)),
+    );
     expect(outcomes.filter((o) => o.kind === 'reserved').map((o) => reserved(o).revision)).toEqual([2n]);
     expect(outcomes.filter((o) => o.kind === 'in-flight')).toHaveLength(2);
   });

@@ -85,7 +85,13 @@ export class IdempotencyStore {
    * answer (polling the stream: the holder may be another instance), so a concurrent retry gets
    * the same answer rather than a 409 when the first answers in time.
    */
-  async reserve(scope: string, key: string, fingerprint: string, context: CommandContext, waitMs = 0): Promise<Reservation> {
+  async reserve(
+    scope: string,
+    key: string,
+    fingerprint: string,
+    context: CommandContext,
+    waitMs = 0,
+  ): Promise<Reservation> {
     const streamId = idempotencyStream(scope, key);
     const deadline = this.now() + waitMs;
     for (let pause = 25; ; pause = Math.min(pause * 2, 200)) {
@@ -116,7 +122,13 @@ export class IdempotencyStore {
       }
       const expected = state.expected === NO_STREAM && hiddenUpTo !== null ? hiddenUpTo : state.expected;
       try {
-        const revision = await this.append(streamId, IdempotencyEvents.KeyClaimed, { fingerprint, claimed_at_ms: this.now() }, context, expected);
+        const revision = await this.append(
+          streamId,
+          IdempotencyEvents.KeyClaimed,
+          { fingerprint, claimed_at_ms: this.now() },
+          context,
+          expected,
+        );
         if (expected === NO_STREAM) await this.expireAfterTtl(streamId);
         return { kind: 'reserved', claim: { streamId, revision, context } };
       } catch (err) {
@@ -127,7 +139,13 @@ export class IdempotencyStore {
     return { kind: 'in-flight' };
   }
 
-  private async append(streamId: string, type: string, data: JsonObject, context: CommandContext, expectedRevision: ExpectedRevision): Promise<StreamRevision> {
+  private async append(
+    streamId: string,
+    type: string,
+    data: JsonObject,
+    context: CommandContext,
+    expectedRevision: ExpectedRevision,
+  ): Promise<StreamRevision> {
     const event = toEventData({ type, data }, buildMetadata(context, new Date(this.now())));
     return (await this.store.appendToStream(streamId, [event], { expectedRevision })).nextExpectedRevision;
   }
@@ -167,5 +185,10 @@ export class IdempotencyStore {
 
 /** `idempotency-<sha256 of scope and key>`: a fixed-length name whatever the key holds. */
 export function idempotencyStream(scope: string, key: string): string {
-  return streamName('idempotency', createHash('sha256').update(JSON.stringify([scope, key])).digest('hex'));
+  return streamName(
+    'idempotency',
+    createHash('sha256')
+      .update(JSON.stringify([scope, key]))
+      .digest('hex'),
+  );
 }

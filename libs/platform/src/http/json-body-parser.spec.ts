@@ -47,7 +47,9 @@ describe('parseJsonBody', () => {
       const { err, value } = parse(text);
       expect(value).toBeUndefined();
       expect(err).toBeInstanceOf(ValidationError);
-      expect((err as ValidationError).errors).toEqual([{ field: 'body', message: expect.stringContaining(`not ${what}`) }]);
+      expect((err as ValidationError).errors).toEqual([
+        { field: 'body', message: expect.stringContaining(`not ${what}`) },
+      ]);
     }
     expect(parse('{}')).toEqual({ err: null, value: {} });
   });

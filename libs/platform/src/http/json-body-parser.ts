@@ -18,7 +18,11 @@ export const MAX_JSON_DEPTH = 32;
  * - a number beyond double range (`1e400`) is a 400, not a silent Infinity → null.
  * Each refusal is a 400 problem naming `body`.
  */
-export function parseJsonBody(_request: unknown, body: Buffer | string, done: (err: Error | null, value?: unknown) => void): void {
+export function parseJsonBody(
+  _request: unknown,
+  body: Buffer | string,
+  done: (err: Error | null, value?: unknown) => void,
+): void {
   const text = typeof body === 'string' ? body : body.toString('utf8');
   if (text.trim() === '') return done(null, undefined);
   if (nestingDepth(text) > MAX_JSON_DEPTH) {
@@ -29,10 +33,16 @@ export function parseJsonBody(_request: unknown, body: Buffer | string, done: (e
     value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (err) {
     const poisoned = err instanceof SyntaxError && /prototype/i.test(err.message);
-    return done(bodyError(poisoned ? 'The body may not use __proto__ or constructor.prototype keys' : 'The body is not valid JSON'));
+    return done(
+      bodyError(
+        poisoned ? 'The body may not use __proto__ or constructor.prototype keys' : 'The body is not valid JSON',
+      ),
+    );
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return done(bodyError(`The body must be a JSON object, not ${describeJson(value)}; send no body at all where none is needed`));
+    return done(
+      bodyError(`The body must be a JSON object, not ${describeJson(value)}; send no body at all where none is needed`),
+    );
   }
   // JSON.parse reads 1e400 as Infinity, which would be stored as null: refuse it instead.
   if (!allNumbersFinite(value)) return done(bodyError('The body holds a number too large to represent'));
@@ -63,7 +73,8 @@ export function nestingDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth);

@@ -33,16 +33,21 @@ export class JsonBodyInterceptor implements NestInterceptor {
     // query parameters: they are refused by name, as unknown ones are on collections.
     const query = request.query as Record<string, unknown> | undefined;
     if (query && Object.keys(query).length > 0 && !declares(context, RouteParamtypes.QUERY)) {
-      throw new ValidationError(Object.keys(query).map((field) => ({ field, message: `${field} is not a parameter of this operation` })));
+      throw new ValidationError(
+        Object.keys(query).map((field) => ({ field, message: `${field} is not a parameter of this operation` })),
+      );
     }
     // An action that declares no @Body() (enable, complete, redeliver…) takes none: fields sent
     // to it are refused by name, as unknown fields are everywhere else; `{}` is fine.
     const body: unknown = request.body;
     if (body !== undefined && body !== null && !declares(context, RouteParamtypes.BODY)) {
-      if (typeof body !== 'object' || Array.isArray(body)) throw ValidationError.field('body', 'This operation takes no body');
+      if (typeof body !== 'object' || Array.isArray(body))
+        throw ValidationError.field('body', 'This operation takes no body');
       const fields = Object.keys(body);
       if (fields.length > 0) {
-        throw new ValidationError(fields.map((field) => ({ field, message: `${field} is not accepted: this operation takes no body` })));
+        throw new ValidationError(
+          fields.map((field) => ({ field, message: `${field} is not accepted: this operation takes no body` })),
+        );
       }
     }
     return next.handle();
@@ -51,7 +56,8 @@ export class JsonBodyInterceptor implements NestInterceptor {
 
 /** Whether the route's handler has a parameter of this kind (`@Body()`, `@Query()`…). */
 function declares(context: ExecutionContext, kind: RouteParamtypes): boolean {
-  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, context.getClass(), context.getHandler().name) ?? {}) as Record<string, unknown>;
+  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, context.getClass(), context.getHandler().name) ??
+    {}) as Record<string, unknown>;
   return Object.keys(args).some((key) => key.split(':')[0] === String(kind));
 }
 

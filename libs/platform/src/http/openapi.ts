@@ -28,15 +28,25 @@ export class HistoryItemDto {
   @ApiProperty({ format: 'date-time' })
   occurred_at!: string;
 
-  @ApiProperty({ description: 'Who caused it: `client:<client_id>` or `operator:<id>`', example: 'client:0193a5b2-0000-7000-8000-000000000001' })
+  @ApiProperty({
+    description: 'Who caused it: `client:<client_id>` or `operator:<id>`',
+    example: 'client:0193a5b2-0000-7000-8000-000000000001',
+  })
   actor!: string;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: "The resource's state after the event (and `changed` for updates)" })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: "The resource's state after the event (and `changed` for updates)",
+  })
   data!: Record<string, unknown>;
 }
 
 /** `200 {data: [item…], next_cursor}`: one page of a collection, oldest first. */
-export function ApiPageResponse(item: Type<unknown>, description = 'One page, oldest first'): MethodDecorator & ClassDecorator {
+export function ApiPageResponse(
+  item: Type<unknown>,
+  description = 'One page, oldest first',
+): MethodDecorator & ClassDecorator {
   return applyDecorators(
     ApiExtraModels(item),
     ApiOkResponse({
@@ -46,7 +56,11 @@ export function ApiPageResponse(item: Type<unknown>, description = 'One page, ol
         required: ['data', 'next_cursor'],
         properties: {
           data: { type: 'array', items: { $ref: getSchemaPath(item) } },
-          next_cursor: { type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page' },
+          next_cursor: {
+            type: 'string',
+            nullable: true,
+            description: 'Pass as `cursor` for the next page; null on the last page',
+          },
         },
       },
     }),
@@ -60,21 +74,33 @@ export function ApiPageResponse(item: Type<unknown>, description = 'One page, ol
 export const ApiHistoryResponse = () =>
   applyDecorators(
     ApiPageResponse(HistoryItemDto, "The resource's own events, oldest first"),
-    ApiServiceUnavailableResponse({ description: 'The event store is unreachable (history is read from it); retry after Retry-After' }),
+    ApiServiceUnavailableResponse({
+      description: 'The event store is unreachable (history is read from it); retry after Retry-After',
+    }),
   );
 
-const ETAG_HEADER = { description: 'The version, quoted: send it back as If-Match', schema: { type: 'string', example: '"3"' } };
+const ETAG_HEADER = {
+  description: 'The version, quoted: send it back as If-Match',
+  schema: { type: 'string', example: '"3"' },
+};
 
 /**
  * The answer of a single resource: `200` (or `201` with `Location` when `created`), with its
  * ETag.
  */
-export function ApiResourceResponse(type: Type<unknown>, options: { created?: boolean; description?: string } = {}): MethodDecorator & ClassDecorator {
-  if (!options.created) return ApiOkResponse({ type, description: options.description, headers: { ETag: ETAG_HEADER } });
+export function ApiResourceResponse(
+  type: Type<unknown>,
+  options: { created?: boolean; description?: string } = {},
+): MethodDecorator & ClassDecorator {
+  if (!options.created)
+    return ApiOkResponse({ type, description: options.description, headers: { ETag: ETAG_HEADER } });
   return ApiCreatedResponse({
     type,
     description: options.description ?? 'Created',
-    headers: { ETag: ETAG_HEADER, Location: { description: 'The URL of the new resource', schema: { type: 'string' } } },
+    headers: {
+      ETag: ETAG_HEADER,
+      Location: { description: 'The URL of the new resource', schema: { type: 'string' } },
+    },
   });
 }
 
@@ -93,24 +119,37 @@ export function ApiResourceFields(): ClassDecorator {
     const prototype = target.prototype as object;
     ApiProperty({ type: String, format: 'date-time' })(prototype, 'created_at');
     ApiProperty({ type: String, format: 'date-time' })(prototype, 'updated_at');
-    ApiProperty({ type: Number, description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 })(prototype, 'version');
+    ApiProperty({ type: Number, description: 'Stream revision; also sent as ETag: "<version>"', minimum: 0 })(
+      prototype,
+      'version',
+    );
   };
 }
 
 /** One bad field of a 400 (`FieldError`). */
 @ApiSchema({ name: 'FieldError' })
 export class FieldErrorDto implements FieldError {
-  @ApiProperty({ description: 'The JSON name of the field, nested with dots and brackets; or a parameter or header name', example: 'entity_type' })
+  @ApiProperty({
+    description: 'The JSON name of the field, nested with dots and brackets; or a parameter or header name',
+    example: 'entity_type',
+  })
   field!: string;
 
-  @ApiProperty({ example: 'entity_type must be one of llc, corporation, nonprofit, partnership, sole_proprietorship, other' })
+  @ApiProperty({
+    example: 'entity_type must be one of llc, corporation, nonprofit, partnership, sole_proprietorship, other',
+  })
   message!: string;
 }
 
 /** The RFC 9457 body of every error but the bearer-token ones (problem-details.filter.ts). */
 @ApiSchema({ name: 'Problem', description: 'RFC 9457 problem details, sent as application/problem+json' })
 export class ProblemDto implements ProblemDetails {
-  @ApiProperty({ type: 'string', format: 'uri', example: 'about:blank', description: 'Always about:blank: `status` names the kind of problem' })
+  @ApiProperty({
+    type: 'string',
+    format: 'uri',
+    example: 'about:blank',
+    description: 'Always about:blank: `status` names the kind of problem',
+  })
   type!: 'about:blank';
 
   @ApiProperty({ description: "The status's standard phrase", example: 'Bad Request' })
@@ -122,7 +161,10 @@ export class ProblemDto implements ProblemDetails {
   @ApiProperty({ description: 'What went wrong in this case', example: 'entity_type: entity_type must be one of …' })
   detail!: string;
 
-  @ApiPropertyOptional({ type: [FieldErrorDto], description: 'On a 400: every bad field, so all can be fixed in one round trip' })
+  @ApiPropertyOptional({
+    type: [FieldErrorDto],
+    description: 'On a 400: every bad field, so all can be fixed in one round trip',
+  })
   errors?: FieldErrorDto[];
 }
 
@@ -141,7 +183,8 @@ export const ApiIfMatchHeader = () =>
   ApiHeader({
     name: 'If-Match',
     required: false,
-    description: 'The version the change is meant for, as sent in ETag (e.g. "3"), or *. Another version is a 412 and changes nothing.',
+    description:
+      'The version the change is meant for, as sent in ETag (e.g. "3"), or *. Another version is a 412 and changes nothing.',
     schema: { type: 'string', example: '"3"' },
   });
 
@@ -153,5 +196,11 @@ export const IDEMPOTENCY_KEY_HEADER = {
   description:
     `${IDEMPOTENCY_KEY_RULE}. A retry with the same key and the same request within 24 h replays the first answer ` +
     '(with `Idempotent-Replayed: true`); the same key with another request is a 422.',
-  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN.source, example: 'order-2026-11-22-0001' },
+  schema: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 255,
+    pattern: IDEMPOTENCY_KEY_PATTERN.source,
+    example: 'order-2026-11-22-0001',
+  },
 } as const;

@@ -203,7 +203,10 @@ describe('ProblemDetailsFilter', () => {
   it.each(['bug', 'not-an-error', 'nest-500'])('answers %s with a generic 500 and logs the error', async (kind) => {
     const res = await call('GET', `/fail/${kind}`);
     await expectProblem(res, 500, 'Internal Server Error', 'An unexpected error occurred');
-    expect(logged).toHaveBeenCalledWith(expect.stringContaining('hunter2'), kind === 'not-an-error' ? undefined : expect.any(String));
+    expect(logged).toHaveBeenCalledWith(
+      expect.stringContaining('hunter2'),
+      kind === 'not-an-error' ? undefined : expect.any(String),
+    );
   });
 
   it('answers an unknown route with 404', async () => {

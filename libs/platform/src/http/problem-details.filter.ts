@@ -1,5 +1,12 @@
 import { EventStoreUnavailableError, WrongExpectedVersionError } from '@filing/event-store';
-import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger, NotFoundException } from '@nestjs/common';
+import {
+  type ArgumentsHost,
+  Catch,
+  type ExceptionFilter,
+  HttpException,
+  Logger,
+  NotFoundException,
+} from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import {
@@ -65,7 +72,8 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     exception: unknown,
     request: FastifyRequest,
   ): { problem: ProblemDetails; headers?: Record<string, string> } {
-    if (exception instanceof ValidationError) return { problem: problemDetails(400, exception.message, exception.errors) };
+    if (exception instanceof ValidationError)
+      return { problem: problemDetails(400, exception.message, exception.errors) };
     if (exception instanceof NotFoundError) return { problem: problemDetails(404, exception.message) };
     if (exception instanceof ConflictError) return { problem: problemDetails(409, exception.message) };
     if (exception instanceof PreconditionFailedError) return { problem: problemDetails(412, exception.message) };
@@ -91,7 +99,10 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 
     // Anything else is a bug or an outage: log it whole, tell the client nothing about it.
     // The path only: a query string may carry credentials (e.g. a misplaced access_token).
-    this.logger.error(`Unhandled error on ${request.method} ${request.url.split('?')[0]}: ${describe(exception)}`, stackOf(exception));
+    this.logger.error(
+      `Unhandled error on ${request.method} ${request.url.split('?')[0]}: ${describe(exception)}`,
+      stackOf(exception),
+    );
     return { problem: problemDetails(500, 'An unexpected error occurred') };
   }
 

@@ -40,7 +40,10 @@ describe('ReferenceChecker', () => {
   });
 
   it('lists every missing or foreign reference in one 400, after catching up with the store head', async () => {
-    expect(await fieldsOf(checker.assertExist('acc-2', { entity_id: 'e1', order_id: 'o9' }))).toEqual(['entity_id', 'order_id']);
+    expect(await fieldsOf(checker.assertExist('acc-2', { entity_id: 'e1', order_id: 'o9' }))).toEqual([
+      'entity_id',
+      'order_id',
+    ]);
     expect(awaited).toEqual([head]);
   });
 
@@ -56,8 +59,14 @@ describe('ReferenceChecker', () => {
   it('answers the input with its references lower-cased once they exist, leaving other fields and absent ones alone', async () => {
     rows.add('acc-1/eab');
     const input = { entity_id: 'EAB', order_id: null, title: 'Keep Me' };
-    expect(await checker.normalized('acc-1', input, ['entity_id', 'order_id'])).toEqual({ entity_id: 'eab', order_id: null, title: 'Keep Me' });
-    expect(await fieldsOf(checker.normalized('acc-2', input, ['entity_id']).then(() => undefined))).toEqual(['entity_id']);
+    expect(await checker.normalized('acc-1', input, ['entity_id', 'order_id'])).toEqual({
+      entity_id: 'eab',
+      order_id: null,
+      title: 'Keep Me',
+    });
+    expect(await fieldsOf(checker.normalized('acc-2', input, ['entity_id']).then(() => undefined))).toEqual([
+      'entity_id',
+    ]);
   });
 
   it('refuses a second lookup for one kind', () => {

@@ -41,7 +41,10 @@ export class ReferenceChecker {
     }
     if (missing.length > 0) {
       throw new ValidationError(
-        missing.map(([field, id]): FieldError => ({ field, message: `${field} ${id} does not name an existing ${kindOf(field)}` })),
+        missing.map(([field, id]): FieldError => ({
+          field,
+          message: `${field} ${id} does not name an existing ${kindOf(field)}`,
+        })),
       );
     }
   }

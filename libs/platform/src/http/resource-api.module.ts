@@ -3,7 +3,12 @@ import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { SecretBox } from '../crypto/secret-box';
 import { ServiceKeys } from '../crypto/service-keys';
-import { IDEMPOTENCY_OPTIONS, IdempotencyHooks, IdempotencyInterceptor, type IdempotencyOptions } from './idempotency.interceptor';
+import {
+  IDEMPOTENCY_OPTIONS,
+  IdempotencyHooks,
+  IdempotencyInterceptor,
+  type IdempotencyOptions,
+} from './idempotency.interceptor';
 import { IDEMPOTENCY_IN_FLIGHT_WAIT_MS, IdempotencyStore } from './idempotency.store';
 import { JSON_API_PREFIXES, JsonBodyInterceptor } from './json-body.interceptor';
 import { CursorCodec } from './cursor-codec';
@@ -59,8 +64,15 @@ export class ResourceApiModule {
         IdempotencyInterceptor,
         { provide: APP_INTERCEPTOR, useExisting: IdempotencyInterceptor },
         IdempotencyHooks,
-        { provide: ServiceKeys, useFactory: () => options.secretsKey ?? ServiceKeys.fromKeyFile(options.cursorKeyFile) },
-        { provide: CursorCodec, useFactory: (keys: ServiceKeys) => CursorCodec.fromServiceKeys(keys), inject: [ServiceKeys] },
+        {
+          provide: ServiceKeys,
+          useFactory: () => options.secretsKey ?? ServiceKeys.fromKeyFile(options.cursorKeyFile),
+        },
+        {
+          provide: CursorCodec,
+          useFactory: (keys: ServiceKeys) => CursorCodec.fromServiceKeys(keys),
+          inject: [ServiceKeys],
+        },
         { provide: SecretBox, useFactory: (keys: ServiceKeys) => keys.secretBox(), inject: [ServiceKeys] },
       ],
       exports: [ReferencesModule, IdempotencyStore, CursorCodec, ServiceKeys, SecretBox],

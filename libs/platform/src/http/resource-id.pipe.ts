@@ -2,7 +2,6 @@ import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/c
 import { isUuid } from '../domain/field-rules';
 import { ValidationError } from '../errors/domain-errors';
 
-
 /**
  * `@Param('id', ResourceIdPipe) id: string`: a path id that is not a UUID is a 400 naming the
  * parameter (not a 404: the client sent something that can never name a resource). Lower-cased,

@@ -1,19 +1,20 @@
 import { flattenValidationErrors } from './validation.pipe';
 
 describe('flattenValidationErrors', () => {
-  it('names nested fields by their JSON path and joins each field\'s messages', () => {
+  it("names nested fields by their JSON path and joins each field's messages", () => {
     expect(
       flattenValidationErrors([
-        { property: 'name', constraints: { isString: 'name must be a string', isNotEmpty: 'name should not be empty' } },
+        {
+          property: 'name',
+          constraints: { isString: 'name must be a string', isNotEmpty: 'name should not be empty' },
+        },
         {
           property: 'details',
           children: [{ property: 'foo', constraints: { isString: 'foo must be a string' } }],
         },
         {
           property: 'items',
-          children: [
-            { property: '2', children: [{ property: 'code', constraints: { matches: 'code is invalid' } }] },
-          ],
+          children: [{ property: '2', children: [{ property: 'code', constraints: { matches: 'code is invalid' } }] }],
         },
       ]),
     ).toEqual([

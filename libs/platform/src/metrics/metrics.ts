@@ -71,7 +71,7 @@ export class Metrics implements OnModuleInit {
     });
     const lagEvents = new Gauge({
       name: 'stream_processor_lag_events',
-      help: 'Events in $all after each stream processor\'s checkpoint (counted up to 10,000)',
+      help: "Events in $all after each stream processor's checkpoint (counted up to 10,000)",
       labelNames: ['processor'] as const,
       registers: [this.registry],
       collect: async () => {

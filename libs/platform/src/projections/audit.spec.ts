@@ -19,7 +19,13 @@ describe('an audit difference as the operator reads it', () => {
   });
 
   it('shows a missing row as null, without a column list', () => {
-    const text = formatReadModelDifference({ table: 'entities', key: '["e-2"]', keyColumns: ['id'], live: null, rebuilt: { id: 'e-2' } });
+    const text = formatReadModelDifference({
+      table: 'entities',
+      key: '["e-2"]',
+      keyColumns: ['id'],
+      live: null,
+      rebuilt: { id: 'e-2' },
+    });
     expect(text).toBe('DIFF entities ["e-2"]\n  live:    null\n  rebuilt: {"id":"e-2"}\n');
   });
 

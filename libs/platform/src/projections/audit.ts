@@ -34,7 +34,8 @@ export class AuditNotPossibleError extends Error {
  */
 export async function auditReadModels({ dataDir, store, projections }: AuditOptions): Promise<AuditReport> {
   const liveFile = activeReadModelFile(dataDir);
-  if (!existsSync(liveFile)) throw new AuditNotPossibleError(`No live read models at ${liveFile}: has the service run?`);
+  if (!existsSync(liveFile))
+    throw new AuditNotPossibleError(`No live read models at ${liveFile}: has the service run?`);
 
   const live = new Database(liveFile, { readonly: true, fileMustExist: true });
   const scratch = join(dataDir, `audit-${process.pid}-${Date.now()}.db`);
@@ -53,7 +54,10 @@ export async function auditReadModels({ dataDir, store, projections }: AuditOpti
         `Live read models have other versions than this code (${outdated.map((p) => `${p.name} ${versions.get(p.name)} ≠ ${p.version}`).join(', ')}); start the service once so it rebuilds them.`,
       );
     }
-    const position = readModelPosition(live, projections.map((p) => p.name));
+    const position = readModelPosition(
+      live,
+      projections.map((p) => p.name),
+    );
     await rebuildReadModels({ store, projections, file: scratch, stopAt: position });
     const rebuilt = new Database(scratch, { readonly: true });
     try {
@@ -93,7 +97,9 @@ export function maskCredentialHash(value: unknown): unknown {
 
 function maskRow(row: Record<string, unknown> | null): Record<string, unknown> | null {
   if (!row) return row;
-  return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, CREDENTIAL_HASH.test(k) ? maskCredentialHash(v) : v]));
+  return Object.fromEntries(
+    Object.entries(row).map(([k, v]) => [k, CREDENTIAL_HASH.test(k) ? maskCredentialHash(v) : v]),
+  );
 }
 
 /** A key made of a credential hash (the tokens table) is shown masked as well. */

@@ -54,12 +54,19 @@ const idle: Projection = {
 
 const totals = (db: Database.Database) =>
   Object.fromEntries(
-    db.prepare<[], { stream: string; total: number }>('SELECT stream, total FROM counter_totals').all().map((r) => [r.stream, r.total]),
+    db
+      .prepare<[], { stream: string; total: number }>('SELECT stream, total FROM counter_totals')
+      .all()
+      .map((r) => [r.stream, r.total]),
   );
 const logCount = (db: Database.Database) =>
   db.prepare<[], { n: number }>('SELECT count(*) AS n FROM counter_log').get()!.n;
 const checkpoint = (db: Database.Database, name: string) =>
-  db.prepare<[string], { position: string | null; version: number }>('SELECT position, version FROM projection_checkpoints WHERE name = ?').get(name);
+  db
+    .prepare<[string], { position: string | null; version: number }>(
+      'SELECT position, version FROM projection_checkpoints WHERE name = ?',
+    )
+    .get(name);
 
 describe('ProjectionRunner', () => {
   let dir: string;
@@ -230,7 +237,9 @@ describe('ProjectionRunner', () => {
     expect(status.state).toBe('halted');
     expect(status.halted).toMatchObject({ eventType: 'test.Boom', streamId: 'counter-a', error: 'boom' });
     expect(r.statuses().find((s) => s.name === 'projection:idle')!.state).toBe('running');
-    expect(logger.error).toHaveBeenCalledWith(expect.stringMatching(/Projection counter HALTED on event .* \(test\.Boom\) in stream counter-a: boom/));
+    expect(logger.error).toHaveBeenCalledWith(
+      expect.stringMatching(/Projection counter HALTED on event .* \(test\.Boom\) in stream counter-a: boom/),
+    );
 
     // Fixed (e.g. by a deploy): a restart resumes counter from its untouched checkpoint.
     failing.on = false;
@@ -244,7 +253,13 @@ describe('ProjectionRunner', () => {
 
   it('with isolation off (rebuilds, audits) stops at the first failure and reports it', async () => {
     const boom = await append('counter-a', ['test.Added', 1], ['test.Added', 2], ['test.Boom']);
-    const r = new ProjectionRunner({ store, file: readFile, projections: [counter(), idle], logger, isolateFailures: false });
+    const r = new ProjectionRunner({
+      store,
+      file: readFile,
+      projections: [counter(), idle],
+      logger,
+      isolateFailures: false,
+    });
     runners.push(r);
     await r.start();
     expect(await r.waitFor(boom, 5000)).toBe(false); // released at once by the failure

@@ -308,7 +308,10 @@ export class ProjectionRunner {
       this.checkpoints = this.applyBatch(batch);
     } catch (err) {
       // Commit what came before the failing event, so every checkpoint stops right before it.
-      const failedAt = err instanceof ProjectionFailedError ? batch.findIndex((w) => w.kind === 'event' && w.event.id === err.event.id) : -1;
+      const failedAt =
+        err instanceof ProjectionFailedError
+          ? batch.findIndex((w) => w.kind === 'event' && w.event.id === err.event.id)
+          : -1;
       if (failedAt > 0) this.checkpoints = this.applyBatch(batch.slice(0, failedAt));
       if (!this.isolateFailures) this.fail(err);
       throw err;
@@ -345,7 +348,9 @@ export class ProjectionRunner {
   /** One transaction: every projection's rows and checkpoints, or nothing. Returns the new checkpoints. */
   private applyBatch(batch: readonly ProcessorMessage[]): Map<string, Position | null> {
     const next = new Map(this.checkpoints);
-    const save = (this.saveCheckpoint ??= this.db.prepare('UPDATE projection_checkpoints SET position = ? WHERE name = ?'));
+    const save = (this.saveCheckpoint ??= this.db.prepare(
+      'UPDATE projection_checkpoints SET position = ? WHERE name = ?',
+    ));
     const active = this.projections.filter((p) => !this.halted.has(p.name));
     this.db
       .transaction(() => {

@@ -62,7 +62,9 @@ describe('ProjectionsModule', () => {
       toEventData({ type: 'notes.NoteAdded', data: { text: 'hello' } }, buildMetadata(context)),
     ]);
     await moduleRef.get(ReadYourWrites).await(position);
-    expect(runner.db.prepare('SELECT * FROM notes').all()).toEqual([{ id: 'note-1', text: 'hello', account_id: 'acc-1' }]);
+    expect(runner.db.prepare('SELECT * FROM notes').all()).toEqual([
+      { id: 'note-1', text: 'hello', account_id: 'acc-1' },
+    ]);
     expect(await runner.isCaughtUp()).toBe(true);
   });
 

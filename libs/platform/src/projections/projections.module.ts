@@ -18,12 +18,7 @@ import { HeadBarrierHooks, ReadYourWrites } from '../http/read-your-writes';
 import { ProcessorRegistry } from '../processors/processor-registry';
 import type { Projection } from './projection';
 import { ProjectionRunner } from './projection-runner';
-import {
-  activeReadModelFile,
-  READ_MODEL_POINTER,
-  removeDatabaseFiles,
-  staleReadModelFiles,
-} from './read-model-files';
+import { activeReadModelFile, READ_MODEL_POINTER, removeDatabaseFiles, staleReadModelFiles } from './read-model-files';
 
 /**
  * Marks a provider class implementing `Projection`: the runner finds it wherever it is declared,

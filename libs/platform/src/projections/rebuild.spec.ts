@@ -77,8 +77,20 @@ describe('rebuilding and auditing read models', () => {
     const { differences } = compareReadModels(live.db, rebuilt, titles.tables);
     rebuilt.close();
     expect(differences).toEqual([
-      { table: 'titles', key: '["doc-3"]', keyColumns: ['id'], live: expect.objectContaining({ title: 'tampered' }), rebuilt: expect.objectContaining({ title: 'title 24' }) },
-      { table: 'titles', key: '["doc-5"]', keyColumns: ['id'], live: null, rebuilt: expect.objectContaining({ id: 'doc-5' }) },
+      {
+        table: 'titles',
+        key: '["doc-3"]',
+        keyColumns: ['id'],
+        live: expect.objectContaining({ title: 'tampered' }),
+        rebuilt: expect.objectContaining({ title: 'title 24' }),
+      },
+      {
+        table: 'titles',
+        key: '["doc-5"]',
+        keyColumns: ['id'],
+        live: null,
+        rebuilt: expect.objectContaining({ id: 'doc-5' }),
+      },
     ]);
   });
 
@@ -98,10 +110,14 @@ describe('rebuilding and auditing read models', () => {
     await rebuildReadModels({ store, projections: [titles], file });
     live.db.prepare("UPDATE titles SET title = 'old database' WHERE id = 'doc-1'").run();
     await live.switchTo(file);
-    expect(cachedStatement(live.db, 'SELECT title FROM titles WHERE id = ?').get('doc-1')).toEqual({ title: 'title 29' });
+    expect(cachedStatement(live.db, 'SELECT title FROM titles WHERE id = ?').get('doc-1')).toEqual({
+      title: 'title 29',
+    });
     const { position } = await write(store, 'doc-1', 'after the switch');
     expect(await live.waitFor(position, 5_000)).toBe(true);
-    expect(cachedStatement(live.db, 'SELECT title FROM titles WHERE id = ?').get('doc-1')).toEqual({ title: 'after the switch' });
+    expect(cachedStatement(live.db, 'SELECT title FROM titles WHERE id = ?').get('doc-1')).toEqual({
+      title: 'after the switch',
+    });
   });
 
   it('publishes a rebuilt file through the pointer; older files become stale', () => {

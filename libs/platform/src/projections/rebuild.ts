@@ -30,7 +30,16 @@ export async function rebuildReadModels(options: RebuildOptions): Promise<Rebuil
   removeDatabaseFiles(file);
   const target = options.stopAt !== undefined ? options.stopAt : await store.headPosition();
   const quiet = { log: () => {}, error: () => {}, warn: () => {} };
-  const runner = new ProjectionRunner({ store, file, projections, stopAt: target ?? undefined, maxBatch: 10_000, logger: quiet, isolateFailures: false, bulk: true });
+  const runner = new ProjectionRunner({
+    store,
+    file,
+    projections,
+    stopAt: target ?? undefined,
+    maxBatch: 10_000,
+    logger: quiet,
+    isolateFailures: false,
+    bulk: true,
+  });
   const started = Date.now();
   const progress = (): RebuildProgress => ({
     events: runner.eventsProcessed,
@@ -89,7 +98,8 @@ export function compareReadModels(
       rows++;
       hash.update(`${key}\t${canonical(row)}\n`);
       const other = liveRows.get(key);
-      if (!other || canonical(other) !== canonical(row)) differences.push({ table, key, keyColumns, live: other ?? null, rebuilt: row });
+      if (!other || canonical(other) !== canonical(row))
+        differences.push({ table, key, keyColumns, live: other ?? null, rebuilt: row });
     }
     for (const [key, row] of liveRows) {
       if (!rebuiltRows.has(key)) differences.push({ table, key, keyColumns, live: row, rebuilt: null });
@@ -115,8 +125,14 @@ export function readModelPosition(db: Database.Database, projectionNames: readon
 }
 
 function primaryKey(db: Database.Database, table: string): string[] {
-  const info = db.prepare(`PRAGMA table_info("${table.replace(/"/g, '""')}")`).all() as Array<{ name: string; pk: number }>;
-  return info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+  const info = db.prepare(`PRAGMA table_info("${table.replace(/"/g, '""')}")`).all() as Array<{
+    name: string;
+    pk: number;
+  }>;
+  return info
+    .filter((c) => c.pk > 0)
+    .sort((a, b) => a.pk - b.pk)
+    .map((c) => c.name);
 }
 
 function rowsByKey(db: Database.Database, table: string, keyColumns: string[]): Map<string, Record<string, unknown>> {

@@ -9,16 +9,26 @@ import { ResourceProjection, ResourceQueries, type ResourceTable } from './resou
 const NOTES: ResourceTable = {
   name: 'notes',
   idField: 'note_id',
-  columns: 'entity_id TEXT NOT NULL, title TEXT NOT NULL, title_folded TEXT NOT NULL, tags TEXT NOT NULL, status TEXT NOT NULL',
+  columns:
+    'entity_id TEXT NOT NULL, title TEXT NOT NULL, title_folded TEXT NOT NULL, tags TEXT NOT NULL, status TEXT NOT NULL',
   json: ['tags'],
   derived: { title_folded: (data) => (data.title as string).toLowerCase() },
   filters: { entity: 'entity_id', status: 'status' },
   deletedBy: 'notes.NoteDeleted',
 };
 
-type NoteEvent = DomainEvent<string, { note_id: string; entity_id: string; title: string; tags: string[]; status: string }>;
+type NoteEvent = DomainEvent<
+  string,
+  { note_id: string; entity_id: string; title: string; tags: string[]; status: string }
+>;
 const E1 = '0193a5b2-0000-7000-8000-0000000000e1';
-const note = (id: string, title: string, status = 'open') => ({ note_id: id, entity_id: E1, title, tags: ['x', 'y'], status });
+const note = (id: string, title: string, status = 'open') => ({
+  note_id: id,
+  entity_id: E1,
+  title,
+  tags: ['x', 'y'],
+  status,
+});
 
 describe('a declared resource table', () => {
   const cursors = CursorCodec.random();
@@ -27,7 +37,16 @@ describe('a declared resource table', () => {
   let queries: ResourceQueries<Record<string, unknown>, { entity_id?: string; status?: string }>;
   let position = 0;
   const apply = (event: NoteEvent, revision: number, accountId = 'acc-1', occurredAt = '2026-01-01T00:00:00.000Z') =>
-    projection.apply(db, recorded(event, { streamId: `note-${event.data.note_id}`, revision, position: position++, accountId, occurredAt }));
+    projection.apply(
+      db,
+      recorded(event, {
+        streamId: `note-${event.data.note_id}`,
+        revision,
+        position: position++,
+        accountId,
+        occurredAt,
+      }),
+    );
 
   beforeEach(() => {
     db = new Database(':memory:');
@@ -42,8 +61,18 @@ describe('a declared resource table', () => {
   afterEach(() => db.close());
 
   it('is a projection of the events of its family, with a table, its index per filter, and a version', () => {
-    expect([projection.name, projection.tables, projection.handles, projection.version]).toEqual(['notes', ['notes'], ['notes.'], 1]);
-    const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'notes' AND sql IS NOT NULL ORDER BY name").pluck().all();
+    expect([projection.name, projection.tables, projection.handles, projection.version]).toEqual([
+      'notes',
+      ['notes'],
+      ['notes.'],
+      1,
+    ]);
+    const indexes = db
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'notes' AND sql IS NOT NULL ORDER BY name",
+      )
+      .pluck()
+      .all();
     expect(indexes).toEqual(['notes_by_account', 'notes_by_account_entity', 'notes_by_account_status']);
   });
 
@@ -73,7 +102,16 @@ describe('a declared resource table', () => {
       updated_at: '2026-01-02T00:00:00.000Z',
       version: 1,
     });
-    expect(Object.keys(queries.get('acc-1', 'n1')!)).toEqual(['id', 'entity_id', 'title', 'tags', 'status', 'created_at', 'updated_at', 'version']);
+    expect(Object.keys(queries.get('acc-1', 'n1')!)).toEqual([
+      'id',
+      'entity_id',
+      'title',
+      'tags',
+      'status',
+      'created_at',
+      'updated_at',
+      'version',
+    ]);
     expect(queries.get('acc-2', 'n2')).toBeNull();
     expect([queries.exists('acc-1', 'n1'), queries.exists('acc-2', 'n1')]).toEqual([true, false]);
   });
@@ -85,7 +123,10 @@ describe('a declared resource table', () => {
     expect(ids({ status: 'done' })).toEqual(['n2']);
     expect(ids({ entity_id: E1.toUpperCase(), status: 'open' })).toEqual(['n1']);
     expect(ids({}, 1, 'n1')).toEqual(['n2']);
-    expect(cursors.decode(queries.list('acc-1', {}, { limit: 1, after: null, cursors }).next_cursor)).toMatchObject({ c: 'notes', k: 'n1' });
+    expect(cursors.decode(queries.list('acc-1', {}, { limit: 1, after: null, cursors }).next_cursor)).toMatchObject({
+      c: 'notes',
+      k: 'n1',
+    });
   });
 
   it('views the aggregate state as a GET answers the row, and drops the row of a deleted resource', () => {
@@ -96,10 +137,14 @@ describe('a declared resource table', () => {
     expect(queries.list('acc-1', {}, { limit: 50, after: null, cursors }).data.map((n) => n.id)).toEqual(['n2']);
   });
 
-  it('is what the families\' read-model specs walk with readModelFixture (pages chained by cursors)', () => {
-    const model = readModelFixture(new ResourceProjection(NOTES), (runner) => new ResourceQueries<{ id: string }>(runner, NOTES));
+  it("is what the families' read-model specs walk with readModelFixture (pages chained by cursors)", () => {
+    const model = readModelFixture(
+      new ResourceProjection(NOTES),
+      (runner) => new ResourceQueries<{ id: string }>(runner, NOTES),
+    );
     try {
-      for (const id of ['n1', 'n2', 'n3']) model.apply({ type: 'notes.NoteCreated', data: note(id, id) }, { accountId: 'acc-1' });
+      for (const id of ['n1', 'n2', 'n3'])
+        model.apply({ type: 'notes.NoteCreated', data: note(id, id) }, { accountId: 'acc-1' });
       model.expectPages('acc-1', ['n1', 'n2', 'n3'], 2);
       model.expectPages('acc-1', ['n1', 'n2', 'n3'], 3);
       expect(() => model.expectPages('acc-1', ['n1', 'n3', 'n2'], 2)).toThrow();

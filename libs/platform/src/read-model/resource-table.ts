@@ -86,7 +86,8 @@ export class ResourceProjection implements Projection {
   setup(db: Database.Database): void {
     const { name } = this.table;
     const indexes = Object.entries(this.table.filters ?? {}).map(
-      ([index, column]) => `CREATE INDEX IF NOT EXISTS ${name}_by_account_${index} ON ${name} (account_id, ${column}, id);`,
+      ([index, column]) =>
+        `CREATE INDEX IF NOT EXISTS ${name}_by_account_${index} ON ${name} (account_id, ${column}, id);`,
     );
     db.exec(`
       CREATE TABLE IF NOT EXISTS ${name} (
@@ -105,9 +106,18 @@ export class ResourceProjection implements Projection {
       cachedStatement(db, `DELETE FROM ${name} WHERE id = ?`).run(data[idField]);
       return;
     }
-    const values = this.columns.map((c) => (derived[c] ? derived[c](data) : json.includes(c) ? JSON.stringify(data[c]) : data[c]));
+    const values = this.columns.map((c) =>
+      derived[c] ? derived[c](data) : json.includes(c) ? JSON.stringify(data[c]) : data[c],
+    );
     const { account_id, occurred_at } = event.metadata;
-    cachedStatement(db, this.upsert).run(data[idField], account_id, ...values, occurred_at, occurred_at, Number(event.revision));
+    cachedStatement(db, this.upsert).run(
+      data[idField],
+      account_id,
+      ...values,
+      occurred_at,
+      occurred_at,
+      Number(event.revision),
+    );
   }
 }
 
@@ -139,12 +149,20 @@ export class ResourceQueries<V, Filters extends object = object> {
   }
 
   get(accountId: string, id: string): V | null {
-    const row = cachedStatement(this.runner.db, `SELECT * FROM ${this.table.name} WHERE id = ? AND account_id = ?`).get(id, accountId);
+    const row = cachedStatement(this.runner.db, `SELECT * FROM ${this.table.name} WHERE id = ? AND account_id = ?`).get(
+      id,
+      accountId,
+    );
     return row ? this.fromRow(row) : null;
   }
 
   exists(accountId: string, id: string): boolean {
-    return cachedStatement(this.runner.db, `SELECT 1 FROM ${this.table.name} WHERE id = ? AND account_id = ?`).get(id, accountId) !== undefined;
+    return (
+      cachedStatement(this.runner.db, `SELECT 1 FROM ${this.table.name} WHERE id = ? AND account_id = ?`).get(
+        id,
+        accountId,
+      ) !== undefined
+    );
   }
 
   /** One page, oldest first, of the account's resources matching the filters (an undefined one is skipped). */
@@ -175,7 +193,9 @@ export class ResourceQueries<V, Filters extends object = object> {
 
   /** A row as the API answers it: its JSON columns parsed. */
   protected fromRow(row: object): V {
-    const parsed = Object.fromEntries((this.table.json ?? []).map((name) => [name, JSON.parse((row as Record<string, string>)[name])]));
+    const parsed = Object.fromEntries(
+      (this.table.json ?? []).map((name) => [name, JSON.parse((row as Record<string, string>)[name])]),
+    );
     return this.view({ ...row, ...parsed });
   }
 }

@@ -35,7 +35,9 @@ export interface DeciderThen<S, E extends DomainEvent> {
 }
 
 /** What `DeciderSpecification.for(…)` returns: `given(events).when(command).then…`. */
-export type Given<S, E extends DomainEvent, C> = (given?: GivenEvent<E> | readonly GivenEvent<E>[]) => { when(command: C): DeciderThen<S, E> };
+export type Given<S, E extends DomainEvent, C> = (given?: GivenEvent<E> | readonly GivenEvent<E>[]) => {
+  when(command: C): DeciderThen<S, E>;
+};
 
 /**
  * Given / when / then for a family's pure domain, as Emmett's `DeciderSpecification.for(decider)`:
@@ -107,24 +109,39 @@ export function expectOwnershipBeforeIfMatch<S, E extends DomainEvent, C>(
   { owner, version }: { readonly owner: string; readonly version: number },
 ): void {
   given([]).when(command(owner)).thenThrows(NotFoundError);
-  for (const expected of [undefined, version, version + 5]) given(existing).when(command(`${owner}-other`, expected)).thenThrows(NotFoundError);
-  given(existing).when(command(owner, version + 1)).thenThrows(PreconditionFailedError);
-  expect(() => given(existing).when(command(owner, version)).then(() => undefined)).not.toThrow();
+  for (const expected of [undefined, version, version + 5])
+    given(existing)
+      .when(command(`${owner}-other`, expected))
+      .thenThrows(NotFoundError);
+  given(existing)
+    .when(command(owner, version + 1))
+    .thenThrows(PreconditionFailedError);
+  expect(() =>
+    given(existing)
+      .when(command(owner, version))
+      .then(() => undefined),
+  ).not.toThrow();
 }
 
 /** A family's create (`createKind`) and PATCH commands on one resource, as loose as a spec needs them (bad input on purpose). */
 export function resourceCommands<C>(id: string, accountId: string, createKind = 'create') {
   return {
-    create: (input: Readonly<Record<string, unknown>>) => ({ kind: createKind, id, account_id: accountId, input }) as unknown as C,
+    create: (input: Readonly<Record<string, unknown>>) =>
+      ({ kind: createKind, id, account_id: accountId, input }) as unknown as C,
     update: (changes: Readonly<Record<string, unknown>>, account = accountId, expected_version?: number) =>
       ({ kind: 'update', id, account_id: account, changes, expected_version }) as unknown as C,
   };
 }
 
 /** A resource's created event and its updated events (the fields after, and `changed`), shaped as the conventions say. */
-export function resourceEvents<E extends DomainEvent>(types: { readonly created: string; readonly updated: string }, id: object, fields: object) {
+export function resourceEvents<E extends DomainEvent>(
+  types: { readonly created: string; readonly updated: string },
+  id: object,
+  fields: object,
+) {
   return {
     created: { type: types.created, data: { ...id, ...fields } } as unknown as E,
-    updated: (changes: object) => ({ type: types.updated, data: { ...id, ...fields, ...changes, changed: Object.keys(changes) } }) as unknown as E,
+    updated: (changes: object) =>
+      ({ type: types.updated, data: { ...id, ...fields, ...changes, changed: Object.keys(changes) } }) as unknown as E,
   };
 }

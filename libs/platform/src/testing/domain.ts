@@ -47,7 +47,10 @@ export function decideThenEvolve<S extends { readonly version: number } | null, 
     const base = state === null ? 0 : state.version + 1;
     return domain
       .decide(state, command)
-      .reduce((s, e, i) => domain.evolve(s, recorded(e, { streamId, revision: base + i, occurredAt, accountId })), state);
+      .reduce(
+        (s, e, i) => domain.evolve(s, recorded(e, { streamId, revision: base + i, occurredAt, accountId })),
+        state,
+      );
   };
 }
 

@@ -54,7 +54,16 @@ export function readModelFixture<Q extends Lists<{ readonly id: string }>>(
     queries,
     cursors,
     apply: (event, { accountId, revision = 0, occurredAt }) =>
-      projection.apply(db, recorded(event, { streamId: `${projection.name}-stream`, revision, occurredAt, accountId, position: position++ })),
+      projection.apply(
+        db,
+        recorded(event, {
+          streamId: `${projection.name}-stream`,
+          revision,
+          occurredAt,
+          accountId,
+          position: position++,
+        }),
+      ),
     page,
     ids: (...args) => page(...args).data.map((item) => item.id),
     expectPages(accountId, ids, limit) {

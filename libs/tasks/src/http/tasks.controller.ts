@@ -7,6 +7,11 @@ import { CreateTaskDto, ListTasksQueryDto, TaskDto, UpdateTaskDto } from './task
 /** `/external-api/v1/tasks`: to-dos about an entity, completed with PATCH `{"status": "completed"}`; all family routes. */
 @Controller('external-api/v1/tasks')
 export class TasksController extends FamilyController({
-  path: 'tasks', aggregate: TaskAggregate, queries: TasksQueries,
-  dto: TaskDto, listQuery: ListTasksQueryDto, create: CreateTaskDto, update: UpdateTaskDto,
+  path: 'tasks',
+  aggregate: TaskAggregate,
+  queries: TasksQueries,
+  dto: TaskDto,
+  listQuery: ListTasksQueryDto,
+  create: CreateTaskDto,
+  update: UpdateTaskDto,
 }) {}

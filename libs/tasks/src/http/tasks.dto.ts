@@ -1,5 +1,11 @@
 import {
-  ApiResourceFields, ResourceDto, IsCalendarDate, IsOptionalNonNull, IsResourceId, PageQueryDto, SatisfiesRule,
+  ApiResourceFields,
+  ResourceDto,
+  IsCalendarDate,
+  IsOptionalNonNull,
+  IsResourceId,
+  PageQueryDto,
+  SatisfiesRule,
 } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
@@ -31,9 +37,12 @@ export class CreateTaskDto {
 /** PATCH: only the writable fields; absent ones stay as they are, `null` clears an optional one. */
 export class UpdateTaskDto {
   @ApiPropertyOptional(TITLE) @IsOptionalNonNull() @IsTitle() title?: string;
-  @ApiPropertyOptional({ ...DESCRIPTION, description: 'null clears it' }) @IsOptional() @IsDescription()
+  @ApiPropertyOptional({ ...DESCRIPTION, description: 'null clears it' })
+  @IsOptional()
+  @IsDescription()
   description?: string | null;
-  @ApiPropertyOptional({ ...DATE, description: 'null clears it' }) @IsOptional() @IsCalendarDate() due_date?: string | null;
+  @ApiPropertyOptional({ ...DATE, description: 'null clears it' }) @IsOptional() @IsCalendarDate() due_date?:
+    string | null;
   @ApiPropertyOptional({ enum: TASK_STATUSES }) @IsOptionalNonNull() @IsIn(TASK_STATUSES) status?: string;
 }
 

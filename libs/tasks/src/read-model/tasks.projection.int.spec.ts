@@ -6,7 +6,13 @@ import { TasksQueries } from './tasks.queries';
 const E1 = '0193a5b2-0000-7000-8000-0000000000e1';
 const E2 = '0193a5b2-0000-7000-8000-0000000000e2';
 
-const fields = (entity_id: string, title: string): TaskFields => ({ entity_id, title, description: null, due_date: null, status: 'open' });
+const fields = (entity_id: string, title: string): TaskFields => ({
+  entity_id,
+  title,
+  description: null,
+  due_date: null,
+  status: 'open',
+});
 
 describe('tasks read model', () => {
   let model: ReadModelFixture<TasksQueries>;
@@ -28,7 +34,15 @@ describe('tasks read model', () => {
 
   it('keeps each task as of its last event, with version and times', () => {
     const times = { created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-02T00:00:00.000Z' };
-    expect(model.queries.get('a', 't2')).toEqual({ id: 't2', ...fields(E1, 'Two'), description: 'Done', due_date: '2026-02-01', status: 'completed', ...times, version: 1 });
+    expect(model.queries.get('a', 't2')).toEqual({
+      id: 't2',
+      ...fields(E1, 'Two'),
+      description: 'Done',
+      due_date: '2026-02-01',
+      status: 'completed',
+      ...times,
+      version: 1,
+    });
   });
 
   it('answers only within the account', () => {

@@ -67,9 +67,15 @@ describe('address guard', () => {
     });
   });
 
-  it.each(['example.com/hook', '/relative', 'ftp://example.com/', 'https://user:pw@example.com/', 'https://example.com/#x', 'nonsense'])(
-    'refuses %s as not an absolute https URL',
-    (url) => expect(checkUrlSyntax(url, false)).toEqual({ problem: expect.objectContaining({ code: 'invalid' }) }),
+  it.each([
+    'example.com/hook',
+    '/relative',
+    'ftp://example.com/',
+    'https://user:pw@example.com/',
+    'https://example.com/#x',
+    'nonsense',
+  ])('refuses %s as not an absolute https URL', (url) =>
+    expect(checkUrlSyntax(url, false)).toEqual({ problem: expect.objectContaining({ code: 'invalid' }) }),
   );
 
   it('refuses a hostname resolving to loopback (the system resolver, localhost)', async () => {
@@ -86,7 +92,10 @@ describe('address guard', () => {
 
   it('returns the checked address to connect to', async () => {
     const resolver = async () => [{ address: '93.184.216.34', family: 4 as const }];
-    await expect(resolveAllowed('public.example', resolver, false)).resolves.toEqual({ address: '93.184.216.34', family: 4 });
+    await expect(resolveAllowed('public.example', resolver, false)).resolves.toEqual({
+      address: '93.184.216.34',
+      family: 4,
+    });
     await expect(resolveAllowed('localhost', systemResolver, true)).resolves.toEqual(
       expect.objectContaining({ address: expect.stringMatching(/^(127\.0\.0\.1|::1)$/) }),
     );

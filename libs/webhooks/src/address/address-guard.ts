@@ -36,7 +36,8 @@ export function checkUrlSyntax(url: string, allowPrivateNetworks: boolean): { ur
     return { problem: { code: 'invalid', message: 'The URL must be an absolute https:// URL' } };
   }
   if (parsed.protocol === 'http:') return { problem: { code: 'not_https', message: HTTPS_REQUIRED } };
-  if (parsed.protocol !== 'https:') return { problem: { code: 'invalid', message: 'The URL must be an absolute https:// URL' } };
+  if (parsed.protocol !== 'https:')
+    return { problem: { code: 'invalid', message: 'The URL must be an absolute https:// URL' } };
   if (parsed.username || parsed.password) {
     return { problem: { code: 'invalid', message: 'The URL must not contain credentials' } };
   }

@@ -1,5 +1,18 @@
-import { EVENT_STORE, type EventStore, type Position, type StreamRevision, WrongExpectedVersionError } from '@filing/event-store';
-import { buildMetadata, type CommandContext, handleCommand, loadAggregate, streamName, toEventData } from '@filing/platform';
+import {
+  EVENT_STORE,
+  type EventStore,
+  type Position,
+  type StreamRevision,
+  WrongExpectedVersionError,
+} from '@filing/event-store';
+import {
+  buildMetadata,
+  type CommandContext,
+  handleCommand,
+  loadAggregate,
+  streamName,
+  toEventData,
+} from '@filing/platform';
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DELIVERY_STREAM, type DeliveryEvent } from './delivery.events';
@@ -53,7 +66,10 @@ export class DeliveryCommands {
   ): Promise<{ state: DeliveryState; revision: StreamRevision } | null> {
     const events = decideDelivery(loaded.state, command);
     if (events.length === 0 || loaded.revision === null) return null;
-    const metadata = buildMetadata({ ...SYSTEM, account_id: loaded.state.accountId, correlation_id: randomUUID() }, command.now);
+    const metadata = buildMetadata(
+      { ...SYSTEM, account_id: loaded.state.accountId, correlation_id: randomUUID() },
+      command.now,
+    );
     try {
       const result = await this.store.appendToStream(
         streamName(DELIVERY_STREAM, command.deliveryId),
@@ -68,7 +84,10 @@ export class DeliveryCommands {
     }
   }
 
-  async execute(command: DeliveryCommand, context?: CommandContext): Promise<{ position: Position | null; state: DeliveryState }> {
+  async execute(
+    command: DeliveryCommand,
+    context?: CommandContext,
+  ): Promise<{ position: Position | null; state: DeliveryState }> {
     const result = await handleCommand<DeliveryState, DeliveryEvent, DeliveryCommand>({
       store: this.store,
       streamId: streamName(DELIVERY_STREAM, command.deliveryId),

@@ -54,11 +54,23 @@ export type DeliveryClaimed = DomainEvent<
   typeof DeliveryEvents.DeliveryClaimed,
   { delivery_id: string; attempt: number; instance: string; lease_until: string }
 >;
-export type DeliveryRetryScheduled = DomainEvent<typeof DeliveryEvents.DeliveryRetryScheduled, { delivery_id: string; next_attempt_at: string }>;
-export type DeliverySucceeded = DomainEvent<typeof DeliveryEvents.DeliverySucceeded, { delivery_id: string; attempt: number }>;
+export type DeliveryRetryScheduled = DomainEvent<
+  typeof DeliveryEvents.DeliveryRetryScheduled,
+  { delivery_id: string; next_attempt_at: string }
+>;
+export type DeliverySucceeded = DomainEvent<
+  typeof DeliveryEvents.DeliverySucceeded,
+  { delivery_id: string; attempt: number }
+>;
 export type DeliveryFailed = DomainEvent<typeof DeliveryEvents.DeliveryFailed, { delivery_id: string; reason: string }>;
-export type DeliveryCancelled = DomainEvent<typeof DeliveryEvents.DeliveryCancelled, { delivery_id: string; reason: string }>;
-export type DeliveryRedeliveryRequested = DomainEvent<typeof DeliveryEvents.DeliveryRedeliveryRequested, { delivery_id: string; due_at: string }>;
+export type DeliveryCancelled = DomainEvent<
+  typeof DeliveryEvents.DeliveryCancelled,
+  { delivery_id: string; reason: string }
+>;
+export type DeliveryRedeliveryRequested = DomainEvent<
+  typeof DeliveryEvents.DeliveryRedeliveryRequested,
+  { delivery_id: string; due_at: string }
+>;
 
 export type DeliveryEvent =
   | DeliveryScheduled

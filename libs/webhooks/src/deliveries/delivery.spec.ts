@@ -1,10 +1,25 @@
 import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
-import { decideDelivery, decideDispatch, evolveDelivery, initialDelivery, type AttemptRecord, type DeliveryState, type DeliveryTarget } from './delivery';
+import {
+  decideDelivery,
+  decideDispatch,
+  evolveDelivery,
+  initialDelivery,
+  type AttemptRecord,
+  type DeliveryState,
+  type DeliveryTarget,
+} from './delivery';
 import type { DeliveryEvent } from './delivery.events';
 
 let rev = 0;
 const envelope = (e: DeliveryEvent) =>
-  ({ ...e, id: `id-${rev}`, revision: BigInt(rev++), streamId: 's', position: { commit: 1n, prepare: 1n }, metadata: { account_id: 'A' } }) as unknown as RecordedEnvelope<DeliveryEvent>;
+  ({
+    ...e,
+    id: `id-${rev}`,
+    revision: BigInt(rev++),
+    streamId: 's',
+    position: { commit: 1n, prepare: 1n },
+    metadata: { account_id: 'A' },
+  }) as unknown as RecordedEnvelope<DeliveryEvent>;
 const fold = (state: DeliveryState, events: DeliveryEvent[]) => events.map(envelope).reduce(evolveDelivery, state);
 
 const scheduled: DeliveryEvent = {
@@ -47,25 +62,40 @@ const claim = (state: DeliveryState, instance: string, now: Date) =>
 
 describe('delivery', () => {
   it('is pending and due when scheduled', () => {
-    expect(pending).toEqual(expect.objectContaining({ exists: true, status: 'pending', nextAttemptAt: '2026-11-22T10:00:00.000Z' }));
+    expect(pending).toEqual(
+      expect.objectContaining({ exists: true, status: 'pending', nextAttemptAt: '2026-11-22T10:00:00.000Z' }),
+    );
   });
 
   it('a 2xx attempt delivers it', () => {
     const events = record(pending, attempt({ statusCode: 200, verdict: 'delivered' }));
     expect(events.map((e) => e.type)).toEqual(['webhooks.DeliveryAttempted', 'webhooks.DeliverySucceeded']);
-    expect(events[0].data).toEqual({ delivery_id: 'D', attempt: 1, attempted_at: at.toISOString(), status_code: 200, error: null, duration_ms: 10 });
+    expect(events[0].data).toEqual({
+      delivery_id: 'D',
+      attempt: 1,
+      attempted_at: at.toISOString(),
+      status_code: 200,
+      error: null,
+      duration_ms: 10,
+    });
     expect(fold(pending, events).status).toBe('delivered');
   });
 
   it('retries on the schedule, with growing gaps, then fails when exhausted', () => {
     const first = record(pending, attempt({}));
-    expect(first[1]).toEqual({ type: 'webhooks.DeliveryRetryScheduled', data: { delivery_id: 'D', next_attempt_at: '2026-11-22T10:00:01.110Z' } });
+    expect(first[1]).toEqual({
+      type: 'webhooks.DeliveryRetryScheduled',
+      data: { delivery_id: 'D', next_attempt_at: '2026-11-22T10:00:01.110Z' },
+    });
     const s1 = fold(pending, first);
     const second = record(s1, attempt({}));
     expect(second[1].data).toEqual({ delivery_id: 'D', next_attempt_at: '2026-11-22T10:00:01.210Z' });
     const s2 = fold(s1, second);
     const third = record(s2, attempt({}));
-    expect(third[1]).toEqual({ type: 'webhooks.DeliveryFailed', data: { delivery_id: 'D', reason: 'retries exhausted' } });
+    expect(third[1]).toEqual({
+      type: 'webhooks.DeliveryFailed',
+      data: { delivery_id: 'D', reason: 'retries exhausted' },
+    });
     expect(fold(s2, third)).toEqual(expect.objectContaining({ status: 'failed', attemptCount: 3 }));
   });
 
@@ -76,7 +106,10 @@ describe('delivery', () => {
 
   it('fails at once on a 4xx or 3xx', () => {
     const events = record(pending, attempt({ statusCode: 404, verdict: 'failed' }));
-    expect(events[1]).toEqual({ type: 'webhooks.DeliveryFailed', data: { delivery_id: 'D', reason: 'the receiver answered 404' } });
+    expect(events[1]).toEqual({
+      type: 'webhooks.DeliveryFailed',
+      data: { delivery_id: 'D', reason: 'the receiver answered 404' },
+    });
   });
 
   it('cancels a pending delivery only; an attempt that raced the cancel is recorded alone', () => {
@@ -84,24 +117,46 @@ describe('delivery', () => {
     expect(cancel.map((e) => e.type)).toEqual(['webhooks.DeliveryCancelled']);
     const cancelled = fold(pending, cancel);
     expect(decideDelivery(cancelled, { kind: 'cancel', deliveryId: 'D', reason: 'x' })).toEqual([]);
-    expect(record(cancelled, attempt({ statusCode: 200, verdict: 'delivered' })).map((e) => e.type)).toEqual(['webhooks.DeliveryAttempted']);
+    expect(record(cancelled, attempt({ statusCode: 200, verdict: 'delivered' })).map((e) => e.type)).toEqual([
+      'webhooks.DeliveryAttempted',
+    ]);
   });
 
   it('redelivers failed or cancelled deliveries of the same account, with a fresh schedule', () => {
     const now = new Date('2026-11-22T11:00:00.000Z');
     const failed = fold(pending, record(pending, attempt({ statusCode: 410, verdict: 'failed' })));
-    const events = decideDelivery(failed, { kind: 'redeliver', deliveryId: 'D', accountId: 'A', now, target: sendable });
-    expect(events).toEqual([{ type: 'webhooks.DeliveryRedeliveryRequested', data: { delivery_id: 'D', due_at: now.toISOString() } }]);
-    expect(fold(failed, events)).toEqual(expect.objectContaining({ status: 'pending', roundAttempts: 0, attemptCount: 1 }));
-    expect(() => decideDelivery(failed, { kind: 'redeliver', deliveryId: 'D', accountId: 'B', now, target: sendable })).toThrow(NotFoundError);
-    expect(() => decideDelivery(pending, { kind: 'redeliver', deliveryId: 'D', accountId: 'A', now, target: sendable })).toThrow(ConflictError);
+    const events = decideDelivery(failed, {
+      kind: 'redeliver',
+      deliveryId: 'D',
+      accountId: 'A',
+      now,
+      target: sendable,
+    });
+    expect(events).toEqual([
+      { type: 'webhooks.DeliveryRedeliveryRequested', data: { delivery_id: 'D', due_at: now.toISOString() } },
+    ]);
+    expect(fold(failed, events)).toEqual(
+      expect.objectContaining({ status: 'pending', roundAttempts: 0, attemptCount: 1 }),
+    );
+    expect(() =>
+      decideDelivery(failed, { kind: 'redeliver', deliveryId: 'D', accountId: 'B', now, target: sendable }),
+    ).toThrow(NotFoundError);
+    expect(() =>
+      decideDelivery(pending, { kind: 'redeliver', deliveryId: 'D', accountId: 'A', now, target: sendable }),
+    ).toThrow(ConflictError);
   });
 
   it('refuses a redelivery that could not be sent, saying why: endpoint disabled or deleted, notifications off', () => {
     const now = new Date('2026-11-22T11:00:00.000Z');
     const failed = fold(pending, record(pending, attempt({ statusCode: 410, verdict: 'failed' })));
     const redeliver = (target: Partial<DeliveryTarget> | null) => () =>
-      decideDelivery(failed, { kind: 'redeliver', deliveryId: 'D', accountId: 'A', now, target: target && { ...sendable, ...target } });
+      decideDelivery(failed, {
+        kind: 'redeliver',
+        deliveryId: 'D',
+        accountId: 'A',
+        now,
+        target: target && { ...sendable, ...target },
+      });
     expect(redeliver({ endpoint: 'disabled' })).toThrow(/endpoint is disabled: enable it first/);
     expect(redeliver({ endpoint: 'deleted' })).toThrow(/endpoint is deleted/);
     expect(redeliver(null)).toThrow(/endpoint is deleted/);
@@ -137,7 +192,9 @@ describe('delivery', () => {
     it("skips a delivery another instance has claimed until the claim's lease runs out", () => {
       const claimed = fold(pending, claim(pending, 'other', due));
       expect(dispatch(claimed, {}, new Date(due.getTime() + LEASE_MS - 1))).toEqual({ kind: 'skip' });
-      expect(dispatch(claimed, { endpoint: 'disabled' }, new Date(due.getTime() + LEASE_MS - 1))).toEqual({ kind: 'skip' });
+      expect(dispatch(claimed, { endpoint: 'disabled' }, new Date(due.getTime() + LEASE_MS - 1))).toEqual({
+        kind: 'skip',
+      });
       expect(dispatch(claimed, {}, new Date(due.getTime() + LEASE_MS))).toEqual({ kind: 'send', target: sendable });
     });
   });
@@ -147,7 +204,10 @@ describe('delivery', () => {
 
     it('names the attempt, the instance and the end of the lease', () => {
       expect(claim(pending, 'i-1', now)).toEqual([
-        { type: 'webhooks.DeliveryClaimed', data: { delivery_id: 'D', attempt: 1, instance: 'i-1', lease_until: '2026-11-22T10:00:15.000Z' } },
+        {
+          type: 'webhooks.DeliveryClaimed',
+          data: { delivery_id: 'D', attempt: 1, instance: 'i-1', lease_until: '2026-11-22T10:00:15.000Z' },
+        },
       ]);
       const retried = fold(pending, record(pending, attempt({})));
       expect(claim(retried, 'i-1', now)[0].data).toEqual(expect.objectContaining({ attempt: 2 }));
@@ -157,7 +217,9 @@ describe('delivery', () => {
       const claimed = fold(pending, claim(pending, 'i-1', now));
       expect(claim(claimed, 'i-2', new Date(now.getTime() + LEASE_MS - 1))).toEqual([]);
       const later = new Date(now.getTime() + LEASE_MS);
-      expect(claim(claimed, 'i-2', later)).toEqual([expect.objectContaining({ data: expect.objectContaining({ instance: 'i-2', attempt: 1 }) })]);
+      expect(claim(claimed, 'i-2', later)).toEqual([
+        expect.objectContaining({ data: expect.objectContaining({ instance: 'i-2', attempt: 1 }) }),
+      ]);
     });
 
     it('ends with the attempt it claimed: the next one can be claimed at once', () => {
@@ -178,7 +240,10 @@ describe('delivery', () => {
     it('a redelivery is claimable at once, whatever lease its last round left', () => {
       const claimed = fold(pending, claim(pending, 'i-1', now));
       const cancelled = fold(claimed, decideDelivery(claimed, { kind: 'cancel', deliveryId: 'D', reason: 'x' }));
-      const again = fold(cancelled, decideDelivery(cancelled, { kind: 'redeliver', deliveryId: 'D', accountId: 'A', now, target: sendable }));
+      const again = fold(
+        cancelled,
+        decideDelivery(cancelled, { kind: 'redeliver', deliveryId: 'D', accountId: 'A', now, target: sendable }),
+      );
       expect(claim(again, 'i-2', now)).toHaveLength(1);
     });
   });

@@ -53,7 +53,12 @@ export function evolveDelivery(state: DeliveryState, event: RecordedEnvelope<Del
     case DeliveryEvents.DeliveryClaimed:
       return { ...state, claimedUntil: event.data.lease_until };
     case DeliveryEvents.DeliveryAttempted:
-      return { ...state, attemptCount: state.attemptCount + 1, roundAttempts: state.roundAttempts + 1, claimedUntil: null };
+      return {
+        ...state,
+        attemptCount: state.attemptCount + 1,
+        roundAttempts: state.roundAttempts + 1,
+        claimedUntil: null,
+      };
     case DeliveryEvents.DeliveryRetryScheduled:
       return { ...state, nextAttemptAt: event.data.next_attempt_at };
     case DeliveryEvents.DeliverySucceeded:
@@ -81,10 +86,28 @@ export interface AttemptRecord {
 
 export type DeliveryCommand =
   /** The next attempt is this instance's until `now + leaseMs`. */
-  | { readonly kind: 'claim'; readonly deliveryId: string; readonly instance: string; readonly now: Date; readonly leaseMs: number }
-  | { readonly kind: 'record-attempt'; readonly deliveryId: string; readonly attempt: AttemptRecord; readonly delaysMs: readonly number[]; readonly random: number }
+  | {
+      readonly kind: 'claim';
+      readonly deliveryId: string;
+      readonly instance: string;
+      readonly now: Date;
+      readonly leaseMs: number;
+    }
+  | {
+      readonly kind: 'record-attempt';
+      readonly deliveryId: string;
+      readonly attempt: AttemptRecord;
+      readonly delaysMs: readonly number[];
+      readonly random: number;
+    }
   | { readonly kind: 'cancel'; readonly deliveryId: string; readonly reason: string }
-  | { readonly kind: 'redeliver'; readonly deliveryId: string; readonly accountId: string; readonly now: Date; readonly target: DeliveryTarget | null };
+  | {
+      readonly kind: 'redeliver';
+      readonly deliveryId: string;
+      readonly accountId: string;
+      readonly now: Date;
+      readonly target: DeliveryTarget | null;
+    };
 
 /**
  * Where a delivery would go, as the read models say now (one query: read-model/delivery-target.queries.ts).
@@ -110,7 +133,9 @@ export interface DeliveryTarget {
 export type Unsendable = 'endpoint-disabled' | 'endpoint-deleted' | 'notifications-off';
 
 /** null: no such endpoint (of this account) in the read model, i.e. deleted. */
-export function unsendable(target: Pick<DeliveryTarget, 'endpoint' | 'notificationsEnabled'> | null): Unsendable | null {
+export function unsendable(
+  target: Pick<DeliveryTarget, 'endpoint' | 'notificationsEnabled'> | null,
+): Unsendable | null {
   const endpoint = target?.endpoint ?? 'deleted';
   if (endpoint !== 'enabled') return endpoint === 'deleted' ? 'endpoint-deleted' : 'endpoint-disabled';
   return target?.notificationsEnabled ? null : 'notifications-off';
@@ -130,7 +155,12 @@ function claimedAt(state: DeliveryState, now: Date): boolean {
 }
 
 /** The send/cancel rule, checked before every attempt: a stale row is skipped, a stopped target cancels. */
-export function decideDispatch(state: DeliveryState, deliveryId: string, target: DeliveryTarget | null, now: Date): DispatchDecision {
+export function decideDispatch(
+  state: DeliveryState,
+  deliveryId: string,
+  target: DeliveryTarget | null,
+  now: Date,
+): DispatchDecision {
   if (!state.exists || state.status !== 'pending') return { kind: 'skip' };
   if (state.nextAttemptAt !== null && Date.parse(state.nextAttemptAt) > now.getTime()) return { kind: 'skip' };
   if (claimedAt(state, now)) return { kind: 'skip' };
@@ -147,7 +177,12 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
     case 'claim': {
       if (state.status !== 'pending' || claimedAt(state, command.now)) return [];
       const lease_until = new Date(command.now.getTime() + command.leaseMs).toISOString();
-      return [{ type: DeliveryEvents.DeliveryClaimed, data: { delivery_id, attempt: state.attemptCount + 1, instance: command.instance, lease_until } }];
+      return [
+        {
+          type: DeliveryEvents.DeliveryClaimed,
+          data: { delivery_id, attempt: state.attemptCount + 1, instance: command.instance, lease_until },
+        },
+      ];
     }
     case 'record-attempt': {
       const a = command.attempt;
@@ -165,9 +200,11 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
       };
       // Cancelled (or finished) while the request was in flight: the attempt is still a fact.
       if (state.status !== 'pending') return [attempted];
-      if (a.verdict === 'delivered') return [attempted, { type: DeliveryEvents.DeliverySucceeded, data: { delivery_id, attempt: number } }];
+      if (a.verdict === 'delivered')
+        return [attempted, { type: DeliveryEvents.DeliverySucceeded, data: { delivery_id, attempt: number } }];
       if (a.verdict === 'failed') {
-        const reason = a.statusCode !== null ? `the receiver answered ${a.statusCode}` : (a.error ?? 'the attempt failed');
+        const reason =
+          a.statusCode !== null ? `the receiver answered ${a.statusCode}` : (a.error ?? 'the attempt failed');
         return [attempted, { type: DeliveryEvents.DeliveryFailed, data: { delivery_id, reason } }];
       }
       const delay = retryDelay(state.roundAttempts + 1, command.delaysMs, a.retryAfterMs, () => command.random);
@@ -178,7 +215,9 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
       return [attempted, { type: DeliveryEvents.DeliveryRetryScheduled, data: { delivery_id, next_attempt_at: next } }];
     }
     case 'cancel':
-      return state.status === 'pending' ? [{ type: DeliveryEvents.DeliveryCancelled, data: { delivery_id, reason: command.reason } }] : [];
+      return state.status === 'pending'
+        ? [{ type: DeliveryEvents.DeliveryCancelled, data: { delivery_id, reason: command.reason } }]
+        : [];
     case 'redeliver':
       if (state.accountId !== command.accountId) throw NotFoundError.of('webhook delivery', delivery_id);
       if (state.status !== 'failed' && state.status !== 'cancelled') {
@@ -195,6 +234,8 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
         case null:
           break;
       }
-      return [{ type: DeliveryEvents.DeliveryRedeliveryRequested, data: { delivery_id, due_at: command.now.toISOString() } }];
+      return [
+        { type: DeliveryEvents.DeliveryRedeliveryRequested, data: { delivery_id, due_at: command.now.toISOString() } },
+      ];
   }
 }

@@ -10,8 +10,9 @@ describe('attempt outcome', () => {
   it.each([301, 302, 307, 308, 400, 401, 403, 404, 410, 422])('%d fails at once', (statusCode) =>
     expect(classifyAttempt({ kind: 'response', statusCode })).toBe('failed'),
   );
-  it.each(['timeout', 'connection', 'tls', 'dns', 'address_refused', 'other'] as const)('a %s error is retried', (error) =>
-    expect(classifyAttempt({ kind: 'error', error })).toBe('retry'),
+  it.each(['timeout', 'connection', 'tls', 'dns', 'address_refused', 'other'] as const)(
+    'a %s error is retried',
+    (error) => expect(classifyAttempt({ kind: 'error', error })).toBe('retry'),
   );
 
   it('a 429 with Retry-After pauses the whole endpoint that long; a 429 without one, a 503 with one, or an error does not', () => {
@@ -23,13 +24,20 @@ describe('attempt outcome', () => {
 
   it('410 Gone also disables the endpoint (reason gone); no other answer or error does', () => {
     expect(endpointDisabledBy({ kind: 'response', statusCode: 410 })).toBe('gone');
-    for (const statusCode of [200, 400, 404, 429, 500, 503]) expect(endpointDisabledBy({ kind: 'response', statusCode })).toBeNull();
+    for (const statusCode of [200, 400, 404, 429, 500, 503])
+      expect(endpointDisabledBy({ kind: 'response', statusCode })).toBeNull();
     expect(endpointDisabledBy({ kind: 'error', error: 'timeout' })).toBeNull();
   });
 
   it('tells errors apart by code, through causes', () => {
     expect(errorKind(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }))).toBe('connection');
-    expect(errorKind(new Error('fetch failed', { cause: Object.assign(new Error('y'), { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' }) }))).toBe('tls');
+    expect(
+      errorKind(
+        new Error('fetch failed', {
+          cause: Object.assign(new Error('y'), { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' }),
+        }),
+      ),
+    ).toBe('tls');
     expect(errorKind(Object.assign(new Error('x'), { code: 'SELF_SIGNED_CERT_IN_CHAIN' }))).toBe('tls');
     expect(errorKind(Object.assign(new Error('x'), { code: 'UND_ERR_HEADERS_TIMEOUT' }))).toBe('timeout');
     expect(errorKind(Object.assign(new Error('x'), { name: 'TimeoutError' }))).toBe('timeout');

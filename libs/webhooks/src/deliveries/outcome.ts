@@ -47,12 +47,23 @@ export function errorKind(err: unknown): AttemptErrorKind {
     const fields = e as { code?: unknown; name?: unknown };
     const code = typeof fields.code === 'string' ? fields.code : '';
     const name = typeof fields.name === 'string' ? fields.name : '';
-    if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'timeout';
+    if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+      return 'timeout';
     if (name === 'TimeoutError' || code === 'ETIMEDOUT' || code === 'UND_ERR_ABORTED') return 'timeout';
     if (code === 'ADDRESS_REFUSED') return 'address_refused';
     if (TLS_CODES.test(code)) return 'tls';
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA') return 'dns';
-    if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED'].includes(code)) {
+    if (
+      [
+        'ECONNREFUSED',
+        'ECONNRESET',
+        'EPIPE',
+        'EHOSTUNREACH',
+        'ENETUNREACH',
+        'UND_ERR_SOCKET',
+        'UND_ERR_CLOSED',
+      ].includes(code)
+    ) {
       return 'connection';
     }
     e = (e as { cause?: unknown }).cause;

@@ -19,10 +19,17 @@ export class RedeliveryService {
     private readonly ryw: ReadYourWrites,
   ) {}
 
-  async request(ctx: CommandContext, accountId: string, deliveryId: string): Promise<ReturnType<DeliveriesQueries['get']>> {
+  async request(
+    ctx: CommandContext,
+    accountId: string,
+    deliveryId: string,
+  ): Promise<ReturnType<DeliveriesQueries['get']>> {
     const delivery = this.deliveries.get(ctx, deliveryId);
     const target = this.targets.of(accountId, delivery.endpoint_id);
-    const result = await this.commands.execute({ kind: 'redeliver', deliveryId, accountId, now: new Date(), target }, ctx);
+    const result = await this.commands.execute(
+      { kind: 'redeliver', deliveryId, accountId, now: new Date(), target },
+      ctx,
+    );
     await this.ryw.await(result.position);
     return this.deliveries.get(ctx, deliveryId);
   }

@@ -197,10 +197,15 @@ export class DispatchPipeline {
       pending = this.endpoints
         .disableBySystem(target.accountId, target.endpointId, reason)
         .then((position) => {
-          if (position) this.logger.warn(`Webhook endpoint ${target.endpointId} answered 410 Gone: disabled (reason ${reason})`);
+          if (position)
+            this.logger.warn(`Webhook endpoint ${target.endpointId} answered 410 Gone: disabled (reason ${reason})`);
         })
         // The attempt is recorded; the next 410 tries again.
-        .catch((err: unknown) => this.logger.error(`Disabling webhook endpoint ${target.endpointId} (${reason}) failed: ${(err as Error).message}`))
+        .catch((err: unknown) =>
+          this.logger.error(
+            `Disabling webhook endpoint ${target.endpointId} (${reason}) failed: ${(err as Error).message}`,
+          ),
+        )
         .finally(() => this.disabling.delete(target.endpointId));
       this.disabling.set(target.endpointId, pending);
     }

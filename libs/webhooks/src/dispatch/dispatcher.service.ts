@@ -161,7 +161,9 @@ export class DispatcherService {
       .then((position) => {
         if (position !== null) this.settling.set(deliveryId, { endpointId, position });
       })
-      .catch((err: unknown) => this.logger.error(`Delivery ${deliveryId}: ${(err as Error).message}`, (err as Error).stack))
+      .catch((err: unknown) =>
+        this.logger.error(`Delivery ${deliveryId}: ${(err as Error).message}`, (err as Error).stack),
+      )
       .finally(() => {
         if (!sent) this.pacer.release(endpointId);
         this.inFlight.delete(deliveryId);

@@ -21,7 +21,13 @@ describe('webhook sender', () => {
   });
 
   const sender = (resolver: Resolver, allowPrivateNetworks: boolean) => {
-    const s = new WebhookSender({ timeoutMs: 2000, allowPrivateNetworks, caFile: pki.caFile, resolver, connectionsPerOrigin: 2 });
+    const s = new WebhookSender({
+      timeoutMs: 2000,
+      allowPrivateNetworks,
+      caFile: pki.caFile,
+      resolver,
+      connectionsPerOrigin: 2,
+    });
     senders.push(s);
     return s;
   };
@@ -32,7 +38,11 @@ describe('webhook sender', () => {
       asked.push(host);
       return [{ address: '127.0.0.1', family: 4 }];
     };
-    const result = await sender(counting, true).send(receiver.url.replace('127.0.0.1', 'localhost'), { 'webhook-id': 'a' }, '{}');
+    const result = await sender(counting, true).send(
+      receiver.url.replace('127.0.0.1', 'localhost'),
+      { 'webhook-id': 'a' },
+      '{}',
+    );
     expect(result.result).toEqual({ kind: 'response', statusCode: 200 });
     expect(asked).toEqual(['localhost']);
   });

@@ -45,7 +45,10 @@ export class WebhookSender {
     const secureContext = createSecureContext({ ca });
     const lookup = (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback): void => {
       resolveAllowed(hostname, options.resolver, options.allowPrivateNetworks).then(
-        (a) => (lookupOptions.all ? callback(null, [{ address: a.address, family: a.family }]) : callback(null, a.address, a.family)),
+        (a) =>
+          lookupOptions.all
+            ? callback(null, [{ address: a.address, family: a.family }])
+            : callback(null, a.address, a.family),
         (err: NodeJS.ErrnoException) => callback(err, '', 0),
       );
     };
@@ -67,7 +70,8 @@ export class WebhookSender {
     });
     // IP-literal hosts never reach the lookup: check them here, at every attempt.
     const checked = checkUrlSyntax(url, this.options.allowPrivateNetworks);
-    if ('problem' in checked) return done({ kind: 'error', error: checked.problem.code === 'not_public' ? 'address_refused' : 'other' });
+    if ('problem' in checked)
+      return done({ kind: 'error', error: checked.problem.code === 'not_public' ? 'address_refused' : 'other' });
     try {
       const response = await request(checked.url, {
         method: 'POST',
@@ -79,7 +83,8 @@ export class WebhookSender {
       // Drain (bounded) so the connection goes back to the pool; the body itself is not kept.
       await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       const statusCode = response.statusCode;
-      const retryAfter = statusCode === 429 || statusCode === 503 ? parseRetryAfter(response.headers['retry-after']) : null;
+      const retryAfter =
+        statusCode === 429 || statusCode === 503 ? parseRetryAfter(response.headers['retry-after']) : null;
       return done({ kind: 'response', statusCode }, retryAfter);
     } catch (err) {
       if (err instanceof AddressRefusedError) return done({ kind: 'error', error: 'address_refused' });

@@ -39,7 +39,11 @@ export class EndpointHealthProjection implements Projection {
     const at = event.metadata.occurred_at;
     const id = event.data.delivery_id;
     const setStatus = (status: string) =>
-      stmt(db, 'UPDATE webhook_health_deliveries SET status = ?, status_at = ? WHERE delivery_id = ?').run(status, at, id);
+      stmt(db, 'UPDATE webhook_health_deliveries SET status = ?, status_at = ? WHERE delivery_id = ?').run(
+        status,
+        at,
+        id,
+      );
     switch (event.type) {
       case DeliveryEvents.DeliveryScheduled:
         stmt(
@@ -56,7 +60,10 @@ export class EndpointHealthProjection implements Projection {
            SELECT delivery_id, ?, endpoint_id, ?, ?, ?, ? FROM webhook_health_deliveries WHERE delivery_id = ?
            ON CONFLICT DO NOTHING`,
         ).run(d.attempt, d.attempted_at, isSuccessfulAttempt(d.status_code) ? 1 : 0, d.status_code, d.duration_ms, id);
-        stmt(db, 'UPDATE webhook_health_deliveries SET last_attempt_at = ? WHERE delivery_id = ?').run(d.attempted_at, id);
+        stmt(db, 'UPDATE webhook_health_deliveries SET last_attempt_at = ? WHERE delivery_id = ?').run(
+          d.attempted_at,
+          id,
+        );
         return;
       }
       case DeliveryEvents.DeliverySucceeded:

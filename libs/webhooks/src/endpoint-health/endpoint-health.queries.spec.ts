@@ -25,19 +25,42 @@ function healthOf() {
       streamId: `webhookdelivery-${String(data.delivery_id)}`,
       revision: 0n,
       position: { commit: position, prepare: position },
-      metadata: { account_id: 'A', actor: 'system:webhooks', correlation_id: 'c', causation_id: null, occurred_at: at, schema_version: 1 },
+      metadata: {
+        account_id: 'A',
+        actor: 'system:webhooks',
+        correlation_id: 'c',
+        causation_id: null,
+        occurred_at: at,
+        schema_version: 1,
+      },
     } as RecordedEnvelope);
   };
   const attempts = new Map<string, number>();
   const api = {
     schedule(id: string, at: string, endpoint = 'EP') {
-      apply(at, 'webhooks.DeliveryScheduled', { delivery_id: id, endpoint_id: endpoint, account_id: 'A', event_id: `ev-${id}`, event_type: 'entity.created', source_position: '1/1', payload: {}, due_at: at });
+      apply(at, 'webhooks.DeliveryScheduled', {
+        delivery_id: id,
+        endpoint_id: endpoint,
+        account_id: 'A',
+        event_id: `ev-${id}`,
+        event_type: 'entity.created',
+        source_position: '1/1',
+        payload: {},
+        due_at: at,
+      });
     },
     /** An attempt at `at` answered `status` (null: no answer), taking `ms`, and its outcome. */
     attempt(id: string, at: string, status: number | null, ms: number, outcome: 'delivered' | 'failed' | 'retry') {
       const attempt = (attempts.get(id) ?? 0) + 1;
       attempts.set(id, attempt);
-      apply(at, 'webhooks.DeliveryAttempted', { delivery_id: id, attempt, attempted_at: at, status_code: status, error: status === null ? 'timeout' : null, duration_ms: ms });
+      apply(at, 'webhooks.DeliveryAttempted', {
+        delivery_id: id,
+        attempt,
+        attempted_at: at,
+        status_code: status,
+        error: status === null ? 'timeout' : null,
+        duration_ms: ms,
+      });
       const done = new Date(Date.parse(at) + ms).toISOString();
       if (outcome === 'delivered') apply(done, 'webhooks.DeliverySucceeded', { delivery_id: id, attempt });
       else if (outcome === 'failed') apply(done, 'webhooks.DeliveryFailed', { delivery_id: id, reason: 'x' });
@@ -51,7 +74,7 @@ function healthOf() {
 }
 
 describe('endpoint health read model', () => {
-  it('counts the last 24 h of outcomes, every pending delivery, and the answered attempts\' percentiles', () => {
+  it("counts the last 24 h of outcomes, every pending delivery, and the answered attempts' percentiles", () => {
     const h = healthOf();
     h.schedule('old', hoursAgo(30));
     h.attempt('old', hoursAgo(30), 200, 900, 'delivered');
@@ -86,7 +109,15 @@ describe('endpoint health read model', () => {
       last_success_at: hoursAgo(1),
       failing_since: hoursAgo(1, 1),
     });
-    expect(h.queries.stats('nothing', NOW)).toEqual({ delivered: 0, failed: 0, pending: 0, p50_ms: null, p99_ms: null, last_success_at: null, failing_since: null });
+    expect(h.queries.stats('nothing', NOW)).toEqual({
+      delivered: 0,
+      failed: 0,
+      pending: 0,
+      p50_ms: null,
+      p99_ms: null,
+      last_success_at: null,
+      failing_since: null,
+    });
   });
 
   it('says failing since the first failure after the last success, by attempt time, and null once one succeeds again', () => {
@@ -106,7 +137,7 @@ describe('endpoint health read model', () => {
     expect(h.queries.stats('EP', NOW).failing_since).toBe(hoursAgo(3));
   });
 
-  it('finds failed deliveries by their event\'s time for a recovery, and follows redelivery and cancellation', () => {
+  it("finds failed deliveries by their event's time for a recovery, and follows redelivery and cancellation", () => {
     const h = healthOf();
     for (const [i, id] of ['x1', 'x2', 'x3', 'x4'].entries()) {
       h.schedule(id, hoursAgo(10 - i));
@@ -122,16 +153,34 @@ describe('endpoint health read model', () => {
     expect(h.queries.stats('EP', NOW)).toMatchObject({ failed: 2, pending: 1 });
   });
 
-  it('finds each enabled endpoint\'s failing streak: its failed attempts after its last success and its last enable', () => {
+  it("finds each enabled endpoint's failing streak: its failed attempts after its last success and its last enable", () => {
     const h = healthOf();
     const endpoints = new EndpointsProjection();
     const db = h.db;
     endpoints.setup(db);
     let revision = 0;
     const endpoint = (at: string, event: EndpointEvent) =>
-      endpoints.apply(db, recorded(event, { streamId: `webhookendpoint-${event.data.endpoint_id}`, revision: revision++, occurredAt: at, accountId: 'A' }));
+      endpoints.apply(
+        db,
+        recorded(event, {
+          streamId: `webhookendpoint-${event.data.endpoint_id}`,
+          revision: revision++,
+          occurredAt: at,
+          accountId: 'A',
+        }),
+      );
     for (const id of ['EP', 'OFF']) {
-      endpoint(hoursAgo(20), { type: 'webhooks.EndpointCreated', data: { endpoint_id: id, url: 'https://x.example', description: null, event_types: [], secret_generation: 1, secret_fingerprint: 'f' } });
+      endpoint(hoursAgo(20), {
+        type: 'webhooks.EndpointCreated',
+        data: {
+          endpoint_id: id,
+          url: 'https://x.example',
+          description: null,
+          event_types: [],
+          secret_generation: 1,
+          secret_fingerprint: 'f',
+        },
+      });
       endpoint(hoursAgo(20), { type: 'webhooks.EndpointEnabled', data: { endpoint_id: id } });
     }
     endpoint(hoursAgo(1), { type: 'webhooks.EndpointDisabled', data: { endpoint_id: 'OFF', reason: 'manual' } });
@@ -144,16 +193,20 @@ describe('endpoint health read model', () => {
     h.attempt('b', hoursAgo(5), 503, 5, 'retry');
     h.schedule('off', hoursAgo(8), 'OFF');
     h.attempt('off', hoursAgo(8), 500, 5, 'failed');
-    expect(h.queries.failingStreaks()).toEqual([{ endpointId: 'EP', accountId: 'A', since: hoursAgo(8), lastFailureAt: hoursAgo(5) }]);
+    expect(h.queries.failingStreaks()).toEqual([
+      { endpointId: 'EP', accountId: 'A', since: hoursAgo(8), lastFailureAt: hoursAgo(5) },
+    ]);
     // Enabled again (after a disable): the count starts over.
     endpoint(hoursAgo(4), { type: 'webhooks.EndpointDisabled', data: { endpoint_id: 'EP', reason: 'failing' } });
     endpoint(hoursAgo(4), { type: 'webhooks.EndpointEnabled', data: { endpoint_id: 'EP' } });
     expect(h.queries.failingStreaks()).toEqual([]);
     h.attempt('b', hoursAgo(3), 500, 5, 'retry');
-    expect(h.queries.failingStreaks()).toEqual([{ endpointId: 'EP', accountId: 'A', since: hoursAgo(3), lastFailureAt: hoursAgo(3) }]);
+    expect(h.queries.failingStreaks()).toEqual([
+      { endpointId: 'EP', accountId: 'A', since: hoursAgo(3), lastFailureAt: hoursAgo(3) },
+    ]);
   });
 
-  it('shows each endpoint\'s newest delivery: its status and its last attempt, or when it was scheduled', () => {
+  it("shows each endpoint's newest delivery: its status and its last attempt, or when it was scheduled", () => {
     const h = healthOf();
     expect(h.queries.health(['EP'], NOW).get('EP')?.lastDelivery).toBeNull();
     h.schedule('first', hoursAgo(4));

@@ -114,15 +114,18 @@ export class EndpointHealthQueries {
   private streak(endpointId: string): { lastSuccess: string | null; failingSince: string | null } {
     const db = this.runner.db;
     const lastSuccess = (
-      stmt(db, 'SELECT max(attempted_at) AS at FROM webhook_health_attempts WHERE endpoint_id = ? AND succeeded = 1').get(endpointId) as {
+      stmt(
+        db,
+        'SELECT max(attempted_at) AS at FROM webhook_health_attempts WHERE endpoint_id = ? AND succeeded = 1',
+      ).get(endpointId) as {
         at: string | null;
       }
     ).at;
     const failingSince = (
-      stmt(db, 'SELECT min(attempted_at) AS at FROM webhook_health_attempts WHERE endpoint_id = ? AND succeeded = 0 AND attempted_at > ?').get(
-        endpointId,
-        lastSuccess ?? '',
-      ) as { at: string | null }
+      stmt(
+        db,
+        'SELECT min(attempted_at) AS at FROM webhook_health_attempts WHERE endpoint_id = ? AND succeeded = 0 AND attempted_at > ?',
+      ).get(endpointId, lastSuccess ?? '') as { at: string | null }
     ).at;
     return { lastSuccess, failingSince };
   }

@@ -1,4 +1,12 @@
-import { autoDisableCheckMs, failingTooLong, isSuccessfulAttempt, parseInstant, percentile, sinceProblem, successRate } from './endpoint-health';
+import {
+  autoDisableCheckMs,
+  failingTooLong,
+  isSuccessfulAttempt,
+  parseInstant,
+  percentile,
+  sinceProblem,
+  successRate,
+} from './endpoint-health';
 
 describe('endpoint health rules', () => {
   it('judges an endpoint failing too long when its failed attempts span WEBHOOK_DISABLE_AFTER, whatever the time is now', () => {
@@ -12,7 +20,9 @@ describe('endpoint health rules', () => {
   });
 
   it('checks every tenth of WEBHOOK_DISABLE_AFTER, at least every minute and at most every 100 ms', () => {
-    expect([autoDisableCheckMs(5 * 86_400_000), autoDisableCheckMs(2_000), autoDisableCheckMs(50)]).toEqual([60_000, 200, 100]);
+    expect([autoDisableCheckMs(5 * 86_400_000), autoDisableCheckMs(2_000), autoDisableCheckMs(50)]).toEqual([
+      60_000, 200, 100,
+    ]);
   });
 
   it('counts only a 2xx answer as a successful attempt', () => {
@@ -38,7 +48,16 @@ describe('endpoint health rules', () => {
     expect(parseInstant('2026-11-22T10:00:00.000Z')?.toISOString()).toBe('2026-11-22T10:00:00.000Z');
     expect(parseInstant('2026-11-22T11:30+01:00')?.toISOString()).toBe('2026-11-22T10:30:00.000Z');
     expect(parseInstant('2026-11-22T10:00:00.123456Z')?.toISOString()).toBe('2026-11-22T10:00:00.123Z');
-    for (const bad of ['2026-11-22', '2026-11-22T10:00:00', '2026-02-30T10:00:00Z', '2026-11-22T24:00:00Z', 'yesterday', '', 1764000000, null]) {
+    for (const bad of [
+      '2026-11-22',
+      '2026-11-22T10:00:00',
+      '2026-02-30T10:00:00Z',
+      '2026-11-22T24:00:00Z',
+      'yesterday',
+      '',
+      1764000000,
+      null,
+    ]) {
       expect([bad, parseInstant(bad)]).toEqual([bad, null]);
     }
     expect(sinceProblem('2026-11-22')).toMatch(/^since must be an ISO 8601 date and time/);

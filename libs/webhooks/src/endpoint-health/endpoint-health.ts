@@ -42,7 +42,10 @@ export interface FailingStreak {
  * clock, so the same events give the same verdict on any instance and on a replay; an endpoint
  * that failed once and then had nothing to send is not disabled for the silence.
  */
-export function failingTooLong(streak: Pick<FailingStreak, 'since' | 'lastFailureAt'>, disableAfterMs: number): boolean {
+export function failingTooLong(
+  streak: Pick<FailingStreak, 'since' | 'lastFailureAt'>,
+  disableAfterMs: number,
+): boolean {
   return Date.parse(streak.lastFailureAt) - Date.parse(streak.since) >= disableAfterMs;
 }
 
@@ -69,7 +72,8 @@ export function successRate(stats: Pick<EndpointStats, 'delivered' | 'failed'>):
   return finished === 0 ? null : stats.delivered / finished;
 }
 
-const INSTANT = /^(\d{4}-\d{2}-\d{2})T([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d{1,9})?)?(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
+const INSTANT =
+  /^(\d{4}-\d{2}-\d{2})T([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d{1,9})?)?(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
 
 /**
  * An ISO 8601 date and time with its UTC offset (`2026-11-22T10:00:00.000Z`, `…T11:00+01:00`),
@@ -83,7 +87,8 @@ export function parseInstant(value: unknown): Date | null {
   return Number.isFinite(time) ? new Date(time) : null;
 }
 
-export const INSTANT_MESSAGE = 'since must be an ISO 8601 date and time with a UTC offset, e.g. 2026-11-22T10:00:00.000Z';
+export const INSTANT_MESSAGE =
+  'since must be an ISO 8601 date and time with a UTC offset, e.g. 2026-11-22T10:00:00.000Z';
 
 /** The problem of a `since`, or null (for the DTO's validator). */
 export function sinceProblem(value: unknown): string | null {

@@ -24,7 +24,12 @@ export class RecoveryService {
     private readonly commands: DeliveryCommands,
   ) {}
 
-  async recover(ctx: CommandContext, endpointId: string, since: Date, ifMatch?: StreamRevision): Promise<{ deliveries: number }> {
+  async recover(
+    ctx: CommandContext,
+    endpointId: string,
+    since: Date,
+    ifMatch?: StreamRevision,
+  ): Promise<{ deliveries: number }> {
     const endpoint = this.endpoints.get(ctx, endpointId);
     if (ifMatch !== undefined && BigInt(endpoint.version) !== ifMatch) throw new PreconditionFailedError();
     const ids = this.health.failedSince(endpoint.id, since);

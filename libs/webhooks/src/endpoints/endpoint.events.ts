@@ -40,7 +40,13 @@ export type EndpointCreated = DomainEvent<
 /** Only the fields that changed, with their new values. */
 export type EndpointUpdated = DomainEvent<
   typeof EndpointEvents.EndpointUpdated,
-  { endpoint_id: string; url?: string; description?: string | null; event_types?: string[]; rate_limit_per_second?: number | null }
+  {
+    endpoint_id: string;
+    url?: string;
+    description?: string | null;
+    event_types?: string[];
+    rate_limit_per_second?: number | null;
+  }
 >;
 export type EndpointEnabled = DomainEvent<typeof EndpointEvents.EndpointEnabled, { endpoint_id: string }>;
 
@@ -101,7 +107,10 @@ export type EndpointEvent =
   | EndpointSecretSealed;
 
 /** The account switch *Webhook Notifications* (`webhooksettings-<account id>`). */
-export type NotificationsSwitched = DomainEvent<typeof NOTIFICATIONS_SWITCHED, { account_id: string; enabled: boolean }>;
+export type NotificationsSwitched = DomainEvent<
+  typeof NOTIFICATIONS_SWITCHED,
+  { account_id: string; enabled: boolean }
+>;
 
 /** schema_version of the endpoint events written now (default 1). */
 export const ENDPOINT_EVENT_SCHEMA_VERSIONS: Readonly<Partial<Record<EndpointEvent['type'], number>>> = {

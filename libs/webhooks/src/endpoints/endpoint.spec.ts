@@ -28,8 +28,16 @@ describe('webhook endpoint', () => {
     expect(events).toEqual([
       {
         type: 'webhooks.EndpointCreated',
-        data: { endpoint_id: 'E', url: 'https://example.com/hook', description: null, event_types: [], secret_generation: 1, secret_fingerprint: 'f1',
-          secret_sealed: 'v1.k1.sealed-1', rate_limit_per_second: null },
+        data: {
+          endpoint_id: 'E',
+          url: 'https://example.com/hook',
+          description: null,
+          event_types: [],
+          secret_generation: 1,
+          secret_fingerprint: 'f1',
+          secret_sealed: 'v1.k1.sealed-1',
+          rate_limit_per_second: null,
+        },
       },
     ]);
     expect(created).toEqual(expect.objectContaining({ exists: true, enabled: false, accountId: 'A' }));
@@ -40,7 +48,9 @@ describe('webhook endpoint', () => {
     const enabled = run(created, { kind: 'enable', accountId: 'A', endpointId: 'E' });
     expect(enabled.events.map((e) => e.type)).toEqual(['webhooks.EndpointEnabled']);
     expect(run(enabled.state, { kind: 'enable', accountId: 'A', endpointId: 'E' }).events).toEqual([]);
-    expect(run(enabled.state, { kind: 'disable', accountId: 'A', endpointId: 'E', reason: 'manual' }).state.enabled).toBe(false);
+    expect(
+      run(enabled.state, { kind: 'disable', accountId: 'A', endpointId: 'E', reason: 'manual' }).state.enabled,
+    ).toBe(false);
     expect(run(created, { kind: 'disable', accountId: 'A', endpointId: 'E', reason: 'manual' }).events).toEqual([]);
   });
 
@@ -53,47 +63,90 @@ describe('webhook endpoint', () => {
     expect(gone.state).toEqual(expect.objectContaining({ enabled: false, disabledReason: 'gone' }));
     // A second disable (a late 410 after a user's) records nothing: the first reason stands.
     const manual = run(enabled, { kind: 'disable', accountId: 'A', endpointId: 'E', reason: 'manual' }).state;
-    expect(run(manual, { kind: 'disable', accountId: 'A', endpointId: 'E', reason: 'gone' })).toEqual({ events: [], state: manual });
+    expect(run(manual, { kind: 'disable', accountId: 'A', endpointId: 'E', reason: 'gone' })).toEqual({
+      events: [],
+      state: manual,
+    });
     expect(run(gone.state, { kind: 'enable', accountId: 'A', endpointId: 'E' }).state.disabledReason).toBeNull();
   });
 
   it('reads a disable written before reasons existed (schema 1, no reason) as manual', () => {
     const enabled = run(created, { kind: 'enable', accountId: 'A', endpointId: 'E' }).state;
     const old = { type: 'webhooks.EndpointDisabled', data: { endpoint_id: 'E' } } as unknown as EndpointEvent;
-    expect(evolveEndpoint(enabled, envelope(old))).toEqual(expect.objectContaining({ enabled: false, disabledReason: 'manual' }));
+    expect(evolveEndpoint(enabled, envelope(old))).toEqual(
+      expect.objectContaining({ enabled: false, disabledReason: 'manual' }),
+    );
   });
 
   it('updates only what changed', () => {
-    const { events } = run(created, { kind: 'update', accountId: 'A', endpointId: 'E', url: 'https://example.com/hook', description: 'd', eventTypes: ['entity.created'] });
-    expect(events).toEqual([{ type: 'webhooks.EndpointUpdated', data: { endpoint_id: 'E', description: 'd', event_types: ['entity.created'] } }]);
-    expect(run(created, { kind: 'update', accountId: 'A', endpointId: 'E', url: 'https://example.com/hook' }).events).toEqual([]);
+    const { events } = run(created, {
+      kind: 'update',
+      accountId: 'A',
+      endpointId: 'E',
+      url: 'https://example.com/hook',
+      description: 'd',
+      eventTypes: ['entity.created'],
+    });
+    expect(events).toEqual([
+      {
+        type: 'webhooks.EndpointUpdated',
+        data: { endpoint_id: 'E', description: 'd', event_types: ['entity.created'] },
+      },
+    ]);
+    expect(
+      run(created, { kind: 'update', accountId: 'A', endpointId: 'E', url: 'https://example.com/hook' }).events,
+    ).toEqual([]);
   });
 
   it('sets, changes and clears the rate limit, recording only a change', () => {
     const limited = run(created, { kind: 'update', accountId: 'A', endpointId: 'E', rateLimitPerSecond: 5 });
-    expect(limited.events).toEqual([{ type: 'webhooks.EndpointUpdated', data: { endpoint_id: 'E', rate_limit_per_second: 5 } }]);
+    expect(limited.events).toEqual([
+      { type: 'webhooks.EndpointUpdated', data: { endpoint_id: 'E', rate_limit_per_second: 5 } },
+    ]);
     expect(limited.state.rateLimitPerSecond).toBe(5);
-    expect(run(limited.state, { kind: 'update', accountId: 'A', endpointId: 'E', rateLimitPerSecond: 5 }).events).toEqual([]);
+    expect(
+      run(limited.state, { kind: 'update', accountId: 'A', endpointId: 'E', rateLimitPerSecond: 5 }).events,
+    ).toEqual([]);
     // Absent leaves it; null clears it.
-    expect(run(limited.state, { kind: 'update', accountId: 'A', endpointId: 'E', description: 'x' }).state.rateLimitPerSecond).toBe(5);
+    expect(
+      run(limited.state, { kind: 'update', accountId: 'A', endpointId: 'E', description: 'x' }).state
+        .rateLimitPerSecond,
+    ).toBe(5);
     const cleared = run(limited.state, { kind: 'update', accountId: 'A', endpointId: 'E', rateLimitPerSecond: null });
-    expect(cleared.events).toEqual([{ type: 'webhooks.EndpointUpdated', data: { endpoint_id: 'E', rate_limit_per_second: null } }]);
+    expect(cleared.events).toEqual([
+      { type: 'webhooks.EndpointUpdated', data: { endpoint_id: 'E', rate_limit_per_second: null } },
+    ]);
     expect(cleared.state.rateLimitPerSecond).toBeNull();
     expect(run(initialEndpoint, { ...create, rateLimitPerSecond: 1000 }).state.rateLimitPerSecond).toBe(1000);
   });
 
   describe('auto-disable (failing)', () => {
-    const at = (iso: string) => (e: EndpointEvent) => ({ ...envelope(e), metadata: { account_id: 'A', occurred_at: iso } }) as RecordedEnvelope<EndpointEvent>;
-    const enabledAt = (iso: string) => decideEndpoint(created, { kind: 'enable', accountId: 'A', endpointId: 'E' }).map(at(iso)).reduce(evolveEndpoint, created);
+    const at = (iso: string) => (e: EndpointEvent) =>
+      ({ ...envelope(e), metadata: { account_id: 'A', occurred_at: iso } }) as RecordedEnvelope<EndpointEvent>;
+    const enabledAt = (iso: string) =>
+      decideEndpoint(created, { kind: 'enable', accountId: 'A', endpointId: 'E' })
+        .map(at(iso))
+        .reduce(evolveEndpoint, created);
     const failing = (since: string) =>
-      ({ kind: 'disable', accountId: 'A', endpointId: 'E', reason: 'failing', failing: { since, lastFailureAt: '2026-11-27T10:00:00.000Z' } }) as const;
+      ({
+        kind: 'disable',
+        accountId: 'A',
+        endpointId: 'E',
+        reason: 'failing',
+        failing: { since, lastFailureAt: '2026-11-27T10:00:00.000Z' },
+      }) as const;
 
     it('records the attempts it was judged on', () => {
       const state = enabledAt('2026-11-01T00:00:00.000Z');
       expect(decideEndpoint(state, failing('2026-11-22T10:00:00.000Z'))).toEqual([
         {
           type: 'webhooks.EndpointDisabled',
-          data: { endpoint_id: 'E', reason: 'failing', failing_since: '2026-11-22T10:00:00.000Z', last_failure_at: '2026-11-27T10:00:00.000Z' },
+          data: {
+            endpoint_id: 'E',
+            reason: 'failing',
+            failing_since: '2026-11-22T10:00:00.000Z',
+            last_failure_at: '2026-11-27T10:00:00.000Z',
+          },
         },
       ]);
     });
@@ -106,7 +159,14 @@ describe('webhook endpoint', () => {
 
   it('rotates the secret: the previous one keeps signing for 24 h', () => {
     const now = new Date('2026-11-22T10:00:00.000Z');
-    const { events, state } = run(created, { kind: 'rotate-secret', accountId: 'A', endpointId: 'E', secretFingerprint: 'f2', secretSealed: 'v1.k1.sealed-2', now });
+    const { events, state } = run(created, {
+      kind: 'rotate-secret',
+      accountId: 'A',
+      endpointId: 'E',
+      secretFingerprint: 'f2',
+      secretSealed: 'v1.k1.sealed-2',
+      now,
+    });
     expect(events[0].data).toEqual({
       endpoint_id: 'E',
       secret_generation: 2,
@@ -119,7 +179,14 @@ describe('webhook endpoint', () => {
     expect(state.secretGeneration).toBe(2);
     expect(state.secretFingerprint).toBe('f2');
     expect(state.sealedSecrets).toEqual({ f2: 'v1.k1.sealed-2', f1: 'v1.k1.sealed-1' });
-    const again = run(state, { kind: 'rotate-secret', accountId: 'A', endpointId: 'E', secretFingerprint: 'f3', secretSealed: 'v1.k1.sealed-3', now }).state;
+    const again = run(state, {
+      kind: 'rotate-secret',
+      accountId: 'A',
+      endpointId: 'E',
+      secretFingerprint: 'f3',
+      secretSealed: 'v1.k1.sealed-3',
+      now,
+    }).state;
     expect(again.sealedSecrets).toEqual({ f3: 'v1.k1.sealed-3', f2: 'v1.k1.sealed-2' });
   });
 
@@ -127,16 +194,29 @@ describe('webhook endpoint', () => {
     const seal = (state: EndpointState, fingerprint: string, sealed: string, replaces: string | null) =>
       run(state, { kind: 'seal-secret', endpointId: 'E', fingerprint, sealed, replaces });
     // Written by an older version: no sealed secret in the event.
-    const legacy = evolveEndpoint(initialEndpoint, envelope({
-      type: 'webhooks.EndpointCreated',
-      data: { endpoint_id: 'E', url: 'https://example.com/hook', description: null, event_types: [], secret_generation: 1, secret_fingerprint: 'f1' },
-    }));
+    const legacy = evolveEndpoint(
+      initialEndpoint,
+      envelope({
+        type: 'webhooks.EndpointCreated',
+        data: {
+          endpoint_id: 'E',
+          url: 'https://example.com/hook',
+          description: null,
+          event_types: [],
+          secret_generation: 1,
+          secret_fingerprint: 'f1',
+        },
+      }),
+    );
 
     it('imports the secret an older version kept in its file, once', () => {
       expect(legacy.sealedSecrets).toEqual({});
       const imported = seal(legacy, 'f1', 'v1.k1.imported', null);
       expect(imported.events).toEqual([
-        { type: 'webhooks.EndpointSecretSealed', data: { endpoint_id: 'E', secret_fingerprint: 'f1', secret_sealed: 'v1.k1.imported' } },
+        {
+          type: 'webhooks.EndpointSecretSealed',
+          data: { endpoint_id: 'E', secret_fingerprint: 'f1', secret_sealed: 'v1.k1.imported' },
+        },
       ]);
       expect(imported.state.sealedSecrets).toEqual({ f1: 'v1.k1.imported' });
       // A second instance (or start) importing it too writes nothing.
@@ -154,14 +234,23 @@ describe('webhook endpoint', () => {
       const deleted = run(created, { kind: 'delete', accountId: 'A', endpointId: 'E' }).state;
       expect(seal(deleted, 'f1', 'v1.k2.x', 'v1.k1.sealed-1').events).toEqual([]);
       expect(() => seal(initialEndpoint, 'f1', 'v1.k1.x', null)).toThrow(NotFoundError);
-      const rotated = run(created, { kind: 'rotate-secret', accountId: 'A', endpointId: 'E', secretFingerprint: 'f2', secretSealed: 'v1.k1.sealed-2', now: new Date() }).state;
+      const rotated = run(created, {
+        kind: 'rotate-secret',
+        accountId: 'A',
+        endpointId: 'E',
+        secretFingerprint: 'f2',
+        secretSealed: 'v1.k1.sealed-2',
+        now: new Date(),
+      }).state;
       expect(seal(rotated, 'f1', 'v1.k2.prev', 'v1.k1.sealed-1').events).toHaveLength(1);
     });
   });
 
   it('answers another account, a missing and a deleted endpoint alike: not found', () => {
     expect(() => decideEndpoint(created, { kind: 'enable', accountId: 'B', endpointId: 'E' })).toThrow(NotFoundError);
-    expect(() => decideEndpoint(initialEndpoint, { kind: 'enable', accountId: 'A', endpointId: 'E' })).toThrow(NotFoundError);
+    expect(() => decideEndpoint(initialEndpoint, { kind: 'enable', accountId: 'A', endpointId: 'E' })).toThrow(
+      NotFoundError,
+    );
     const deleted = run(created, { kind: 'delete', accountId: 'A', endpointId: 'E' }).state;
     expect(() => decideEndpoint(deleted, { kind: 'enable', accountId: 'A', endpointId: 'E' })).toThrow(NotFoundError);
   });

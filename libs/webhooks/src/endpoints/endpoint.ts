@@ -66,7 +66,8 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
         url: event.data.url ?? state.url,
         description: event.data.description !== undefined ? event.data.description : state.description,
         eventTypes: event.data.event_types ?? state.eventTypes,
-        rateLimitPerSecond: event.data.rate_limit_per_second !== undefined ? event.data.rate_limit_per_second : state.rateLimitPerSecond,
+        rateLimitPerSecond:
+          event.data.rate_limit_per_second !== undefined ? event.data.rate_limit_per_second : state.rateLimitPerSecond,
       };
     case EndpointEvents.EndpointEnabled:
       return { ...state, enabled: true, disabledReason: null, enabledAt: event.metadata.occurred_at ?? null };
@@ -81,11 +82,17 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
         secretGeneration: event.data.secret_generation,
         secretFingerprint: event.data.secret_fingerprint,
         previousFingerprint: state.secretFingerprint,
-        sealedSecrets: { ...sealedOnly(state.secretFingerprint, previous), ...sealedOnly(event.data.secret_fingerprint, event.data.secret_sealed) },
+        sealedSecrets: {
+          ...sealedOnly(state.secretFingerprint, previous),
+          ...sealedOnly(event.data.secret_fingerprint, event.data.secret_sealed),
+        },
       };
     }
     case EndpointEvents.EndpointSecretSealed:
-      return { ...state, sealedSecrets: { ...state.sealedSecrets, [event.data.secret_fingerprint]: event.data.secret_sealed } };
+      return {
+        ...state,
+        sealedSecrets: { ...state.sealedSecrets, [event.data.secret_fingerprint]: event.data.secret_sealed },
+      };
     default:
       return state;
   }
@@ -174,7 +181,12 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
     if (!state.exists) throw NotFoundError.of('webhook endpoint', endpoint_id);
     const live = command.fingerprint === state.secretFingerprint || command.fingerprint === state.previousFingerprint;
     if (state.deleted || !live || (state.sealedSecrets[command.fingerprint] ?? null) !== command.replaces) return [];
-    return [{ type: EndpointEvents.EndpointSecretSealed, data: { endpoint_id, secret_fingerprint: command.fingerprint, secret_sealed: command.sealed } }];
+    return [
+      {
+        type: EndpointEvents.EndpointSecretSealed,
+        data: { endpoint_id, secret_fingerprint: command.fingerprint, secret_sealed: command.sealed },
+      },
+    ];
   }
   if (!state.exists || state.deleted || state.accountId !== command.accountId) {
     throw NotFoundError.of('webhook endpoint', endpoint_id);
@@ -183,8 +195,10 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
     case 'update': {
       const data: Extract<EndpointEvent, { type: typeof EndpointEvents.EndpointUpdated }>['data'] = { endpoint_id };
       if (command.url !== undefined && command.url !== state.url) data.url = command.url;
-      if (command.description !== undefined && command.description !== state.description) data.description = command.description;
-      if (command.eventTypes !== undefined && !sameList(command.eventTypes, state.eventTypes)) data.event_types = [...command.eventTypes];
+      if (command.description !== undefined && command.description !== state.description)
+        data.description = command.description;
+      if (command.eventTypes !== undefined && !sameList(command.eventTypes, state.eventTypes))
+        data.event_types = [...command.eventTypes];
       if (command.rateLimitPerSecond !== undefined && command.rateLimitPerSecond !== state.rateLimitPerSecond) {
         data.rate_limit_per_second = command.rateLimitPerSecond;
       }
@@ -202,7 +216,12 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
       return [
         {
           type: EndpointEvents.EndpointDisabled,
-          data: { endpoint_id, reason: command.reason, failing_since: failing.since, last_failure_at: failing.lastFailureAt },
+          data: {
+            endpoint_id,
+            reason: command.reason,
+            failing_since: failing.since,
+            last_failure_at: failing.lastFailureAt,
+          },
         },
       ];
     }

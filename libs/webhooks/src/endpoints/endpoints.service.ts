@@ -25,8 +25,20 @@ import { isWebhookEventType } from '../catalog/event-types';
 import { EndpointsQueries } from '../read-model/endpoints.queries';
 import { generateSecret, secretFingerprint } from '../signing/signature';
 import { decideEndpoint, evolveEndpoint, initialEndpoint, type EndpointCommand } from './endpoint';
-import { type DisabledReason, ENDPOINT_EVENT_SCHEMA_VERSIONS, ENDPOINT_STREAM, type EndpointEvent, secretContext } from './endpoint.events';
-import { endpointDetails, type EndpointDetails, endpointView, type EndpointRow, type EndpointView } from './endpoint-views';
+import {
+  type DisabledReason,
+  ENDPOINT_EVENT_SCHEMA_VERSIONS,
+  ENDPOINT_STREAM,
+  type EndpointEvent,
+  secretContext,
+} from './endpoint.events';
+import {
+  endpointDetails,
+  type EndpointDetails,
+  endpointView,
+  type EndpointRow,
+  type EndpointView,
+} from './endpoint-views';
 
 export const WEBHOOK_RESOLVER = Symbol('WEBHOOK_RESOLVER');
 const SYSTEM_ACTOR = 'system:webhooks';
@@ -72,10 +84,16 @@ export class EndpointsService {
     return { ...this.get(ctx, id), secret };
   }
 
-  async update(ctx: CommandContext, id: string, input: UpdateEndpointInput, ifMatch?: StreamRevision): Promise<EndpointView> {
+  async update(
+    ctx: CommandContext,
+    id: string,
+    input: UpdateEndpointInput,
+    ifMatch?: StreamRevision,
+  ): Promise<EndpointView> {
     const accountId = accountOf(ctx);
     this.get(ctx, id);
-    if (input.url !== undefined || input.event_types !== undefined) await this.validate(input.url, input.event_types ?? []);
+    if (input.url !== undefined || input.event_types !== undefined)
+      await this.validate(input.url, input.event_types ?? []);
     await this.run(ctx, ifMatch, {
       kind: 'update',
       accountId,
@@ -88,7 +106,12 @@ export class EndpointsService {
     return this.get(ctx, id);
   }
 
-  async action(ctx: CommandContext, id: string, kind: 'enable' | 'disable' | 'delete', ifMatch?: StreamRevision): Promise<EndpointView | null> {
+  async action(
+    ctx: CommandContext,
+    id: string,
+    kind: 'enable' | 'disable' | 'delete',
+    ifMatch?: StreamRevision,
+  ): Promise<EndpointView | null> {
     // Ownership before If-Match (run() checks it before decide): another account's id is a 404, never a 412.
     this.row(ctx, id);
     const target = { accountId: accountOf(ctx), endpointId: id };
@@ -111,7 +134,8 @@ export class EndpointsService {
     const context = { account_id: accountId, actor: SYSTEM_ACTOR, correlation_id: randomUUID(), causation_id: null };
     try {
       // Every in-flight attempt may hear the 410 (every instance judge it failing): decide again on a concurrent write.
-      return (await this.append(context, undefined, { kind: 'disable', accountId, endpointId, reason, failing }, 10)).position;
+      return (await this.append(context, undefined, { kind: 'disable', accountId, endpointId, reason, failing }, 10))
+        .position;
     } catch (err) {
       if (err instanceof NotFoundError) return null;
       throw err;
@@ -126,16 +150,36 @@ export class EndpointsService {
   async sealSecret(endpointId: string, fingerprint: string, sealed: string, replaces: string | null): Promise<boolean> {
     const command: EndpointCommand = { kind: 'seal-secret', endpointId, fingerprint, sealed, replaces };
     // The events of a stream carry its account: read it first (a one-off at start, not a hot path).
-    const { state } = await loadAggregate(this.store, streamName(ENDPOINT_STREAM, endpointId), initialEndpoint, evolveEndpoint);
-    const context = { account_id: state.accountId, actor: SYSTEM_ACTOR, correlation_id: randomUUID(), causation_id: null };
+    const { state } = await loadAggregate(
+      this.store,
+      streamName(ENDPOINT_STREAM, endpointId),
+      initialEndpoint,
+      evolveEndpoint,
+    );
+    const context = {
+      account_id: state.accountId,
+      actor: SYSTEM_ACTOR,
+      correlation_id: randomUUID(),
+      causation_id: null,
+    };
     return (await this.append(context, undefined, command, 10)).position !== null;
   }
 
   /** A new secret; the old one keeps signing for 24 h beside it. */
-  async rotateSecret(ctx: CommandContext, id: string, ifMatch?: StreamRevision): Promise<EndpointView & { secret: string }> {
+  async rotateSecret(
+    ctx: CommandContext,
+    id: string,
+    ifMatch?: StreamRevision,
+  ): Promise<EndpointView & { secret: string }> {
     this.row(ctx, id);
     const secret = generateSecret();
-    await this.run(ctx, ifMatch, { kind: 'rotate-secret', accountId: accountOf(ctx), endpointId: id, ...this.sealed(id, secret), now: new Date() });
+    await this.run(ctx, ifMatch, {
+      kind: 'rotate-secret',
+      accountId: accountOf(ctx),
+      endpointId: id,
+      ...this.sealed(id, secret),
+      now: new Date(),
+    });
     return { ...this.get(ctx, id), secret };
   }
 
@@ -152,7 +196,10 @@ export class EndpointsService {
 
   /** What the events carry of a new secret: its fingerprint and the secret sealed for this endpoint. */
   private sealed(endpointId: string, secret: string): { secretFingerprint: string; secretSealed: string } {
-    return { secretFingerprint: secretFingerprint(secret), secretSealed: this.box.seal(secret, secretContext(endpointId)) };
+    return {
+      secretFingerprint: secretFingerprint(secret),
+      secretSealed: this.box.seal(secret, secretContext(endpointId)),
+    };
   }
 
   get(ctx: CommandContext, id: string): EndpointView {
@@ -172,7 +219,11 @@ export class EndpointsService {
     return this.page(ctx, query, endpointDetails);
   }
 
-  private page<T>(ctx: CommandContext, query: { limit?: string; cursor?: string }, view: (row: EndpointRow) => T): Page<T> {
+  private page<T>(
+    ctx: CommandContext,
+    query: { limit?: string; cursor?: string },
+    view: (row: EndpointRow) => T,
+  ): Page<T> {
     const request = pageRequest<number>(query, 'webhook-endpoints', 'number', this.cursors);
     const rows = this.queries.page(accountOf(ctx), request.after ?? 0, request.limit + 1);
     const page = toPage(rows, request, 'webhook-endpoints', (r) => r.rowid_seq ?? 0);
@@ -190,7 +241,12 @@ export class EndpointsService {
     await this.ryw.await(result.position);
   }
 
-  private append(ctx: CommandContext, ifMatch: StreamRevision | undefined, command: EndpointCommand, maxRetries?: number) {
+  private append(
+    ctx: CommandContext,
+    ifMatch: StreamRevision | undefined,
+    command: EndpointCommand,
+    maxRetries?: number,
+  ) {
     return handleCommand<typeof initialEndpoint, EndpointEvent, EndpointCommand>({
       store: this.store,
       streamId: streamName(ENDPOINT_STREAM, command.endpointId),
@@ -223,7 +279,10 @@ export class EndpointsService {
     }
     const unknown = eventTypes.filter((t) => !isWebhookEventType(t));
     if (unknown.length > 0) {
-      errors.push({ field: 'event_types', message: `Unknown event types: ${unknown.join(', ')} (see GET /webhook-event-types)` });
+      errors.push({
+        field: 'event_types',
+        message: `Unknown event types: ${unknown.join(', ')} (see GET /webhook-event-types)`,
+      });
     }
     if (errors.length > 0) throw new ValidationError(errors);
   }

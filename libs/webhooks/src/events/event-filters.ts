@@ -11,7 +11,9 @@ export function parseEventTypeFilter(value: unknown): { types: string[] } | { pr
   if (names.some((n) => n.length === 0)) return { problem: 'event_type must not have an empty name' };
   const unknown = [...new Set(names.filter((n) => !isWebhookEventType(n)))];
   if (unknown.length > 0) {
-    return { problem: `Unknown event types: ${unknown.join(', ')} (known: ${WEBHOOK_EVENT_TYPES.map((t) => t.name).join(', ')})` };
+    return {
+      problem: `Unknown event types: ${unknown.join(', ')} (known: ${WEBHOOK_EVENT_TYPES.map((t) => t.name).join(', ')})`,
+    };
   }
   return { types: [...new Set(names)] };
 }

@@ -14,7 +14,11 @@ import { OPERATIONAL_EVENT_TYPES } from '../catalog/event-types';
 import { parseEventTypeFilter } from './event-filters';
 
 /** One item of `GET /events`: the webhook payload, plus `occurred_at`. */
-export type EventItem = Record<string, unknown> & { readonly event_id: string; readonly event_type: string; readonly occurred_at: string };
+export type EventItem = Record<string, unknown> & {
+  readonly event_id: string;
+  readonly event_type: string;
+  readonly occurred_at: string;
+};
 
 export interface EventsQuery {
   readonly limit?: string;
@@ -64,7 +68,10 @@ export class EventsQueries {
        ORDER BY seq LIMIT ?`,
     ).all(accountId, after, ...names, request.limit + 1) as NotificationRow[];
     const page = toPage(rows, request, COLLECTION, (r) => r.seq);
-    return { data: page.data.map((r) => ({ ...(JSON.parse(r.payload) as EventItem), occurred_at: r.occurred_at })), next_cursor: page.next_cursor };
+    return {
+      data: page.data.map((r) => ({ ...(JSON.parse(r.payload) as EventItem), occurred_at: r.occurred_at })),
+      next_cursor: page.next_cursor,
+    };
   }
 
   /**
@@ -74,16 +81,19 @@ export class EventsQueries {
    */
   private async seqOf(accountId: string, eventId: string): Promise<number> {
     const find = () =>
-      stmt(this.runner.db, 'SELECT seq, account_id FROM webhook_notifications WHERE event_id = ?').get(eventId.toLowerCase()) as
-        | { seq: number; account_id: string }
-        | undefined;
+      stmt(this.runner.db, 'SELECT seq, account_id FROM webhook_notifications WHERE event_id = ?').get(
+        eventId.toLowerCase(),
+      ) as { seq: number; account_id: string } | undefined;
     let row = find();
     if (!row) {
       await this.runner.waitFor(await this.store.headPosition(), CATCH_UP_WAIT_MS);
       row = find();
     }
     if (!row || row.account_id !== accountId) {
-      throw ValidationError.field('after_event_id', 'after_event_id names no event of this account (use the event_id of a notification you received)');
+      throw ValidationError.field(
+        'after_event_id',
+        'after_event_id names no event of this account (use the event_id of a notification you received)',
+      );
     }
     return row.seq;
   }

@@ -39,7 +39,8 @@ export class NotificationsProjection implements Projection {
   }
 
   apply(db: Database.Database, event: RecordedEnvelope): void {
-    const row = stmt(db, 'SELECT facts FROM webhook_notification_facts WHERE stream_id = ?').get(event.streamId) as { facts: string } | undefined;
+    const row = stmt(db, 'SELECT facts FROM webhook_notification_facts WHERE stream_id = ?').get(event.streamId) as
+      { facts: string } | undefined;
     const known = row ? (JSON.parse(row.facts) as ResourceFacts) : undefined;
     const { notification, facts, accountId, occurredAt } = notificationOf(event, known);
     if (facts) {
@@ -53,6 +54,13 @@ export class NotificationsProjection implements Projection {
       db,
       `INSERT INTO webhook_notifications (account_id, event_id, event_type, occurred_at, position, payload)
        VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`,
-    ).run(accountId, event.id, notification.event_type, occurredAt, positionToString(event.position), serializeNotification(notification));
+    ).run(
+      accountId,
+      event.id,
+      notification.event_type,
+      occurredAt,
+      positionToString(event.position),
+      serializeNotification(notification),
+    );
   }
 }

@@ -14,7 +14,9 @@ const DELIVERY_ID_SALT = '5b0e8f0e-7a53-4d0c-9a54-3c7f1d6f2a91';
 export function deliveryId(eventId: string, endpointId: string, occurredAt: Date): string {
   const ms = occurredAt.getTime();
   if (!Number.isSafeInteger(ms) || ms < 0) throw new RangeError(`Not a delivery time: ${String(occurredAt)}`);
-  const hash = createHash('sha256').update(`${DELIVERY_ID_SALT}/${eventId.toLowerCase()}/${endpointId.toLowerCase()}`).digest();
+  const hash = createHash('sha256')
+    .update(`${DELIVERY_ID_SALT}/${eventId.toLowerCase()}/${endpointId.toLowerCase()}`)
+    .digest();
   const bytes = Buffer.alloc(16);
   bytes.writeUIntBE(ms, 0, 6);
   hash.copy(bytes, 6, 0, 10);

@@ -36,10 +36,12 @@ function replay(events: RecordedEvent[]): string[] {
 const entity = (account = 'A') => ev('entities.EntityCreated', { entity_id: 'X', status: 'active' }, account);
 
 describe('fan-out step', () => {
-  const created = (id: string, types: string[] = []) => ev('webhooks.EndpointCreated', { endpoint_id: id, event_types: types });
+  const created = (id: string, types: string[] = []) =>
+    ev('webhooks.EndpointCreated', { endpoint_id: id, event_types: types });
   const enabled = (id: string) => ev('webhooks.EndpointEnabled', { endpoint_id: id });
   const disabled = (id: string) => ev('webhooks.EndpointDisabled', { endpoint_id: id });
-  const switched = (on: boolean, account = 'A') => ev('webhooks.NotificationsSwitched', { account_id: account, enabled: on });
+  const switched = (on: boolean, account = 'A') =>
+    ev('webhooks.NotificationsSwitched', { account_id: account, enabled: on });
 
   it('schedules only while the switch is on and the endpoint enabled, decided at the event', () => {
     const e1 = entity(); // before anything: nothing
@@ -61,7 +63,17 @@ describe('fan-out step', () => {
   });
 
   it('a replay from scratch schedules exactly the same deliveries', () => {
-    const events = [created('E1'), enabled('E1'), created('E2'), enabled('E2'), switched(true), entity(), entity(), disabled('E2'), entity()];
+    const events = [
+      created('E1'),
+      enabled('E1'),
+      created('E2'),
+      enabled('E2'),
+      switched(true),
+      entity(),
+      entity(),
+      disabled('E2'),
+      entity(),
+    ];
     const first = replay(events);
     expect(first).toHaveLength(5);
     expect(replay(events)).toEqual(first);
@@ -76,23 +88,60 @@ describe('fan-out step', () => {
   });
 
   it('sends a disable by the service as webhook_endpoint.disabled to the other enabled endpoints that named it, and to no other', () => {
-    const byService = (id: string, reason: string) => ev('webhooks.EndpointDisabled', { endpoint_id: id, reason }, 'A', `webhookendpoint-${id}`);
+    const byService = (id: string, reason: string) =>
+      ev('webhooks.EndpointDisabled', { endpoint_id: id, reason }, 'A', `webhookendpoint-${id}`);
     const setup = [
-      ...[created('FAILING'), created('WATCHER', ['webhook_endpoint.disabled']), created('ALL'), created('ORDERS', ['order.submitted'])],
-      ...[created('OFF', ['webhook_endpoint.disabled', 'entity.created']), created('OTHER', ['webhook_endpoint.disabled'])],
+      ...[
+        created('FAILING'),
+        created('WATCHER', ['webhook_endpoint.disabled']),
+        created('ALL'),
+        created('ORDERS', ['order.submitted']),
+      ],
+      ...[
+        created('OFF', ['webhook_endpoint.disabled', 'entity.created']),
+        created('OTHER', ['webhook_endpoint.disabled']),
+      ],
       ...['FAILING', 'WATCHER', 'ALL', 'ORDERS', 'OTHER'].map(enabled),
       switched(true),
     ];
-    setup[5] = ev('webhooks.EndpointCreated', { endpoint_id: 'OTHER', event_types: ['webhook_endpoint.disabled'] }, 'B');
+    setup[5] = ev(
+      'webhooks.EndpointCreated',
+      { endpoint_id: 'OTHER', event_types: ['webhook_endpoint.disabled'] },
+      'B',
+    );
     const failing = byService('FAILING', 'failing');
     const manual = byService('ORDERS', 'manual');
     const gone = byService('ALL', 'gone');
     const view = new MemoryFanOutView();
     const steps = [...setup, failing, manual, gone].map((e) => fanOutStep(view, () => undefined, e));
-    const scheduled = steps.flatMap((s) => s.scheduled.map((d) => [d.data.event_id, d.data.endpoint_id, d.data.payload]));
+    const scheduled = steps.flatMap((s) =>
+      s.scheduled.map((d) => [d.data.event_id, d.data.endpoint_id, d.data.payload]),
+    );
     expect(scheduled).toEqual([
-      [failing.id, 'WATCHER', { event_id: failing.id, event_type: 'webhook_endpoint.disabled', timestamp: AT.toISOString(), endpoint_id: 'FAILING', reason: 'failing', status: 'disabled' }],
-      [gone.id, 'WATCHER', { event_id: gone.id, event_type: 'webhook_endpoint.disabled', timestamp: AT.toISOString(), endpoint_id: 'ALL', reason: 'gone', status: 'disabled' }],
+      [
+        failing.id,
+        'WATCHER',
+        {
+          event_id: failing.id,
+          event_type: 'webhook_endpoint.disabled',
+          timestamp: AT.toISOString(),
+          endpoint_id: 'FAILING',
+          reason: 'failing',
+          status: 'disabled',
+        },
+      ],
+      [
+        gone.id,
+        'WATCHER',
+        {
+          event_id: gone.id,
+          event_type: 'webhook_endpoint.disabled',
+          timestamp: AT.toISOString(),
+          endpoint_id: 'ALL',
+          reason: 'gone',
+          status: 'disabled',
+        },
+      ],
     ]);
     // The disabled endpoint's own pending deliveries are still cancelled.
     expect(steps[steps.length - 1].cancel).toEqual({ endpointId: 'ALL' });

@@ -51,7 +51,13 @@ export function fanOutStep(
     switch (event.type) {
       case EndpointEvents.EndpointCreated:
         if (!accountId) return NONE;
-        view.putEndpoint({ id, accountId, enabled: false, deleted: false, eventTypes: (d.event_types as string[]) ?? [] });
+        view.putEndpoint({
+          id,
+          accountId,
+          enabled: false,
+          deleted: false,
+          eventTypes: (d.event_types as string[]) ?? [],
+        });
         return { ...NONE, endpointChanged: id };
       case EndpointEvents.EndpointUpdated:
         if (!current || !Array.isArray(d.event_types)) return NONE;
@@ -64,9 +70,14 @@ export function fanOutStep(
       case EndpointEvents.EndpointDisabled:
       case EndpointEvents.EndpointDeleted: {
         if (!current) return NONE;
-        view.putEndpoint({ ...current, enabled: false, deleted: current.deleted || event.type === EndpointEvents.EndpointDeleted });
+        view.putEndpoint({
+          ...current,
+          enabled: false,
+          deleted: current.deleted || event.type === EndpointEvents.EndpointDeleted,
+        });
         // A disable by the service is also `webhook_endpoint.disabled`, to the account's other endpoints that chose it.
-        const scheduled = event.type === EndpointEvents.EndpointDisabled ? schedule(view, event, notificationOf(event, undefined)) : [];
+        const scheduled =
+          event.type === EndpointEvents.EndpointDisabled ? schedule(view, event, notificationOf(event, undefined)) : [];
         return { ...NONE, scheduled, endpointChanged: id, cancel: { endpointId: id } };
       }
       default:
@@ -83,19 +94,17 @@ export function fanOutStep(
 function schedule(view: MemoryFanOutView, event: RecordedEvent, mapped: SourceNotification): DeliveryScheduled[] {
   const { notification, accountId, occurredAt } = mapped;
   if (!notification || !accountId) return [];
-  return recipients(view, accountId, notification.event_type).map(
-    (endpoint): DeliveryScheduled => ({
-      type: DeliveryEvents.DeliveryScheduled,
-      data: {
-        delivery_id: deliveryId(event.id, endpoint.id, new Date(occurredAt)),
-        endpoint_id: endpoint.id,
-        account_id: accountId,
-        event_id: event.id,
-        event_type: notification.event_type,
-        source_position: positionToString(event.position),
-        payload: notification,
-        due_at: occurredAt,
-      },
-    }),
-  );
+  return recipients(view, accountId, notification.event_type).map((endpoint): DeliveryScheduled => ({
+    type: DeliveryEvents.DeliveryScheduled,
+    data: {
+      delivery_id: deliveryId(event.id, endpoint.id, new Date(occurredAt)),
+      endpoint_id: endpoint.id,
+      account_id: accountId,
+      event_id: event.id,
+      event_type: notification.event_type,
+      source_position: positionToString(event.position),
+      payload: notification,
+      due_at: occurredAt,
+    },
+  }));
 }

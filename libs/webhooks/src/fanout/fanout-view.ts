@@ -21,7 +21,9 @@ export interface FanOutView {
 /** The endpoints an event goes to: switch on, endpoint enabled, type selected (empty = all). */
 export function recipients(view: FanOutView, accountId: string, eventType: string): ViewEndpoint[] {
   if (!view.switchOn(accountId)) return [];
-  return view.endpointsOf(accountId).filter((e) => e.enabled && !e.deleted && selectionIncludes(e.eventTypes, eventType));
+  return view
+    .endpointsOf(accountId)
+    .filter((e) => e.enabled && !e.deleted && selectionIncludes(e.eventTypes, eventType));
 }
 
 /** A delivery as the stream says at the fan-out's position: open = pending there. */

@@ -43,8 +43,14 @@ import { MemoryFanOutView } from './fanout-view';
 // Delivery events too: which deliveries are pending at a disable's position is read from the
 // stream, never from the live read model (a replay would then cancel today's redeliveries).
 // NOTIFIABLE_EVENT_PREFIXES holds the endpoint disable too (webhook_endpoint.disabled): one prefix each.
-const FILTER_PREFIXES = [...new Set([...NOTIFIABLE_EVENT_PREFIXES, ENDPOINT_EVENT_PREFIX, NOTIFICATIONS_SWITCHED, DELIVERY_EVENT_PREFIX])];
-const DELIVERY_CLOSED = new Set<string>([DeliveryEvents.DeliverySucceeded, DeliveryEvents.DeliveryFailed, DeliveryEvents.DeliveryCancelled]);
+const FILTER_PREFIXES = [
+  ...new Set([...NOTIFIABLE_EVENT_PREFIXES, ENDPOINT_EVENT_PREFIX, NOTIFICATIONS_SWITCHED, DELIVERY_EVENT_PREFIX]),
+];
+const DELIVERY_CLOSED = new Set<string>([
+  DeliveryEvents.DeliverySucceeded,
+  DeliveryEvents.DeliveryFailed,
+  DeliveryEvents.DeliveryCancelled,
+]);
 const MAX_BATCH = 500;
 
 /**
@@ -122,20 +128,36 @@ export class FanOutService {
   private load(): void {
     const view = new MemoryFanOutView();
     for (const r of this.db.prepare('SELECT * FROM webhook_fanout_endpoints').all() as Array<{
-      id: string; account_id: string; enabled: number; deleted: number; event_types: string;
+      id: string;
+      account_id: string;
+      enabled: number;
+      deleted: number;
+      event_types: string;
     }>) {
-      view.putEndpoint({ id: r.id, accountId: r.account_id, enabled: r.enabled === 1, deleted: r.deleted === 1, eventTypes: JSON.parse(r.event_types) as string[] });
+      view.putEndpoint({
+        id: r.id,
+        accountId: r.account_id,
+        enabled: r.enabled === 1,
+        deleted: r.deleted === 1,
+        eventTypes: JSON.parse(r.event_types) as string[],
+      });
     }
-    for (const r of this.db.prepare('SELECT * FROM webhook_fanout_switches').all() as Array<{ account_id: string; enabled: number }>) {
+    for (const r of this.db.prepare('SELECT * FROM webhook_fanout_switches').all() as Array<{
+      account_id: string;
+      enabled: number;
+    }>) {
       view.putSwitch(r.account_id, r.enabled === 1);
     }
     for (const r of this.db.prepare('SELECT * FROM webhook_fanout_deliveries WHERE open = 1').all() as Array<{
-      id: string; endpoint_id: string; account_id: string;
+      id: string;
+      endpoint_id: string;
+      account_id: string;
     }>) {
       view.putDelivery({ id: r.id, endpointId: r.endpoint_id, accountId: r.account_id, open: true });
     }
     this.view = view;
-    const cp = this.db.prepare("SELECT position FROM webhook_fanout_checkpoint WHERE name = 'fanout'").get() as { position: string } | undefined;
+    const cp = this.db.prepare("SELECT position FROM webhook_fanout_checkpoint WHERE name = 'fanout'").get() as
+      { position: string } | undefined;
     this.checkpoint = cp ? parsePosition(cp.position) : null;
   }
 
@@ -143,7 +165,8 @@ export class FanOutService {
     const factsOverlay = new Map<string, ResourceFacts>();
     const factsOf = (streamId: string): ResourceFacts | undefined => {
       if (factsOverlay.has(streamId)) return factsOverlay.get(streamId);
-      const row = stmt(this.db, 'SELECT facts FROM webhook_fanout_facts WHERE stream_id = ?').get(streamId) as { facts: string } | undefined;
+      const row = stmt(this.db, 'SELECT facts FROM webhook_fanout_facts WHERE stream_id = ?').get(streamId) as
+        { facts: string } | undefined;
       return row ? (JSON.parse(row.facts) as ResourceFacts) : undefined;
     };
     const endpoints = new Set<string>();
@@ -177,7 +200,8 @@ export class FanOutService {
       if (step.switchChanged) switches.add(step.switchChanged);
       if (step.cancel) {
         // Pending here, at the disable's position, as the fan-out's own view says.
-        const reason = 'endpointId' in step.cancel ? 'endpoint disabled or deleted' : 'webhook notifications switched off';
+        const reason =
+          'endpointId' in step.cancel ? 'endpoint disabled or deleted' : 'webhook notifications switched off';
         cancels.push({ deliveryIds: this.view.openDeliveries(step.cancel), reason, at: event.position });
       }
       const correlation = typeof event.metadata.correlation_id === 'string' ? event.metadata.correlation_id : event.id;
@@ -282,7 +306,9 @@ export class FanOutService {
    * has anything after the position (an attempt, a redelivery, the cancellation a first run made)
    * is left alone. The dispatcher's own check at send time stops whatever that leaves pending.
    */
-  private async cancelPending(cancels: ReadonlyArray<{ deliveryIds: string[]; reason: string; at: Position }>): Promise<void> {
+  private async cancelPending(
+    cancels: ReadonlyArray<{ deliveryIds: string[]; reason: string; at: Position }>,
+  ): Promise<void> {
     for (const { deliveryIds, reason, at } of cancels) {
       for (const id of deliveryIds) await this.cancelAsOf(id, reason, at);
     }
@@ -293,12 +319,19 @@ export class FanOutService {
     for (let attempt = 0; attempt < 5; attempt++) {
       const events = await this.store.readStream(streamId);
       // Its own DeliveryScheduled may land after `at` (the fan-out appends it later): not a change.
-      const changedSince = events.some((e) => e.type !== DeliveryEvents.DeliveryScheduled && comparePositions(e.position, at) > 0);
+      const changedSince = events.some(
+        (e) => e.type !== DeliveryEvents.DeliveryScheduled && comparePositions(e.position, at) > 0,
+      );
       if (events.length === 0 || changedSince) return;
       const state = events.reduce((s, e) => evolveDelivery(s, fromRecorded<DeliveryEvent>(e)), initialDelivery);
       const decided = decideDelivery(state, { kind: 'cancel', deliveryId, reason });
       if (decided.length === 0) return;
-      const metadata = buildMetadata({ actor: 'system:webhooks', causation_id: null, account_id: state.accountId, correlation_id: deliveryId });
+      const metadata = buildMetadata({
+        actor: 'system:webhooks',
+        causation_id: null,
+        account_id: state.accountId,
+        correlation_id: deliveryId,
+      });
       try {
         await this.store.appendToStream(
           streamId,

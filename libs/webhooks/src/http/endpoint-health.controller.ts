@@ -20,9 +20,13 @@ export class EndpointHealthController {
 
   @Post(':id/recover')
   @HttpCode(202)
-  @ApiAcceptedResponse({ type: RecoveredDeliveriesDto, description: 'The failed deliveries since `since` are pending again' })
+  @ApiAcceptedResponse({
+    type: RecoveredDeliveriesDto,
+    description: 'The failed deliveries since `since` are pending again',
+  })
   @ApiConflictResponse({
-    description: 'They could not be sent now: the endpoint is disabled, or Webhook Notifications are off (nothing was resent)',
+    description:
+      'They could not be sent now: the endpoint is disabled, or Webhook Notifications are off (nothing was resent)',
   })
   recover(
     @Ctx() ctx: CommandContext,

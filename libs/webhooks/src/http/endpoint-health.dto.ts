@@ -13,7 +13,8 @@ export class RecoverDeliveriesDto {
     type: String,
     format: 'date-time',
     example: '2026-11-22T10:00:00.000Z',
-    description: 'Every `failed` delivery whose event happened at or after this instant (ISO 8601 with its UTC offset) is sent again',
+    description:
+      'Every `failed` delivery whose event happened at or after this instant (ISO 8601 with its UTC offset) is sent again',
   })
   @IsDefined()
   @SatisfiesRule('isInstant', sinceProblem)
@@ -21,7 +22,10 @@ export class RecoverDeliveriesDto {
 }
 
 export class RecoveredDeliveriesDto {
-  @ApiProperty({ ...COUNT, description: 'How many failed deliveries are pending again (new attempts, the same webhook-id)' })
+  @ApiProperty({
+    ...COUNT,
+    description: 'How many failed deliveries are pending again (new attempts, the same webhook-id)',
+  })
   deliveries!: number;
 }
 
@@ -36,7 +40,10 @@ export class WebhookEndpointStatsDto {
   @ApiProperty({ ...COUNT, description: 'Deliveries waiting now for their first attempt or a retry' })
   pending!: number;
 
-  @ApiProperty({ ...NULLABLE_MS, description: 'Median response time of the last 24 h\'s attempts that got an HTTP answer; null without any' })
+  @ApiProperty({
+    ...NULLABLE_MS,
+    description: "Median response time of the last 24 h's attempts that got an HTTP answer; null without any",
+  })
   p50_ms!: number | null;
 
   @ApiProperty({ ...NULLABLE_MS, description: '99th percentile of the same' })
@@ -45,6 +52,9 @@ export class WebhookEndpointStatsDto {
   @ApiProperty({ ...NULLABLE_TIME, description: 'The latest attempt the receiver answered 2xx; null if none ever did' })
   last_success_at!: string | null;
 
-  @ApiProperty({ ...NULLABLE_TIME, description: 'The first failed attempt after the last success; null when the last attempt succeeded or none failed' })
+  @ApiProperty({
+    ...NULLABLE_TIME,
+    description: 'The first failed attempt after the last success; null when the last attempt succeeded or none failed',
+  })
   failing_since!: string | null;
 }

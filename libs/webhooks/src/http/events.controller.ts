@@ -10,7 +10,10 @@ export class EventsController {
   constructor(private readonly events: EventsQueries) {}
 
   @Get('events')
-  @ApiPageResponse(EventDto, 'One page of the account\'s notifications, oldest first in stream order; each is the webhook body plus `occurred_at`')
+  @ApiPageResponse(
+    EventDto,
+    "One page of the account's notifications, oldest first in stream order; each is the webhook body plus `occurred_at`",
+  )
   list(@Ctx() ctx: CommandContext, @Query() query: ListEventsQueryDto) {
     return this.events.list(ctx, query);
   }

@@ -22,7 +22,8 @@ export class ListEventsQueryDto extends PageQueryDto {
 
   @ApiPropertyOptional({
     ...ID,
-    description: 'Start right after this event: the `event_id` of the last notification you processed. Another account\'s id, or an unknown one, is a 400',
+    description:
+      "Start right after this event: the `event_id` of the last notification you processed. Another account's id, or an unknown one, is a 400",
   })
   @IsOptional()
   @IsResourceId()
@@ -34,7 +35,7 @@ export class ListEventsQueryDto extends PageQueryDto {
  * `event_id`, `event_type`, `timestamp` and the type's fields), plus `occurred_at`.
  */
 export class EventDto {
-  @ApiProperty({ ...ID, description: 'The same as the webhook\'s event_id (and webhook-id header)' })
+  @ApiProperty({ ...ID, description: "The same as the webhook's event_id (and webhook-id header)" })
   event_id!: string;
 
   @ApiProperty({ enum: EVENT_TYPE_NAMES })
@@ -43,7 +44,11 @@ export class EventDto {
   @ApiProperty({ format: 'date-time', description: 'When the domain event happened (as in the webhook body)' })
   timestamp!: string;
 
-  @ApiPropertyOptional({ ...ID, description: 'Every type but webhook_endpoint.disabled: the entity itself (entity.*), or the one the resource belongs to' })
+  @ApiPropertyOptional({
+    ...ID,
+    description:
+      'Every type but webhook_endpoint.disabled: the entity itself (entity.*), or the one the resource belongs to',
+  })
   entity_id?: string;
 
   @ApiPropertyOptional({ ...ID, description: 'document.*' })
@@ -55,18 +60,33 @@ export class EventDto {
   @ApiPropertyOptional({ ...ID, description: 'task.created' })
   task_id?: string;
 
-  @ApiPropertyOptional({ ...ID, nullable: true, description: 'order.*; document.* (null when the document belongs to no order)' })
+  @ApiPropertyOptional({
+    ...ID,
+    nullable: true,
+    description: 'order.*; document.* (null when the document belongs to no order)',
+  })
   order_id?: string | null;
 
   @ApiPropertyOptional({ ...ID, description: 'webhook_endpoint.disabled: the endpoint the service disabled' })
   endpoint_id?: string;
 
-  @ApiPropertyOptional({ type: String, enum: ['gone', 'failing'], description: 'webhook_endpoint.disabled: why (its `disabled_reason`)' })
+  @ApiPropertyOptional({
+    type: String,
+    enum: ['gone', 'failing'],
+    description: 'webhook_endpoint.disabled: why (its `disabled_reason`)',
+  })
   reason?: string;
 
-  @ApiProperty({ type: String, description: 'The resource\'s status after the event (`available`/`deleted` for documents; `disabled` for webhook_endpoint.disabled)' })
+  @ApiProperty({
+    type: String,
+    description:
+      "The resource's status after the event (`available`/`deleted` for documents; `disabled` for webhook_endpoint.disabled)",
+  })
   status!: string;
 
-  @ApiProperty({ format: 'date-time', description: 'When the domain event happened (the instant of `timestamp`): the Events API\'s own field' })
+  @ApiProperty({
+    format: 'date-time',
+    description: "When the domain event happened (the instant of `timestamp`): the Events API's own field",
+  })
   occurred_at!: string;
 }

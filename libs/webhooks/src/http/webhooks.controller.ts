@@ -52,14 +52,22 @@ export class WebhooksController {
   @Post('webhook-endpoints')
   @ApiResourceResponse(WebhookEndpointWithSecretDto, {
     created: true,
-    description: 'Created, disabled, with its signing secret (an Idempotency-Key replay answers without it: GET …/secret)',
+    description:
+      'Created, disabled, with its signing secret (an Idempotency-Key replay answers without it: GET …/secret)',
   })
   // The secret is not kept with the key: only sealed in the endpoint's events, shown again by GET …/secret.
   @RedactOnReplay('secret')
-  async create(@Ctx() ctx: CommandContext, @Body() body: CreateEndpointDto, @Res({ passthrough: true }) reply: FastifyReply) {
+  async create(
+    @Ctx() ctx: CommandContext,
+    @Body() body: CreateEndpointDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     const created = await this.endpoints.create(ctx, body);
     // The answer carries the signing secret: no cache may keep it.
-    reply.status(201).header('location', `/external-api/v1/webhook-endpoints/${created.id}`).header('cache-control', 'no-store');
+    reply
+      .status(201)
+      .header('location', `/external-api/v1/webhook-endpoints/${created.id}`)
+      .header('cache-control', 'no-store');
     return withETag(reply, created);
   }
 
@@ -71,7 +79,11 @@ export class WebhooksController {
 
   @Get('webhook-endpoints/:id')
   @ApiResourceResponse(WebhookEndpointDto)
-  get(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string, @Res({ passthrough: true }) reply: FastifyReply) {
+  get(
+    @Ctx() ctx: CommandContext,
+    @Param('id', ResourceIdPipe) id: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     return withETag(reply, this.endpoints.get(ctx, id));
   }
 
@@ -90,7 +102,11 @@ export class WebhooksController {
   @Delete('webhook-endpoints/:id')
   @ApiNoContentResponse({ description: 'Deleted; its pending retries end as cancelled' })
   @HttpCode(204)
-  async remove(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string, @IfMatch() ifMatch: StreamRevision | undefined) {
+  async remove(
+    @Ctx() ctx: CommandContext,
+    @Param('id', ResourceIdPipe) id: string,
+    @IfMatch() ifMatch: StreamRevision | undefined,
+  ) {
     await this.endpoints.action(ctx, id, 'delete', ifMatch);
   }
 
@@ -120,7 +136,8 @@ export class WebhooksController {
 
   @Post('webhook-endpoints/:id/rotate-secret')
   @ApiResourceResponse(WebhookEndpointWithSecretDto, {
-    description: 'The new secret; the old one keeps signing beside it for 24 h (an Idempotency-Key replay answers without it: GET …/secret)',
+    description:
+      'The new secret; the old one keeps signing beside it for 24 h (an Idempotency-Key replay answers without it: GET …/secret)',
   })
   @RedactOnReplay('secret')
   @HttpCode(200)
@@ -136,15 +153,23 @@ export class WebhooksController {
 
   @Get('webhook-endpoints/:id/secret')
   @ApiOkResponse({ type: WebhookSecretDto })
-  secret(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string, @Res({ passthrough: true }) reply: FastifyReply) {
+  secret(
+    @Ctx() ctx: CommandContext,
+    @Param('id', ResourceIdPipe) id: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     // A secret must not sit in a shared cache.
     reply.header('cache-control', 'no-store');
     return this.endpoints.secret(ctx, id);
   }
 
   @Get('webhook-endpoints/:id/deliveries')
-  @ApiPageResponse(WebhookDeliveryDto, 'One page of the endpoint\'s deliveries, oldest first')
-  listDeliveries(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string, @Query() query: DeliveriesQueryDto) {
+  @ApiPageResponse(WebhookDeliveryDto, "One page of the endpoint's deliveries, oldest first")
+  listDeliveries(
+    @Ctx() ctx: CommandContext,
+    @Param('id', ResourceIdPipe) id: string,
+    @Query() query: DeliveriesQueryDto,
+  ) {
     return this.deliveries.list(ctx, id, query);
   }
 
@@ -155,9 +180,13 @@ export class WebhooksController {
   }
 
   @Post('webhook-deliveries/:id/redeliver')
-  @ApiAcceptedResponse({ type: WebhookDeliveryDetailDto, description: 'Pending again: it is sent as soon as the dispatcher picks it up' })
+  @ApiAcceptedResponse({
+    type: WebhookDeliveryDetailDto,
+    description: 'Pending again: it is sent as soon as the dispatcher picks it up',
+  })
   @ApiConflictResponse({
-    description: 'The delivery is neither `failed` nor `cancelled`, or it could not be sent now: its endpoint is disabled or deleted, or Webhook Notifications are off',
+    description:
+      'The delivery is neither `failed` nor `cancelled`, or it could not be sent now: its endpoint is disabled or deleted, or Webhook Notifications are off',
   })
   @HttpCode(202)
   async redeliver(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string) {

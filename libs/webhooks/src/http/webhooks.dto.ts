@@ -1,6 +1,16 @@
 import { IsOptionalNonNull, PageQueryDto, SatisfiesRule } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsIn, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsOptional,
+  IsString,
+  MaxLength,
+  ValidateIf,
+} from 'class-validator';
 import { WEBHOOK_EVENT_TYPES } from '../catalog/event-types';
 import { DISABLED_REASONS, type DisabledReason } from '../endpoints/endpoint.events';
 
@@ -180,7 +190,7 @@ export class WebhookDeliveryDto {
   @ApiProperty(ID)
   id!: string;
 
-  @ApiProperty({ ...ID, description: 'The notification\'s event_id (and webhook-id header)' })
+  @ApiProperty({ ...ID, description: "The notification's event_id (and webhook-id header)" })
   event_id!: string;
 
   @ApiProperty({ enum: EVENT_TYPE_NAMES })
@@ -209,7 +219,11 @@ export class WebhookDeliveryAttemptDto {
   @ApiProperty({ format: 'date-time' })
   attempted_at!: string;
 
-  @ApiProperty({ type: 'integer', nullable: true, description: "The receiver's status; null when none came (timeout, connection or TLS failure)" })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: "The receiver's status; null when none came (timeout, connection or TLS failure)",
+  })
   status_code!: number | null;
 
   @ApiProperty({ type: String, nullable: true, description: 'Why the attempt failed without a status' })

@@ -1,4 +1,10 @@
-import { mapNotification, type MappableEvent, notificationOf, type ResourceFacts, serializeNotification } from './notification-mapper';
+import {
+  mapNotification,
+  type MappableEvent,
+  notificationOf,
+  type ResourceFacts,
+  serializeNotification,
+} from './notification-mapper';
 
 const at = '2026-11-22T10:00:00.000Z';
 let n = 0;
@@ -30,24 +36,87 @@ describe('notification mapper', () => {
   });
 
   it('jurisdictions: created and updated with jurisdiction_id, entity_id, status', () => {
-    const added = ev('jurisdictions.JurisdictionAdded', 'jurisdiction-J1', { jurisdiction_id: 'J1', entity_id: 'E1', code: 'US-DE', status: 'pending' });
-    const updated = ev('jurisdictions.JurisdictionUpdated', 'jurisdiction-J1', { jurisdiction_id: 'J1', status: 'active' });
+    const added = ev('jurisdictions.JurisdictionAdded', 'jurisdiction-J1', {
+      jurisdiction_id: 'J1',
+      entity_id: 'E1',
+      code: 'US-DE',
+      status: 'pending',
+    });
+    const updated = ev('jurisdictions.JurisdictionUpdated', 'jurisdiction-J1', {
+      jurisdiction_id: 'J1',
+      status: 'active',
+    });
     expect(run([added, updated])).toEqual([
-      { event_id: added.id, event_type: 'jurisdiction.created', timestamp: at, jurisdiction_id: 'J1', entity_id: 'E1', status: 'pending' },
-      { event_id: updated.id, event_type: 'jurisdiction.updated', timestamp: at, jurisdiction_id: 'J1', entity_id: 'E1', status: 'active' },
+      {
+        event_id: added.id,
+        event_type: 'jurisdiction.created',
+        timestamp: at,
+        jurisdiction_id: 'J1',
+        entity_id: 'E1',
+        status: 'pending',
+      },
+      {
+        event_id: updated.id,
+        event_type: 'jurisdiction.updated',
+        timestamp: at,
+        jurisdiction_id: 'J1',
+        entity_id: 'E1',
+        status: 'active',
+      },
     ]);
   });
 
   it('documents: created, updated, deleted with order_id (or null) and the fixed statuses', () => {
-    const added = ev('documents.DocumentAdded', 'document-D1', { document_id: 'D1', entity_id: 'E1', order_id: null, title: 't' });
+    const added = ev('documents.DocumentAdded', 'document-D1', {
+      document_id: 'D1',
+      entity_id: 'E1',
+      order_id: null,
+      title: 't',
+    });
     const updated = ev('documents.DocumentUpdated', 'document-D1', { document_id: 'D1', title: 'u' });
     const deleted = ev('documents.DocumentDeleted', 'document-D1', { document_id: 'D1' });
-    const withOrder = ev('documents.DocumentAdded', 'document-D2', { document_id: 'D2', entity_id: 'E1', order_id: 'O1' });
+    const withOrder = ev('documents.DocumentAdded', 'document-D2', {
+      document_id: 'D2',
+      entity_id: 'E1',
+      order_id: 'O1',
+    });
     expect([...run([added, updated, deleted]), ...run([withOrder])]).toEqual([
-      { event_id: added.id, event_type: 'document.created', timestamp: at, document_id: 'D1', entity_id: 'E1', order_id: null, status: 'available' },
-      { event_id: updated.id, event_type: 'document.updated', timestamp: at, document_id: 'D1', entity_id: 'E1', order_id: null, status: 'available' },
-      { event_id: deleted.id, event_type: 'document.deleted', timestamp: at, document_id: 'D1', entity_id: 'E1', order_id: null, status: 'deleted' },
-      { event_id: withOrder.id, event_type: 'document.created', timestamp: at, document_id: 'D2', entity_id: 'E1', order_id: 'O1', status: 'available' },
+      {
+        event_id: added.id,
+        event_type: 'document.created',
+        timestamp: at,
+        document_id: 'D1',
+        entity_id: 'E1',
+        order_id: null,
+        status: 'available',
+      },
+      {
+        event_id: updated.id,
+        event_type: 'document.updated',
+        timestamp: at,
+        document_id: 'D1',
+        entity_id: 'E1',
+        order_id: null,
+        status: 'available',
+      },
+      {
+        event_id: deleted.id,
+        event_type: 'document.deleted',
+        timestamp: at,
+        document_id: 'D1',
+        entity_id: 'E1',
+        order_id: null,
+        status: 'deleted',
+      },
+      {
+        event_id: withOrder.id,
+        event_type: 'document.created',
+        timestamp: at,
+        document_id: 'D2',
+        entity_id: 'E1',
+        order_id: 'O1',
+        status: 'available',
+      },
     ]);
   });
 
@@ -55,30 +124,80 @@ describe('notification mapper', () => {
     const created = ev('tasks.TaskCreated', 'task-T1', { task_id: 'T1', entity_id: 'E1', title: 'x', status: 'open' });
     const updated = ev('tasks.TaskUpdated', 'task-T1', { task_id: 'T1', status: 'completed' });
     expect(run([created, updated])).toEqual([
-      { event_id: created.id, event_type: 'task.created', timestamp: at, task_id: 'T1', entity_id: 'E1', status: 'open' },
+      {
+        event_id: created.id,
+        event_type: 'task.created',
+        timestamp: at,
+        task_id: 'T1',
+        entity_id: 'E1',
+        status: 'open',
+      },
       null,
     ]);
   });
 
   it('orders: submitted, cancelled, completed with their fixed statuses', () => {
-    const submitted = ev('orders.OrderSubmitted', 'order-O1', { order_id: 'O1', entity_id: 'E1', order_type: 'formation' });
+    const submitted = ev('orders.OrderSubmitted', 'order-O1', {
+      order_id: 'O1',
+      entity_id: 'E1',
+      order_type: 'formation',
+    });
     const cancelled = ev('orders.OrderCancelled', 'order-O1', { order_id: 'O1', reason: null });
     const completed = ev('orders.OrderCompleted', 'order-O2', { order_id: 'O2', entity_id: 'E2' });
     expect([...run([submitted, cancelled]), ...run([completed])]).toEqual([
-      { event_id: submitted.id, event_type: 'order.submitted', timestamp: at, order_id: 'O1', entity_id: 'E1', status: 'submitted' },
-      { event_id: cancelled.id, event_type: 'order.cancelled', timestamp: at, order_id: 'O1', entity_id: 'E1', status: 'cancelled' },
-      { event_id: completed.id, event_type: 'order.completed', timestamp: at, order_id: 'O2', entity_id: 'E2', status: 'completed' },
+      {
+        event_id: submitted.id,
+        event_type: 'order.submitted',
+        timestamp: at,
+        order_id: 'O1',
+        entity_id: 'E1',
+        status: 'submitted',
+      },
+      {
+        event_id: cancelled.id,
+        event_type: 'order.cancelled',
+        timestamp: at,
+        order_id: 'O1',
+        entity_id: 'E1',
+        status: 'cancelled',
+      },
+      {
+        event_id: completed.id,
+        event_type: 'order.completed',
+        timestamp: at,
+        order_id: 'O2',
+        entity_id: 'E2',
+        status: 'completed',
+      },
     ]);
   });
 
-  it('an endpoint disabled by the service (410 Gone, failing) is webhook_endpoint.disabled; a user\'s disable is none', () => {
+  it("an endpoint disabled by the service (410 Gone, failing) is webhook_endpoint.disabled; a user's disable is none", () => {
     const gone = ev('webhooks.EndpointDisabled', 'webhookendpoint-W1', { endpoint_id: 'W1', reason: 'gone' });
-    const failing = ev('webhooks.EndpointDisabled', 'webhookendpoint-W2', { endpoint_id: 'W2', reason: 'failing', failing_since: at });
+    const failing = ev('webhooks.EndpointDisabled', 'webhookendpoint-W2', {
+      endpoint_id: 'W2',
+      reason: 'failing',
+      failing_since: at,
+    });
     const manual = ev('webhooks.EndpointDisabled', 'webhookendpoint-W3', { endpoint_id: 'W3', reason: 'manual' });
     const schema1 = ev('webhooks.EndpointDisabled', 'webhookendpoint-W4', { endpoint_id: 'W4' });
     expect(run([gone, failing, manual, schema1])).toEqual([
-      { event_id: gone.id, event_type: 'webhook_endpoint.disabled', timestamp: at, endpoint_id: 'W1', reason: 'gone', status: 'disabled' },
-      { event_id: failing.id, event_type: 'webhook_endpoint.disabled', timestamp: at, endpoint_id: 'W2', reason: 'failing', status: 'disabled' },
+      {
+        event_id: gone.id,
+        event_type: 'webhook_endpoint.disabled',
+        timestamp: at,
+        endpoint_id: 'W1',
+        reason: 'gone',
+        status: 'disabled',
+      },
+      {
+        event_id: failing.id,
+        event_type: 'webhook_endpoint.disabled',
+        timestamp: at,
+        endpoint_id: 'W2',
+        reason: 'failing',
+        status: 'disabled',
+      },
       null,
       null,
     ]);
@@ -90,15 +209,28 @@ describe('notification mapper', () => {
   });
 
   it('ignores events of other contexts', () => {
-    expect(mapNotification(ev('auth.ClientCreated', 'client-C1', {}), undefined)).toEqual({ notification: null, facts: null });
+    expect(mapNotification(ev('auth.ClientCreated', 'client-C1', {}), undefined)).toEqual({
+      notification: null,
+      facts: null,
+    });
     expect(mapNotification(ev('webhooks.EndpointCreated', 'webhookendpoint-1', {}), undefined).notification).toBeNull();
   });
 
-  it('reads a stored event: its account and time from the metadata, the store\'s time when the metadata has none', () => {
+  it("reads a stored event: its account and time from the metadata, the store's time when the metadata has none", () => {
     const data = { entity_id: 'E1', status: 'active' };
-    const stored = { id: 'ev-1', type: 'entities.EntityCreated', streamId: 'entity-E1', data, created: new Date('2026-11-22T11:00:00.000Z') };
+    const stored = {
+      id: 'ev-1',
+      type: 'entities.EntityCreated',
+      streamId: 'entity-E1',
+      data,
+      created: new Date('2026-11-22T11:00:00.000Z'),
+    };
     const withMeta = notificationOf({ ...stored, metadata: { account_id: 'A1', occurred_at: at } }, undefined);
-    expect(withMeta).toMatchObject({ accountId: 'A1', occurredAt: at, notification: { event_id: 'ev-1', timestamp: at } });
+    expect(withMeta).toMatchObject({
+      accountId: 'A1',
+      occurredAt: at,
+      notification: { event_id: 'ev-1', timestamp: at },
+    });
     const bare = notificationOf({ ...stored, metadata: {} }, undefined);
     expect(bare).toMatchObject({ accountId: null, occurredAt: '2026-11-22T11:00:00.000Z' });
     // The wire form keeps the mapper's field order: what receivers and the Events API both get.

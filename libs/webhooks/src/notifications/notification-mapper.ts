@@ -46,7 +46,14 @@ export interface MapResult {
  * Event type prefixes whose events the mapper reads (for the subscription filter): the five
  * families, and the endpoint disable behind the operational `webhook_endpoint.disabled`.
  */
-export const NOTIFIABLE_EVENT_PREFIXES = ['entities.', 'jurisdictions.', 'documents.', 'tasks.', 'orders.', EndpointEvents.EndpointDisabled] as const;
+export const NOTIFIABLE_EVENT_PREFIXES = [
+  'entities.',
+  'jurisdictions.',
+  'documents.',
+  'tasks.',
+  'orders.',
+  EndpointEvents.EndpointDisabled,
+] as const;
 
 const str = (v: Json | undefined): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
 
@@ -88,7 +95,13 @@ export function mapNotification(event: MappableEvent, known: ResourceFacts | und
       const { id, facts } = merged('jurisdiction_id', { status: 'pending' });
       const type = event.type === 'jurisdictions.JurisdictionAdded' ? 'jurisdiction.created' : 'jurisdiction.updated';
       return {
-        notification: { ...base, event_type: type, jurisdiction_id: id, entity_id: facts.entity_id ?? null, status: facts.status ?? 'pending' },
+        notification: {
+          ...base,
+          event_type: type,
+          jurisdiction_id: id,
+          entity_id: facts.entity_id ?? null,
+          status: facts.status ?? 'pending',
+        },
         facts,
       };
     }
@@ -97,7 +110,12 @@ export function mapNotification(event: MappableEvent, known: ResourceFacts | und
     case 'documents.DocumentDeleted': {
       const { id, facts } = merged('document_id', {});
       const deleted = event.type === 'documents.DocumentDeleted';
-      const type = event.type === 'documents.DocumentAdded' ? 'document.created' : deleted ? 'document.deleted' : 'document.updated';
+      const type =
+        event.type === 'documents.DocumentAdded'
+          ? 'document.created'
+          : deleted
+            ? 'document.deleted'
+            : 'document.updated';
       return {
         notification: {
           ...base,
@@ -113,7 +131,13 @@ export function mapNotification(event: MappableEvent, known: ResourceFacts | und
     case 'tasks.TaskCreated': {
       const { id, facts } = merged('task_id', { status: 'open' });
       return {
-        notification: { ...base, event_type: 'task.created', task_id: id, entity_id: facts.entity_id ?? null, status: facts.status ?? 'open' },
+        notification: {
+          ...base,
+          event_type: 'task.created',
+          task_id: id,
+          entity_id: facts.entity_id ?? null,
+          status: facts.status ?? 'open',
+        },
         facts,
       };
     }
@@ -123,7 +147,12 @@ export function mapNotification(event: MappableEvent, known: ResourceFacts | und
     case 'orders.OrderSubmitted':
     case 'orders.OrderCancelled':
     case 'orders.OrderCompleted': {
-      const status = event.type === 'orders.OrderSubmitted' ? 'submitted' : event.type === 'orders.OrderCancelled' ? 'cancelled' : 'completed';
+      const status =
+        event.type === 'orders.OrderSubmitted'
+          ? 'submitted'
+          : event.type === 'orders.OrderCancelled'
+            ? 'cancelled'
+            : 'completed';
       const { id, facts } = merged('order_id', {});
       const type = `order.${status}`;
       return {
@@ -137,7 +166,13 @@ export function mapNotification(event: MappableEvent, known: ResourceFacts | und
       if (reason === 'manual') return { notification: null, facts: null };
       const endpointId = str(d.endpoint_id) ?? streamResourceId(event.streamId);
       return {
-        notification: { ...base, event_type: 'webhook_endpoint.disabled', endpoint_id: endpointId, reason, status: 'disabled' },
+        notification: {
+          ...base,
+          event_type: 'webhook_endpoint.disabled',
+          endpoint_id: endpointId,
+          reason,
+          status: 'disabled',
+        },
         facts: null,
       };
     }
@@ -171,6 +206,9 @@ export interface SourceNotification extends MapResult {
  */
 export function notificationOf(event: SourceEvent, known: ResourceFacts | undefined): SourceNotification {
   const occurredAt = str(event.metadata.occurred_at) ?? event.created?.toISOString() ?? '';
-  const mapped = mapNotification({ id: event.id, type: event.type, streamId: event.streamId, data: event.data, occurredAt }, known);
+  const mapped = mapNotification(
+    { id: event.id, type: event.type, streamId: event.streamId, data: event.data, occurredAt },
+    known,
+  );
   return { ...mapped, accountId: str(event.metadata.account_id ?? undefined), occurredAt };
 }

@@ -43,7 +43,12 @@ export class DeliveriesProjection implements Projection {
     const version = Number(event.revision);
     const id = event.data.delivery_id;
     const set = (sets: string, ...params: unknown[]) =>
-      stmt(db, `UPDATE webhook_deliveries SET ${sets}, updated_at = ?, version = ? WHERE id = ?`).run(...params, at, version, id);
+      stmt(db, `UPDATE webhook_deliveries SET ${sets}, updated_at = ?, version = ? WHERE id = ?`).run(
+        ...params,
+        at,
+        version,
+        id,
+      );
     switch (event.type) {
       case DeliveryEvents.DeliveryScheduled: {
         const d = event.data;
@@ -53,8 +58,20 @@ export class DeliveriesProjection implements Projection {
           `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempt_count,
              next_attempt_at, pending_since, source_position, seq, created_at, updated_at, version)
            VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-        ).run(id, d.account_id, d.endpoint_id, d.event_id, d.event_type, d.due_at, d.due_at, d.source_position,
-          Number(event.position.commit), at, at, version);
+        ).run(
+          id,
+          d.account_id,
+          d.endpoint_id,
+          d.event_id,
+          d.event_type,
+          d.due_at,
+          d.due_at,
+          d.source_position,
+          Number(event.position.commit),
+          at,
+          at,
+          version,
+        );
         this.newWork = true;
         return;
       }
@@ -86,7 +103,11 @@ export class DeliveriesProjection implements Projection {
         return;
       case DeliveryEvents.DeliveryRedeliveryRequested:
         // A redelivery starts a new pending spell: its age is not the original event's.
-        set("status = 'pending', next_attempt_at = ?, claimed_until = NULL, pending_since = ?", event.data.due_at, event.data.due_at);
+        set(
+          "status = 'pending', next_attempt_at = ?, claimed_until = NULL, pending_since = ?",
+          event.data.due_at,
+          event.data.due_at,
+        );
         this.newWork = true;
         return;
     }

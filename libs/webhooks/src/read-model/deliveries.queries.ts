@@ -1,4 +1,13 @@
-import { type CommandContext, CursorCodec, NotFoundError, type Page, pageRequest, ProjectionRunner, toPage, ValidationError } from '@filing/platform';
+import {
+  type CommandContext,
+  CursorCodec,
+  NotFoundError,
+  type Page,
+  pageRequest,
+  ProjectionRunner,
+  toPage,
+  ValidationError,
+} from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import { cachedStatement as stmt } from '@filing/platform';
 
@@ -58,7 +67,11 @@ export class DeliveriesQueries {
     private readonly cursors: CursorCodec,
   ) {}
 
-  list(ctx: CommandContext, endpointId: string, query: { limit?: string; cursor?: string; status?: string }): Page<DeliveryView> {
+  list(
+    ctx: CommandContext,
+    endpointId: string,
+    query: { limit?: string; cursor?: string; status?: string },
+  ): Page<DeliveryView> {
     this.requireEndpoint(ctx, endpointId);
     if (query.status !== undefined && !STATUSES.includes(query.status)) {
       throw ValidationError.field('status', `status must be one of ${STATUSES.join(', ')}`);
@@ -68,7 +81,13 @@ export class DeliveriesQueries {
     const rows = stmt(
       this.runner.db,
       `SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND (? IS NULL OR status = ?) AND seq > ? ORDER BY seq LIMIT ?`,
-    ).all(endpointId, query.status ?? null, query.status ?? null, request.after ?? -1, request.limit + 1) as DeliveryRow[];
+    ).all(
+      endpointId,
+      query.status ?? null,
+      query.status ?? null,
+      request.after ?? -1,
+      request.limit + 1,
+    ) as DeliveryRow[];
     const page = toPage(rows, request, collection, (r) => r.seq);
     return { data: page.data.map(view), next_cursor: page.next_cursor };
   }
@@ -76,25 +95,26 @@ export class DeliveriesQueries {
   /** The newest `limit` deliveries of an endpoint, newest first (the settings screen's "recent deliveries"). */
   recent(ctx: CommandContext, endpointId: string, limit: number): DeliveryView[] {
     this.requireEndpoint(ctx, endpointId);
-    const rows = stmt(this.runner.db, 'SELECT * FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?').all(
-      endpointId,
-      limit,
-    ) as DeliveryRow[];
+    const rows = stmt(
+      this.runner.db,
+      'SELECT * FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?',
+    ).all(endpointId, limit) as DeliveryRow[];
     return rows.map(view);
   }
 
   private requireEndpoint(ctx: CommandContext, endpointId: string): void {
-    const endpoint = stmt(this.runner.db, 'SELECT 1 FROM webhook_endpoints WHERE id = ? AND account_id = ? AND deleted = 0').get(
-      endpointId,
-      ctx.account_id,
-    );
+    const endpoint = stmt(
+      this.runner.db,
+      'SELECT 1 FROM webhook_endpoints WHERE id = ? AND account_id = ? AND deleted = 0',
+    ).get(endpointId, ctx.account_id);
     if (!endpoint) throw NotFoundError.of('webhook endpoint', endpointId);
   }
 
   get(ctx: CommandContext, id: string): DeliveryView & { attempts: AttemptView[] } {
-    const row = stmt(this.runner.db, 'SELECT * FROM webhook_deliveries WHERE id = ? AND account_id = ?').get(id, ctx.account_id) as
-      | DeliveryRow
-      | undefined;
+    const row = stmt(this.runner.db, 'SELECT * FROM webhook_deliveries WHERE id = ? AND account_id = ?').get(
+      id,
+      ctx.account_id,
+    ) as DeliveryRow | undefined;
     if (!row) throw NotFoundError.of('webhook delivery', id);
     const attempts = stmt(
       this.runner.db,

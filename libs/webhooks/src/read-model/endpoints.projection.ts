@@ -62,9 +62,21 @@ export class EndpointsProjection implements Projection {
           `INSERT INTO webhook_endpoints (id, account_id, url, description, event_types, enabled, disabled_reason, disabled_at, deleted,
              rate_limit_per_second, secret_generation, secret_fingerprint, secret_sealed, created_at, updated_at, version)
            VALUES (?, ?, ?, ?, ?, 0, 'manual', ?, 0, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-        ).run(id, event.metadata.account_id, event.data.url, event.data.description, JSON.stringify(event.data.event_types), at,
-          event.data.rate_limit_per_second ?? null, event.data.secret_generation, event.data.secret_fingerprint, event.data.secret_sealed ?? null,
-          at, at, version);
+        ).run(
+          id,
+          event.metadata.account_id,
+          event.data.url,
+          event.data.description,
+          JSON.stringify(event.data.event_types),
+          at,
+          event.data.rate_limit_per_second ?? null,
+          event.data.secret_generation,
+          event.data.secret_fingerprint,
+          event.data.secret_sealed ?? null,
+          at,
+          at,
+          version,
+        );
         return;
       case EndpointEvents.EndpointUpdated: {
         const d = event.data;

@@ -21,7 +21,14 @@ describe('endpoints read model: endpoints, the account switch, delivery targets'
       streamId: 's',
       revision: BigInt(revision),
       position: { commit: BigInt(revision), prepare: BigInt(revision++) },
-      metadata: { account_id: 'A', actor: 'client:c', correlation_id: 'x', causation_id: null, occurred_at: iso(minutes), schema_version: schemaVersion },
+      metadata: {
+        account_id: 'A',
+        actor: 'client:c',
+        correlation_id: 'x',
+        causation_id: null,
+        occurred_at: iso(minutes),
+        schema_version: schemaVersion,
+      },
     });
 
   beforeEach(() => {
@@ -31,8 +38,15 @@ describe('endpoints read model: endpoints, the account switch, delivery targets'
     apply(
       {
         type: 'webhooks.EndpointCreated',
-        data: { endpoint_id: 'E', url: 'https://example.com/hook', description: null, event_types: [], secret_generation: 1, secret_fingerprint: 'f1',
-          secret_sealed: 's1' },
+        data: {
+          endpoint_id: 'E',
+          url: 'https://example.com/hook',
+          description: null,
+          event_types: [],
+          secret_generation: 1,
+          secret_fingerprint: 'f1',
+          secret_sealed: 's1',
+        },
       },
       0,
     );
@@ -82,11 +96,23 @@ describe('endpoints read model: endpoints, the account switch, delivery targets'
     apply(
       {
         type: 'webhooks.EndpointSecretRotated',
-        data: { endpoint_id: 'E', secret_generation: 2, secret_fingerprint: 'f2', secret_sealed: 's2', previous_generation: 1, previous_fingerprint: 'f1', previous_expires_at: iso(60) },
+        data: {
+          endpoint_id: 'E',
+          secret_generation: 2,
+          secret_fingerprint: 'f2',
+          secret_sealed: 's2',
+          previous_generation: 1,
+          previous_fingerprint: 'f1',
+          previous_expires_at: iso(60),
+        },
       },
       2,
     );
-    expect(targets.of('A', 'E', new Date(iso(59)))).toMatchObject({ endpoint: 'enabled', notificationsEnabled: true, signingSecrets: ['s2', 's1'] });
+    expect(targets.of('A', 'E', new Date(iso(59)))).toMatchObject({
+      endpoint: 'enabled',
+      notificationsEnabled: true,
+      signingSecrets: ['s2', 's1'],
+    });
     expect(targets.of('A', 'E', new Date(iso(60)))?.signingSecrets).toEqual(['s2']);
     apply({ type: 'webhooks.EndpointDeleted', data: { endpoint_id: 'E' } }, 3);
     expect(targets.of('A', 'E')?.endpoint).toBe('deleted');
@@ -95,19 +121,46 @@ describe('endpoints read model: endpoints, the account switch, delivery targets'
 
   it('takes a secret sealed into the stream later (imported, or re-sealed under a new key) for the fingerprint it names', () => {
     const targets = new DeliveryTargets(runner());
-    const legacy = { endpoint_id: 'L', url: 'https://example.com/l', description: null, event_types: [], secret_generation: 1, secret_fingerprint: 'g1' };
+    const legacy = {
+      endpoint_id: 'L',
+      url: 'https://example.com/l',
+      description: null,
+      event_types: [],
+      secret_generation: 1,
+      secret_fingerprint: 'g1',
+    };
     apply({ type: 'webhooks.EndpointCreated', data: legacy }, 0);
     expect(targets.of('A', 'L', new Date(iso(0)))?.signingSecrets).toEqual([]);
-    apply({ type: 'webhooks.EndpointSecretSealed', data: { endpoint_id: 'L', secret_fingerprint: 'g1', secret_sealed: 'imported' } }, 1);
+    apply(
+      {
+        type: 'webhooks.EndpointSecretSealed',
+        data: { endpoint_id: 'L', secret_fingerprint: 'g1', secret_sealed: 'imported' },
+      },
+      1,
+    );
     expect(targets.of('A', 'L', new Date(iso(1)))?.signingSecrets).toEqual(['imported']);
     apply(
       {
         type: 'webhooks.EndpointSecretRotated',
-        data: { endpoint_id: 'L', secret_generation: 2, secret_fingerprint: 'g2', secret_sealed: 's2', previous_generation: 1, previous_fingerprint: 'g1', previous_expires_at: iso(60) },
+        data: {
+          endpoint_id: 'L',
+          secret_generation: 2,
+          secret_fingerprint: 'g2',
+          secret_sealed: 's2',
+          previous_generation: 1,
+          previous_fingerprint: 'g1',
+          previous_expires_at: iso(60),
+        },
       },
       2,
     );
-    apply({ type: 'webhooks.EndpointSecretSealed', data: { endpoint_id: 'L', secret_fingerprint: 'g1', secret_sealed: 'resealed' } }, 3);
+    apply(
+      {
+        type: 'webhooks.EndpointSecretSealed',
+        data: { endpoint_id: 'L', secret_fingerprint: 'g1', secret_sealed: 'resealed' },
+      },
+      3,
+    );
     expect(targets.of('A', 'L', new Date(iso(3)))?.signingSecrets).toEqual(['s2', 'resealed']);
   });
 });

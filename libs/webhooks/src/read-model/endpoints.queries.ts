@@ -14,9 +14,10 @@ export class EndpointsQueries {
 
   /** The account's endpoint, unless deleted. */
   endpoint(accountId: string, id: string): EndpointRow | undefined {
-    return stmt(this.runner.db, 'SELECT * FROM webhook_endpoints WHERE id = ? AND account_id = ? AND deleted = 0').get(id, accountId) as
-      | EndpointRow
-      | undefined;
+    return stmt(this.runner.db, 'SELECT * FROM webhook_endpoints WHERE id = ? AND account_id = ? AND deleted = 0').get(
+      id,
+      accountId,
+    ) as EndpointRow | undefined;
   }
 
   /** The account's endpoints after `afterSeq` (creation order), `limit` of them. */
@@ -38,9 +39,9 @@ export class EndpointsQueries {
 
   /** The account switch *Webhook Notifications*; off until the account turns it on. */
   notificationsEnabled(accountId: string): boolean {
-    const row = stmt(this.runner.db, 'SELECT notifications_enabled FROM webhook_settings WHERE account_id = ?').get(accountId) as
-      | { notifications_enabled: number }
-      | undefined;
+    const row = stmt(this.runner.db, 'SELECT notifications_enabled FROM webhook_settings WHERE account_id = ?').get(
+      accountId,
+    ) as { notifications_enabled: number } | undefined;
     return row?.notifications_enabled === 1;
   }
 }

@@ -90,7 +90,12 @@ export class SecretSealing {
         stale.push({ endpointId: row.id, fingerprint: row.secret_fingerprint, sealed: row.secret_sealed });
       }
       const previousSigns = row.previous_expires_at !== null && Date.parse(row.previous_expires_at) > now;
-      if (previousSigns && row.previous_sealed && row.previous_fingerprint && !this.box.isCurrent(row.previous_sealed)) {
+      if (
+        previousSigns &&
+        row.previous_sealed &&
+        row.previous_fingerprint &&
+        !this.box.isCurrent(row.previous_sealed)
+      ) {
         stale.push({ endpointId: row.id, fingerprint: row.previous_fingerprint, sealed: row.previous_sealed });
       }
     }
@@ -99,12 +104,25 @@ export class SecretSealing {
       if (this.stopped) return;
       try {
         const context = secretContext(endpointId);
-        if (await this.endpoints.sealSecret(endpointId, fingerprint, this.box.seal(this.box.open(sealed, context), context), sealed)) resealed++;
+        if (
+          await this.endpoints.sealSecret(
+            endpointId,
+            fingerprint,
+            this.box.seal(this.box.open(sealed, context), context),
+            sealed,
+          )
+        )
+          resealed++;
       } catch (err) {
         // A SecretBoxError (sealed under a key this instance lacks: SECRETS_KEY_PREVIOUS dropped too early) names key ids only.
-        this.logger.error(`Re-sealing the signing secret of webhook endpoint ${endpointId} failed: ${(err as Error).message}`);
+        this.logger.error(
+          `Re-sealing the signing secret of webhook endpoint ${endpointId} failed: ${(err as Error).message}`,
+        );
       }
     }
-    if (resealed > 0) this.logger.log(`Re-sealed ${resealed} webhook signing secrets under the current SECRETS_KEY (key ${this.box.keyId})`);
+    if (resealed > 0)
+      this.logger.log(
+        `Re-sealed ${resealed} webhook signing secrets under the current SECRETS_KEY (key ${this.box.keyId})`,
+      );
   }
 }

@@ -31,7 +31,8 @@ export class EndpointRecoveryController {
   ): Promise<void> {
     const endpoint = this.endpoints.get(ctx, checkId(id));
     const since = formInstant(body.since);
-    if (!since) throw ValidationError.field('since', 'Enter the date and time (UTC) to recover failed deliveries from.');
+    if (!since)
+      throw ValidationError.field('since', 'Enter the date and time (UTC) to recover failed deliveries from.');
     const { deliveries } = await this.recovery.recover(ctx, endpoint.id, since);
     setFlash(
       reply,

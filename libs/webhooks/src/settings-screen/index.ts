@@ -22,7 +22,8 @@ export const SETTINGS_SCREEN_CONTROLLERS = [SignInController, WebhookSettingsCon
 export const SETTINGS_SCREEN_PROVIDERS: Provider[] = [
   {
     provide: SettingsSessionStore,
-    useFactory: (store: EventStore, runner: ProjectionRunner, ryw: ReadYourWrites) => new SettingsSessionStore(store, runner, ryw),
+    useFactory: (store: EventStore, runner: ProjectionRunner, ryw: ReadYourWrites) =>
+      new SettingsSessionStore(store, runner, ryw),
     inject: [EVENT_STORE, ProjectionRunner, ReadYourWrites],
   },
   { provide: SIGN_IN_THROTTLE, useFactory: () => new FailedAuthThrottle(SIGN_IN_LIMITS) },

@@ -1,6 +1,13 @@
 import { EventStoreUnavailableError, WrongExpectedVersionError } from '@filing/event-store';
 import { ConflictError, NotFoundError, PreconditionFailedError, ValidationError } from '@filing/platform';
-import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger, NotFoundException } from '@nestjs/common';
+import {
+  type ArgumentsHost,
+  Catch,
+  type ExceptionFilter,
+  HttpException,
+  Logger,
+  NotFoundException,
+} from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { readCookies, SESSION_COOKIE } from './session/cookies';
 import { CsrfRejected, SignInRequired } from './session/session.guard';
@@ -23,7 +30,11 @@ export class SettingsErrorFilter implements ExceptionFilter {
     if (reply.sent) return;
     if (exception instanceof SignInRequired) {
       const hadSession = readCookies(request).has(SESSION_COOKIE);
-      reply.status(303).header('location', hadSession ? '/settings/sign-in?expired=1' : '/settings/sign-in').header('cache-control', 'no-store').send();
+      reply
+        .status(303)
+        .header('location', hadSession ? '/settings/sign-in?expired=1' : '/settings/sign-in')
+        .header('cache-control', 'no-store')
+        .send();
       return;
     }
     const [status, title, message] = this.describe(exception, request);
@@ -37,7 +48,11 @@ export class SettingsErrorFilter implements ExceptionFilter {
     }
     if (exception instanceof ConflictError) return [409, 'Not possible now', exception.message];
     if (exception instanceof PreconditionFailedError || exception instanceof WrongExpectedVersionError) {
-      return [409, 'Changed meanwhile', 'Someone changed this endpoint at the same time. Reload the page and try again.'];
+      return [
+        409,
+        'Changed meanwhile',
+        'Someone changed this endpoint at the same time. Reload the page and try again.',
+      ];
     }
     if (exception instanceof ValidationError) {
       return [400, 'Invalid input', exception.errors.map((e) => e.message).join(' ')];

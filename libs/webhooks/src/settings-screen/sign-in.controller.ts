@@ -1,5 +1,18 @@
 import { FailedAuthThrottle, VerifyUserPasswordQuery } from '@filing/auth';
-import { All, Body, Controller, Get, Inject, NotFoundException, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import {
+  All,
+  Body,
+  Controller,
+  Get,
+  Inject,
+  NotFoundException,
+  Post,
+  Query,
+  Req,
+  Res,
+  UseFilters,
+  UseGuards,
+} from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { clearCookie, readCookies, SESSION_COOKIE, setCookie, SIGN_IN_CSRF_COOKIE } from './session/cookies';
@@ -35,7 +48,10 @@ export class SignInController {
 
   @Get()
   async root(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    redirect(reply, (await this.sessions.get(readCookies(request).get(SESSION_COOKIE))) ? PROFILE_URL : '/settings/sign-in');
+    redirect(
+      reply,
+      (await this.sessions.get(readCookies(request).get(SESSION_COOKIE))) ? PROFILE_URL : '/settings/sign-in',
+    );
   }
 
   @Get('assets/settings.css')
@@ -44,14 +60,27 @@ export class SignInController {
   }
 
   @Get('sign-in')
-  async page(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Query('expired') expired?: string, @Query('signed_out') signedOut?: string): Promise<void> {
+  async page(
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+    @Query('expired') expired?: string,
+    @Query('signed_out') signedOut?: string,
+  ): Promise<void> {
     if (await this.sessions.get(readCookies(request).get(SESSION_COOKIE))) return redirect(reply, PROFILE_URL);
-    const notice = signedOut ? 'You are signed out.' : expired ? 'Your session has ended. Sign in again to continue.' : undefined;
+    const notice = signedOut
+      ? 'You are signed out.'
+      : expired
+        ? 'Your session has ended. Sign in again to continue.'
+        : undefined;
     sendPage(reply, signInPage({ csrfToken: this.signInToken(request, reply), notice }));
   }
 
   @Post('sign-in')
-  async signIn(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: SignInForm = {}): Promise<void> {
+  async signIn(
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+    @Body() body: SignInForm = {},
+  ): Promise<void> {
     if (!this.csrf.verify(readCookies(request).get(SIGN_IN_CSRF_COOKIE), body._csrf)) throw new CsrfRejected();
     const email = typeof body.email === 'string' ? body.email.trim().toLowerCase() : '';
     const password = typeof body.password === 'string' ? body.password : '';
@@ -78,7 +107,11 @@ export class SignInController {
 
   @Post('sign-out')
   @UseGuards(SettingsSessionGuard)
-  async signOut(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Session() current: CurrentSession): Promise<void> {
+  async signOut(
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+    @Session() current: CurrentSession,
+  ): Promise<void> {
     await this.sessions.destroy(current.token);
     clearCookie(reply, request, SESSION_COOKIE);
     redirect(reply, '/settings/sign-in?signed_out=1');

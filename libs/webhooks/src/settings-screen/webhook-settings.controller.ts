@@ -51,12 +51,22 @@ export class WebhookSettingsController {
   ) {}
 
   @Get()
-  profile(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Res() reply: FastifyReply, @Query('cursor') cursor?: string): void {
+  profile(
+    @Ctx() ctx: CommandContext,
+    @Session() current: CurrentSession,
+    @Res() reply: FastifyReply,
+    @Query('cursor') cursor?: string,
+  ): void {
     this.renderProfile(reply, ctx, current, { values: EMPTY_ENDPOINT_FORM, errors: {} }, 200, cursor);
   }
 
   @Post('webhook-notifications')
-  async switchNotifications(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Body() body: Form, @Res() reply: FastifyReply) {
+  async switchNotifications(
+    @Ctx() ctx: CommandContext,
+    @Session() current: CurrentSession,
+    @Body() body: Form,
+    @Res() reply: FastifyReply,
+  ) {
     const enabled = body.notifications_enabled === 'true';
     await this.settings.set(ctx, current.session.accountId, enabled);
     setFlash(reply, current.token, `Webhook Notifications are ${enabled ? 'on' : 'off'}.`);
@@ -64,12 +74,20 @@ export class WebhookSettingsController {
   }
 
   @Post('webhook-endpoints')
-  async create(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Body() body: Form, @Res() reply: FastifyReply) {
+  async create(
+    @Ctx() ctx: CommandContext,
+    @Session() current: CurrentSession,
+    @Body() body: Form,
+    @Res() reply: FastifyReply,
+  ) {
     const values = formValues(body);
     let created: EndpointView;
     try {
       requireUrl(values);
-      const input = (await this.pipe.transform(toInput(values), { type: 'body', metatype: CreateEndpointDto })) as CreateEndpointDto;
+      const input = (await this.pipe.transform(toInput(values), {
+        type: 'body',
+        metatype: CreateEndpointDto,
+      })) as CreateEndpointDto;
       created = await this.endpoints.create(ctx, input);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
@@ -80,18 +98,32 @@ export class WebhookSettingsController {
   }
 
   @Get('webhook-endpoints/:id')
-  endpoint(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply): void {
+  endpoint(
+    @Ctx() ctx: CommandContext,
+    @Session() current: CurrentSession,
+    @Param('id') id: string,
+    @Res() reply: FastifyReply,
+  ): void {
     const endpoint = this.endpoints.details(ctx, checkId(id));
     this.renderEndpoint(reply, ctx, current, endpoint, { values: valuesOf(endpoint), errors: {} });
   }
 
   @Post('webhook-endpoints/:id')
-  async update(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Body() body: Form, @Res() reply: FastifyReply) {
+  async update(
+    @Ctx() ctx: CommandContext,
+    @Session() current: CurrentSession,
+    @Param('id') id: string,
+    @Body() body: Form,
+    @Res() reply: FastifyReply,
+  ) {
     const endpoint = this.endpoints.details(ctx, checkId(id));
     const values = formValues(body);
     try {
       requireUrl(values);
-      const input = (await this.pipe.transform(toInput(values), { type: 'body', metatype: UpdateEndpointDto })) as UpdateEndpointDto;
+      const input = (await this.pipe.transform(toInput(values), {
+        type: 'body',
+        metatype: UpdateEndpointDto,
+      })) as UpdateEndpointDto;
       await this.endpoints.update(ctx, endpoint.id, input);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
@@ -102,23 +134,45 @@ export class WebhookSettingsController {
   }
 
   @Post('webhook-endpoints/:id/enable')
-  enable(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Body() body: Form, @Res() reply: FastifyReply) {
+  enable(
+    @Ctx() ctx: CommandContext,
+    @Session() current: CurrentSession,
+    @Param('id') id: string,
+    @Body() body: Form,
+    @Res() reply: FastifyReply,
+  ) {
     return this.toggle(ctx, current, checkId(id), 'enable', body, reply);
   }
 
   @Post('webhook-endpoints/:id/disable')
-  disable(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Body() body: Form, @Res() reply: FastifyReply) {
+  disable(
+    @Ctx() ctx: CommandContext,
+    @Session() current: CurrentSession,
+    @Param('id') id: string,
+    @Body() body: Form,
+    @Res() reply: FastifyReply,
+  ) {
     return this.toggle(ctx, current, checkId(id), 'disable', body, reply);
   }
 
   @Get('webhook-endpoints/:id/delete')
-  confirmDelete(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply): void {
+  confirmDelete(
+    @Ctx() ctx: CommandContext,
+    @Session() current: CurrentSession,
+    @Param('id') id: string,
+    @Res() reply: FastifyReply,
+  ): void {
     const endpoint = this.endpoints.get(ctx, checkId(id));
     sendPage(reply, deleteConfirmPage(userOf(current), endpoint));
   }
 
   @Post('webhook-endpoints/:id/delete')
-  async delete(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply) {
+  async delete(
+    @Ctx() ctx: CommandContext,
+    @Session() current: CurrentSession,
+    @Param('id') id: string,
+    @Res() reply: FastifyReply,
+  ) {
     const endpoint = this.endpoints.get(ctx, checkId(id));
     await this.endpoints.action(ctx, endpoint.id, 'delete');
     setFlash(reply, current.token, `Endpoint ${endpoint.url} was deleted.`);
@@ -127,27 +181,55 @@ export class WebhookSettingsController {
 
   /** Answered with the page itself (not a redirect): the secret is never put in the session. */
   @Post('webhook-endpoints/:id/secret')
-  reveal(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply): void {
+  reveal(
+    @Ctx() ctx: CommandContext,
+    @Session() current: CurrentSession,
+    @Param('id') id: string,
+    @Res() reply: FastifyReply,
+  ): void {
     const endpoint = this.endpoints.details(ctx, checkId(id));
     const { secret } = this.endpoints.secret(ctx, endpoint.id);
-    this.renderEndpoint(reply, ctx, current, endpoint, { values: valuesOf(endpoint), errors: {} }, 200, { value: secret, rotated: false });
+    this.renderEndpoint(reply, ctx, current, endpoint, { values: valuesOf(endpoint), errors: {} }, 200, {
+      value: secret,
+      rotated: false,
+    });
   }
 
   @Post('webhook-endpoints/:id/rotate-secret')
-  async rotate(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply) {
+  async rotate(
+    @Ctx() ctx: CommandContext,
+    @Session() current: CurrentSession,
+    @Param('id') id: string,
+    @Res() reply: FastifyReply,
+  ) {
     const { secret, id: rotated } = await this.endpoints.rotateSecret(ctx, checkId(id));
     const endpoint = this.endpoints.details(ctx, rotated);
-    this.renderEndpoint(reply, ctx, current, endpoint, { values: valuesOf(endpoint), errors: {} }, 200, { value: secret, rotated: true });
+    this.renderEndpoint(reply, ctx, current, endpoint, { values: valuesOf(endpoint), errors: {} }, 200, {
+      value: secret,
+      rotated: true,
+    });
   }
 
   @Post('webhook-deliveries/:id/redeliver')
-  async redeliver(@Ctx() ctx: CommandContext, @Session() current: CurrentSession, @Param('id') id: string, @Res() reply: FastifyReply) {
+  async redeliver(
+    @Ctx() ctx: CommandContext,
+    @Session() current: CurrentSession,
+    @Param('id') id: string,
+    @Res() reply: FastifyReply,
+  ) {
     const delivery = await this.redelivery.request(ctx, current.session.accountId, checkId(id));
     setFlash(reply, current.token, 'The delivery will be sent again.');
     redirect(reply, `${endpointUrl(delivery.endpoint_id)}#deliveries`);
   }
 
-  private async toggle(ctx: CommandContext, current: CurrentSession, id: string, kind: 'enable' | 'disable', body: Form, reply: FastifyReply) {
+  private async toggle(
+    ctx: CommandContext,
+    current: CurrentSession,
+    id: string,
+    kind: 'enable' | 'disable',
+    body: Form,
+    reply: FastifyReply,
+  ) {
     const endpoint = (await this.endpoints.action(ctx, id, kind))!;
     setFlash(reply, current.token, `Endpoint ${endpoint.url} is ${kind === 'enable' ? 'enabled' : 'disabled'}.`);
     redirect(reply, body.back === 'endpoint' ? endpointUrl(id) : `${PROFILE_URL}#endpoint-${id}`);
@@ -226,7 +308,12 @@ function formValues(body: Form): EndpointFormValues {
  * The API's body for the same change: an empty description is none; no box checked is every
  * event; an empty rate limit is none (a number as typed; anything else goes to the validator as is).
  */
-function toInput(values: EndpointFormValues): { url: string; description: string | null; event_types: string[]; rate_limit_per_second: number | string | null } {
+function toInput(values: EndpointFormValues): {
+  url: string;
+  description: string | null;
+  event_types: string[];
+  rate_limit_per_second: number | string | null;
+} {
   const limit = values.rate_limit_per_second;
   return {
     url: values.url,

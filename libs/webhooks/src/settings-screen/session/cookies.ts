@@ -48,7 +48,12 @@ export function setCookie(
   value: string,
   options: { path?: string; maxAgeSeconds?: number } = {},
 ): void {
-  const parts = [`${name}=${encodeURIComponent(value)}`, `Path=${options.path ?? SETTINGS_PATH}`, 'HttpOnly', 'SameSite=Strict'];
+  const parts = [
+    `${name}=${encodeURIComponent(value)}`,
+    `Path=${options.path ?? SETTINGS_PATH}`,
+    'HttpOnly',
+    'SameSite=Strict',
+  ];
   if (options.maxAgeSeconds !== undefined) parts.push(`Max-Age=${options.maxAgeSeconds}`);
   if (isHttps(request)) parts.push('Secure');
   // Fastify appends to an existing Set-Cookie rather than replacing it.

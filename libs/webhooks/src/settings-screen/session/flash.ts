@@ -12,7 +12,12 @@ const MAX_MESSAGE_LENGTH = 1_000;
 
 export function setFlash(reply: FastifyReply, sessionToken: string, message: string): void {
   const text = message.slice(0, MAX_MESSAGE_LENGTH);
-  setCookie(reply, reply.request, FLASH_COOKIE, `${Buffer.from(text, 'utf8').toString('base64url')}.${macOf(sessionToken, text)}`);
+  setCookie(
+    reply,
+    reply.request,
+    FLASH_COOKIE,
+    `${Buffer.from(text, 'utf8').toString('base64url')}.${macOf(sessionToken, text)}`,
+  );
 }
 
 /** The message this session's request brought, once: the cookie is cleared (null: none, or not this session's). */

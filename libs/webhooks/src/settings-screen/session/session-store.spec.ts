@@ -18,7 +18,11 @@ describe('SettingsSessionStore', () => {
 
   /** One instance: its own read models on the shared event store. */
   async function instance(): Promise<{ sessions: SettingsSessionStore; runner: ProjectionRunner }> {
-    const runner = new ProjectionRunner({ store: events, file: ':memory:', projections: [new SettingsSessionsProjection()] });
+    const runner = new ProjectionRunner({
+      store: events,
+      file: ':memory:',
+      projections: [new SettingsSessionsProjection()],
+    });
     await runner.start();
     runners.push(runner);
     const sessions = new SettingsSessionStore(events, runner, new ReadYourWrites(runner), limits);

@@ -10,7 +10,13 @@ import {
   toEventData,
 } from '@filing/platform';
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { SESSION_STREAM, SessionEvents, type SessionActive, type SessionEnded, type SessionStarted } from './session.events';
+import {
+  SESSION_STREAM,
+  SessionEvents,
+  type SessionActive,
+  type SessionEnded,
+  type SessionStarted,
+} from './session.events';
 
 /** A signed-in settings-screen user. */
 export interface SettingsSession {
@@ -35,7 +41,11 @@ export interface SessionLimits {
   readonly activityEveryMs: number;
 }
 
-export const DEFAULT_SESSION_LIMITS: SessionLimits = { idleMs: 30 * 60_000, absoluteMs: 12 * 60 * 60_000, activityEveryMs: 60_000 };
+export const DEFAULT_SESSION_LIMITS: SessionLimits = {
+  idleMs: 30 * 60_000,
+  absoluteMs: 12 * 60 * 60_000,
+  activityEveryMs: 60_000,
+};
 
 interface Row {
   user_id: string;
@@ -70,7 +80,11 @@ export class SettingsSessionStore {
   ) {}
 
   /** A new session (sign-in); returns the token for the cookie. */
-  async create(user: { userId: string; accountId: string; email: string }): Promise<{ token: string; session: SettingsSession }> {
+  async create(user: {
+    userId: string;
+    accountId: string;
+    email: string;
+  }): Promise<{ token: string; session: SettingsSession }> {
     const now = this.clock();
     const token = randomBytes(32).toString('base64url');
     const tokenHash = hashOf(token);
@@ -96,13 +110,18 @@ export class SettingsSessionStore {
   async get(token: string | undefined): Promise<SettingsSession | null> {
     if (!token || token.length > 100) return null;
     const tokenHash = hashOf(token);
-    const row = cachedStatement(this.runner.db, 'SELECT * FROM settings_sessions WHERE token_hash = ?').get(tokenHash) as Row | undefined;
+    const row = cachedStatement(this.runner.db, 'SELECT * FROM settings_sessions WHERE token_hash = ?').get(
+      tokenHash,
+    ) as Row | undefined;
     if (!row) return null;
     const now = this.clock();
     if (now - row.last_seen_at >= this.limits.idleMs || now >= row.expires_at) return null;
     const user = { userId: row.user_id, accountId: row.account_id };
     if (now - row.last_seen_at >= this.limits.activityEveryMs) {
-      const active: SessionActive = { type: SessionEvents.Active, data: { token_hash: tokenHash, at: new Date(now).toISOString() } };
+      const active: SessionActive = {
+        type: SessionEvents.Active,
+        data: { token_hash: tokenHash, at: new Date(now).toISOString() },
+      };
       await this.append(sessionStream(tokenHash), active, user, STREAM_EXISTS);
     }
     return { ...user, email: row.email, csrfToken: csrfTokenOf(token), createdAt: row.created_at, lastSeenAt: now };
@@ -112,12 +131,18 @@ export class SettingsSessionStore {
   async destroy(token: string | undefined): Promise<void> {
     if (!token || token.length > 100) return;
     const tokenHash = hashOf(token);
-    const row = cachedStatement(this.runner.db, 'SELECT user_id, account_id FROM settings_sessions WHERE token_hash = ?').get(tokenHash) as
-      | Pick<Row, 'user_id' | 'account_id'>
-      | undefined;
+    const row = cachedStatement(
+      this.runner.db,
+      'SELECT user_id, account_id FROM settings_sessions WHERE token_hash = ?',
+    ).get(tokenHash) as Pick<Row, 'user_id' | 'account_id'> | undefined;
     if (!row) return;
     const ended: SessionEnded = { type: SessionEvents.Ended, data: { token_hash: tokenHash, reason: 'signed_out' } };
-    await this.append(sessionStream(tokenHash), ended, { userId: row.user_id, accountId: row.account_id }, STREAM_EXISTS);
+    await this.append(
+      sessionStream(tokenHash),
+      ended,
+      { userId: row.user_id, accountId: row.account_id },
+      STREAM_EXISTS,
+    );
   }
 
   private async append(
@@ -126,11 +151,20 @@ export class SettingsSessionStore {
     user: { userId: string; accountId: string },
     expectedRevision: typeof NO_STREAM | typeof STREAM_EXISTS,
   ): Promise<void> {
-    const context: CommandContext = { account_id: user.accountId, actor: `user:${user.userId}`, correlation_id: randomUUID(), causation_id: null };
+    const context: CommandContext = {
+      account_id: user.accountId,
+      actor: `user:${user.userId}`,
+      correlation_id: randomUUID(),
+      causation_id: null,
+    };
     try {
-      const { position } = await this.store.appendToStream(stream, [toEventData(event, buildMetadata(context, new Date(this.clock())))], {
-        expectedRevision,
-      });
+      const { position } = await this.store.appendToStream(
+        stream,
+        [toEventData(event, buildMetadata(context, new Date(this.clock())))],
+        {
+          expectedRevision,
+        },
+      );
       await this.ryw.await(position);
     } catch (err) {
       // A session stream that is not there (dropped after its end) has nothing left to record.

@@ -40,7 +40,9 @@ export class SignInCsrf {
 
   /** Whether `field` is the one for the cookie's nonce (compared in constant time). */
   verify(nonce: string | undefined, field: unknown): boolean {
-    return SignInCsrf.isNonce(nonce) && [this.#key, ...this.#accepted].some((key) => tokensEqual(field, fieldOf(key, nonce)));
+    return (
+      SignInCsrf.isNonce(nonce) && [this.#key, ...this.#accepted].some((key) => tokensEqual(field, fieldOf(key, nonce)))
+    );
   }
 }
 

@@ -12,7 +12,12 @@ export interface EndpointFormValues {
 /** Field name → message, shown next to the field. */
 export type FieldErrors = Readonly<Record<string, string>>;
 
-export const EMPTY_ENDPOINT_FORM: EndpointFormValues = { url: '', description: '', event_types: [], rate_limit_per_second: '' };
+export const EMPTY_ENDPOINT_FORM: EndpointFormValues = {
+  url: '',
+  description: '',
+  event_types: [],
+  rate_limit_per_second: '',
+};
 
 /** The catalog grouped by category, in the catalog's order. */
 export function eventTypeGroups(): Array<{ category: string; types: Array<{ name: string; label: string }> }> {
@@ -29,7 +34,12 @@ export function eventTypeLabel(name: string): string {
   return WEBHOOK_EVENT_TYPES.find((t) => t.name === name)?.label ?? name;
 }
 
-const FIELD_IDS: Record<string, string> = { url: 'url', description: 'description', event_types: 'event-types', rate_limit_per_second: 'rate-limit' };
+const FIELD_IDS: Record<string, string> = {
+  url: 'url',
+  description: 'description',
+  event_types: 'event-types',
+  rate_limit_per_second: 'rate-limit',
+};
 
 /** "There is a problem" box linking to each bad field; focusable so the page can point at it. */
 export function errorSummary(errors: FieldErrors): Html | null {
@@ -42,7 +52,9 @@ export function errorSummary(errors: FieldErrors): Html | null {
 }
 
 function fieldError(id: string, message: string | undefined): Html | null {
-  return message ? html`<p class="field-error" id="${id}-error"><span class="visually-hidden">Error: </span>${message}</p>` : null;
+  return message
+    ? html`<p class="field-error" id="${id}-error"><span class="visually-hidden">Error: </span>${message}</p>`
+    : null;
 }
 
 function describedBy(id: string, hint: boolean, error: string | undefined): Html | null {
@@ -84,9 +96,10 @@ export function endpointFields(values: EndpointFormValues, errors: FieldErrors):
     (group) => html`<fieldset>
     <legend>${group.category}</legend>
     ${group.types.map(
-      (t) => html`<label class="checkbox"><input type="checkbox" name="event_types" value="${t.name}" id="event-type-${t.name.replace('.', '-')}"${
-        selected.has(t.name) ? html` checked` : null
-      }> ${t.label}</label>`,
+      (t) =>
+        html`<label class="checkbox"><input type="checkbox" name="event_types" value="${t.name}" id="event-type-${t.name.replace('.', '-')}"${
+          selected.has(t.name) ? html` checked` : null
+        }> ${t.label}</label>`,
     )}
   </fieldset>`,
   )}

@@ -21,7 +21,9 @@ export function healthFacts(health: EndpointHealth | undefined): Html {
   const finished = health ? health.delivered + health.failed : 0;
   const failing = health?.failingSince ?? null;
   return html`<dt>Last delivery</dt><dd>${
-    last ? html`<span class="badge ${last.status}">${last.status}</span> ${when(last.at)}` : html`<span class="hint">None yet</span>`
+    last
+      ? html`<span class="badge ${last.status}">${last.status}</span> ${when(last.at)}`
+      : html`<span class="hint">None yet</span>`
   }</dd>
     <dt>Success rate (24 h)</dt><dd>${
       rate === null

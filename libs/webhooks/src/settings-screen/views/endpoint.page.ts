@@ -1,10 +1,23 @@
 import type { DeliveryView } from '../../read-model/deliveries.queries';
 import type { EndpointDetails, EndpointView } from '../../endpoints/endpoint-views';
-import { endpointFields, type EndpointFormValues, errorSummary, eventTypeLabel, type FieldErrors } from './endpoint-form';
+import {
+  endpointFields,
+  type EndpointFormValues,
+  errorSummary,
+  eventTypeLabel,
+  type FieldErrors,
+} from './endpoint-form';
 import { recoverSection, when } from './endpoint-health.view';
 import { type Html, html } from './html';
 import { csrfField, layout, PROFILE_URL } from './layout';
-import { disabledNote, endpointUrl, eventTypesSummary, rateLimitSummary, statusBadge, toggleForm } from './profile.page';
+import {
+  disabledNote,
+  endpointUrl,
+  eventTypesSummary,
+  rateLimitSummary,
+  statusBadge,
+  toggleForm,
+} from './profile.page';
 
 export interface EndpointPageModel {
   readonly user: { readonly email: string; readonly csrfToken: string };

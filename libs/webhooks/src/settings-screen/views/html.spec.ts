@@ -10,7 +10,9 @@ describe('html templates', () => {
 
   it('nests templates and raw markup without escaping them twice; joins arrays; drops null, undefined and false', () => {
     const items = ['a<b', 'c'].map((t) => html`<li>${t}</li>`);
-    expect(html`<ul>${items}</ul>${null}${undefined}${false}${raw('<hr>')}${0}`.value).toBe('<ul><li>a&lt;b</li><li>c</li></ul><hr>0');
+    expect(html`<ul>${items}</ul>${null}${undefined}${false}${raw('<hr>')}${0}`.value).toBe(
+      '<ul><li>a&lt;b</li><li>c</li></ul><hr>0',
+    );
   });
 
   it('escapeHtml leaves plain text alone', () => {

@@ -1,7 +1,13 @@
 import type { EndpointHealth } from '../../endpoint-health/endpoint-health.queries';
 import type { EndpointDetails, EndpointView } from '../../endpoints/endpoint-views';
 import type { DisabledReason } from '../../endpoints/endpoint.events';
-import { endpointFields, type EndpointFormValues, errorSummary, eventTypeLabel, type FieldErrors } from './endpoint-form';
+import {
+  endpointFields,
+  type EndpointFormValues,
+  errorSummary,
+  eventTypeLabel,
+  type FieldErrors,
+} from './endpoint-form';
 import { healthFacts, when } from './endpoint-health.view';
 import { type Html, html } from './html';
 import { csrfField, layout, PROFILE_URL } from './layout';
@@ -30,7 +36,9 @@ export function eventTypesSummary(eventTypes: readonly string[]): Html {
 }
 
 export function statusBadge(enabled: boolean): Html {
-  return enabled ? html`<span class="badge enabled">Enabled</span>` : html`<span class="badge disabled">Disabled</span>`;
+  return enabled
+    ? html`<span class="badge enabled">Enabled</span>`
+    : html`<span class="badge disabled">Disabled</span>`;
 }
 
 const DISABLED_BECAUSE: Record<DisabledReason, string> = {
@@ -43,7 +51,10 @@ const DISABLED_BECAUSE: Record<DisabledReason, string> = {
 export function disabledNote(e: EndpointDetails): Html | null {
   if (e.enabled || !e.disabled_reason) return null;
   // Created disabled and never enabled: not something a user did.
-  const reason = e.disabled_reason === 'manual' && e.disabled_at === e.created_at ? 'Not enabled yet' : DISABLED_BECAUSE[e.disabled_reason];
+  const reason =
+    e.disabled_reason === 'manual' && e.disabled_at === e.created_at
+      ? 'Not enabled yet'
+      : DISABLED_BECAUSE[e.disabled_reason];
   return html`<p class="disabled-reason" id="endpoint-${e.id}-disabled">${reason}, since ${when(e.disabled_at)}. Its pending deliveries were cancelled; enable it to receive events again.</p>`;
 }
 
