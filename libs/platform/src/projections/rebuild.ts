@@ -55,6 +55,8 @@ export async function rebuildReadModels(options: RebuildOptions): Promise<Rebuil
         options.onProgress?.(progress());
       }
     }
+    await runner.stop();
+    runner.createDeferredIndexes();
     const done = progress();
     options.onProgress?.(done);
     return done;
