@@ -201,6 +201,53 @@ export class ProjectionRunner {
     await this.start();
   }
 
+  /**
+   * A bulk catch-up, up to `until` (null: an empty log; the tables are made, nothing is read):
+   * pages of `$all` read and applied one transaction each, without a subscription. It is what a rebuild needs and no more: a page
+   * applied as soon as it is read leaves little to the garbage collector, and any failure ends
+   * the run (thrown, and kept as `lastError`) instead of being retried. Only while stopped.
+   */
+  async replay(options: {
+    readonly until: Position | null;
+    readonly pageSize: number;
+    readonly onPage?: () => void;
+  }): Promise<void> {
+    if (this.running) throw new Error('replay() runs on a stopped runner');
+    this.fatal = null;
+    this.halted.clear();
+    this.prepare();
+    const stopAt = options.until;
+    if (this.projections.length === 0 || stopAt === null) return;
+    let from = this.resumePosition();
+    for (;;) {
+      if (from && comparePositions(from, stopAt) >= 0) return;
+      const page = await this.store.readAll({ from: from ?? 'start', maxCount: options.pageSize });
+      const batch: ProcessorMessage[] = [];
+      let passedStop = false;
+      for (const event of page) {
+        // `from` is inclusive, and already applied.
+        if (from && comparePositions(event.position, from) <= 0) continue;
+        if (comparePositions(event.position, stopAt) > 0) {
+          passedStop = true;
+          break;
+        }
+        batch.push({ kind: 'event', event });
+      }
+      if (batch.length > 0) {
+        this.handle(batch);
+        from = messagePosition(batch[batch.length - 1]);
+      }
+      if (passedStop || page.length < options.pageSize || batch.length === 0) break;
+      options.onPage?.();
+      // Timers and signals get their turn between pages.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    // Everything up to `stopAt` is applied, though no event may sit exactly there.
+    if (from === null || comparePositions(from, stopAt) < 0) {
+      this.handle([{ kind: 'checkpoint', position: stopAt }]);
+    }
+  }
+
   /** The lowest checkpoint across projections; null when one has applied nothing yet. */
   position(): Position | null {
     return this.lowest(this.projections);
