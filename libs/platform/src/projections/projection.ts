@@ -23,6 +23,11 @@ export interface Projection {
   apply(db: Database.Database, event: RecordedEnvelope): void;
   /** After each batch's transaction has committed: for hints (waking a worker), never for rows. */
   afterCommit?(): void;
+  /**
+   * True when `apply` finds rows by primary key or unique index alone: a rebuild then creates
+   * the tables' other indexes once, after the load, instead of updating them row by row.
+   */
+  readonly indexesAfterLoad?: boolean;
 }
 
 export function projectionHandles(projection: Projection, eventType: string): boolean {

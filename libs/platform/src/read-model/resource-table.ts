@@ -64,6 +64,8 @@ export class ResourceProjection implements Projection {
   readonly name: string;
   readonly tables: readonly string[];
   readonly handles: readonly string[];
+  /** `apply` finds rows by id alone. */
+  readonly indexesAfterLoad = true;
   private readonly columns: readonly string[];
   private readonly upsert: string;
 

@@ -27,6 +27,8 @@ export class NotificationsProjection implements Projection {
   readonly version = 2;
   readonly tables = ['webhook_notifications', 'webhook_notification_facts'];
   readonly handles = NOTIFIABLE_EVENT_PREFIXES;
+  /** `apply` finds rows by stream and event id alone (unique indexes stay during a rebuild). */
+  readonly indexesAfterLoad = true;
 
   setup(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_notifications (
