@@ -38,20 +38,23 @@ export function keysetPage<Row extends object, T>(db: Database.Database, options
 
 /**
  * The same page as the JSON text `JSON.stringify({data, next_cursor})` gives, from a column of
- * ready answers: only the key and that column are read, and the answers are joined as they are.
+ * ready answers, each holding the key column under its own name (`{"id":…}`): only that column is
+ * read (one value per row is the cheapest read better-sqlite3 has), the answers are joined as they
+ * are, and only the last one is parsed, for the next cursor's key.
  */
 export function keysetPageJson(db: Database.Database, options: KeysetPageJsonOptions): string {
-  const rows = keysetRows(db, options, `"${options.keyColumn ?? 'id'}" AS k, "${options.jsonColumn}" AS j`) as {
-    k: string;
-    j: string;
-  }[];
-  const page = toPage(rows, options.page, options.collection, (row) => row.k);
-  let data = '';
-  for (let i = 0; i < page.data.length; i++) data += (i === 0 ? '' : ',') + page.data[i].j;
-  return `{"data":[${data}],"next_cursor":${JSON.stringify(page.next_cursor)}}`;
+  const key = options.keyColumn ?? 'id';
+  const answers = keysetRows(db, options, `"${options.jsonColumn}"`, true) as string[];
+  const page = toPage(
+    answers,
+    options.page,
+    options.collection,
+    (json) => (JSON.parse(json) as Record<string, string>)[key],
+  );
+  return `{"data":[${page.data.join(',')}],"next_cursor":${JSON.stringify(page.next_cursor)}}`;
 }
 
-function keysetRows(db: Database.Database, options: KeysetQuery, columns: string): unknown[] {
+function keysetRows(db: Database.Database, options: KeysetQuery, columns: string, pluck = false): unknown[] {
   const key = options.keyColumn ?? 'id';
   const active = options.where.filter(([, param]) => param !== undefined);
   const conditions = active.map(([sql]) => `(${sql})`);
@@ -64,5 +67,8 @@ function keysetRows(db: Database.Database, options: KeysetQuery, columns: string
     `SELECT ${columns} FROM "${options.table}"` +
     (conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '') +
     ` ORDER BY "${key}" LIMIT ?`;
-  return cachedStatement(db, sql).all(...params, options.page.limit + 1);
+  // A statement per SQL text: the plucked ones (one column) are never read as rows elsewhere.
+  return cachedStatement(db, sql)
+    .pluck(pluck)
+    .all(...params, options.page.limit + 1);
 }

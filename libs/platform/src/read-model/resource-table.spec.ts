@@ -176,14 +176,14 @@ describe('a declared resource table', () => {
     const cases = [
       { odd_id: 'o1', label: 42, size: '7', extra: { a: 1.5 } },
       { odd_id: 'o2', label: 'x', size: 2.5, extra: null },
-      { odd_id: 'o3', label: null, size: 3, extra: undefined },
+      { odd_id: 'o3', label: null, size: 3, extra: undefined }, // stored as NULL
       { odd_id: 'o4', label: 'y', size: 1e300, extra: [1, 'two'] },
     ];
     for (const [i, data] of cases.entries()) {
       odd.apply(
         db,
         recorded(
-          { type: 'odd.Made', data },
+          { type: 'odd.Made', data: data as never },
           { streamId: `odd-${data.odd_id}`, revision: 0, position: i, accountId: 'acc-1' },
         ),
       );
