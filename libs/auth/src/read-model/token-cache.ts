@@ -1,5 +1,4 @@
 import type Database from 'better-sqlite3';
-import type { TokenRow } from './auth.queries';
 
 /** Enough for every live token of a busy instance; past it the cache starts over rather than evict one by one. */
 const MAX_CACHED_TOKENS = 10_000;
@@ -12,16 +11,16 @@ const MAX_CACHED_TOKENS = 10_000;
  * transaction: the next request reads the table again, so a revocation takes effect at once.
  * Expiry is checked on every request (isTokenLive). Unknown tokens are never cached.
  */
-const caches = new WeakMap<Database.Database, Map<string, TokenRow>>();
+const caches = new WeakMap<Database.Database, Map<string, object>>();
 
-export function cachedToken(
+export function cachedToken<Row extends object>(
   db: Database.Database,
   tokenHash: string,
-  read: () => TokenRow | undefined,
-): TokenRow | undefined {
+  read: () => Row | undefined,
+): Row | undefined {
   let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = new Map()));
-  let row = cache.get(tokenHash);
+  if (!cache) caches.set(db, (cache = new Map<string, object>()));
+  let row = cache.get(tokenHash) as Row | undefined;
   if (row === undefined) {
     row = read();
     if (row === undefined) return undefined;
