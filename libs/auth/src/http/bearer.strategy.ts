@@ -12,7 +12,7 @@ export class BearerTokenVerifier {
 
   /** The principal, or false for an unknown, expired, revoked or superseded token. */
   verify(token: string): Principal | false {
-    const row = this.queries.token(sha256(token));
+    const row = this.queries.liveToken(sha256(token));
     if (!row || !isTokenLive(row, Date.now())) return false;
     return {
       kind: row.client_kind === 'operator' ? 'operator' : 'client',

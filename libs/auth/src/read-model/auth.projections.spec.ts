@@ -108,6 +108,29 @@ describe('auth read models (clients, tokens)', () => {
     expect(queries.client('c1')).toMatchObject({ status: 'revoked', version: 2 });
   });
 
+  it("the bearer guard's cached read (liveToken) sees a revocation, a rotation and a client's revocation at once", () => {
+    apply(issued('t1', T0), 0, T0);
+    apply(issued('t2', T0), 1, T0);
+    apply(issued('t3', T0), 2, T0);
+    const live = (hash: string, now: number) => isTokenLive(queries.liveToken(hash)!, now);
+    expect([live('t1', T0 + 1), live('t2', T0 + 1)]).toEqual([true, true]);
+    expect(queries.liveToken('nope')).toBeUndefined();
+    expect(live('t1', T0 + 3_600_000)).toBe(false); // expiry: checked on every read
+
+    apply({ type: AuthEvents.TokenRevoked, data: { token_hash: 't1', client_id: 'c1' } }, 3, T0 + 10);
+    expect([live('t1', T0 + 20), live('t2', T0 + 20)]).toEqual([false, true]);
+    apply(
+      { type: AuthEvents.ClientSecretRotated, data: { client_id: 'c1', secret_hash: 'h2', secret_generation: 2 } },
+      1,
+      T0 + 30,
+    );
+    expect(live('t2', T0 + 40)).toBe(false);
+    apply(issued('t4', T0 + 50, 3_600_000, 2), 4, T0 + 50);
+    expect(live('t4', T0 + 60)).toBe(true);
+    apply({ type: AuthEvents.ClientRevoked, data: { client_id: 'c1' } }, 2, T0 + 70);
+    expect(live('t4', T0 + 80)).toBe(false);
+  });
+
   it("drops tokens that had expired when a later one was issued (by the event's time, so rebuilds agree)", () => {
     apply(issued('old', T0, 1_000), 0, T0);
     apply(issued('recent', T0 + 500, 1_000), 1, T0 + 500);

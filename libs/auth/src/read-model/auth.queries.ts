@@ -1,6 +1,7 @@
 import { cachedStatement, keysetPage, type Page, type PageRequest, ProjectionRunner } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import type { ClientKind } from '../auth.events';
+import { cachedToken } from './token-cache';
 
 export interface AccountRow {
   readonly id: string;
@@ -93,6 +94,11 @@ export class AuthQueries {
       `SELECT t.*, c.kind AS client_kind, c.status AS client_status, c.secret_generation AS client_generation
        FROM oauth_tokens t LEFT JOIN oauth_clients c ON c.client_id = t.client_id WHERE t.token_hash = ?`,
     ).get(tokenHash);
+  }
+
+  /** `token`, from the cache the auth projections keep current (token-cache.ts): the bearer guard's read. */
+  liveToken(tokenHash: string): TokenRow | undefined {
+    return cachedToken(this.runner.db, tokenHash, () => this.token(tokenHash));
   }
 
   user(id: string): UserRow | undefined {
