@@ -10,6 +10,8 @@ const CURSOR_KEY_PURPOSE = 'pagination.cursor';
 /** HMAC-SHA256 truncated to 128 bits: forging one takes ~2^128 guesses, each a request. */
 const CURSOR_MAC_BYTES = 16;
 const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,1024}$/;
+/** How many issued cursors a codec remembers. */
+const ISSUED_KEPT = 1024;
 
 /** A cursor's sort key: a UUID v7 id (read-model collections) or a stream revision (history). */
 export type CursorKey = string | number;
@@ -36,6 +38,8 @@ export class CursorCodec {
   readonly #key: Buffer;
   /** Keys whose cursors are still accepted (a rotated-out SECRETS_KEY_PREVIOUS); never used to sign. */
   readonly #accepted: readonly Buffer[];
+  /** The last cursors issued, by their JSON body (the oldest dropped first). */
+  readonly #issued = new Map<string, string>();
 
   constructor(key: Uint8Array, accepted: readonly Uint8Array[] = []) {
     for (const k of [key, ...accepted]) {
@@ -67,8 +71,16 @@ export class CursorCodec {
 
   encode(collection: string, key: CursorKey): string {
     const body: CursorBody = { v: CURSOR_VERSION, c: collection, k: key };
-    const payload = Buffer.from(JSON.stringify(body));
-    return Buffer.concat([this.tag(payload), payload]).toString('base64url');
+    const json = JSON.stringify(body);
+    // A page's cursor is the same until its last row changes (the first page of a list, above
+    // all): the HMAC of a cursor issued recently is not computed again.
+    const known = this.#issued.get(json);
+    if (known !== undefined) return known;
+    const payload = Buffer.from(json);
+    const cursor = Buffer.concat([this.tag(payload), payload]).toString('base64url');
+    if (this.#issued.size >= ISSUED_KEPT) this.#issued.delete(this.#issued.keys().next().value!);
+    this.#issued.set(json, cursor);
+    return cursor;
   }
 
   /** The cursor's body, or null for anything this codec did not issue (the tag compared in constant time). */
