@@ -31,6 +31,9 @@ describe('cursors', () => {
     expect(codec.encode('entities', 'a')).toBe(first);
     expect(codec.encode('entities', 'a')).toBe(first);
     expect(codec.decode(first)).toEqual({ v: 2, c: 'entities', k: 'a' });
+    expect(codec.decode(codec.encode('entities', 'b'))).toEqual({ v: 2, c: 'entities', k: 'b' });
+    // Remembered or not, another codec's cursor is refused.
+    expect(CursorCodec.random().decode(first)).toBeNull();
   });
 
   it.each([

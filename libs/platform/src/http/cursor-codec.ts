@@ -38,8 +38,9 @@ export class CursorCodec {
   readonly #key: Buffer;
   /** Keys whose cursors are still accepted (a rotated-out SECRETS_KEY_PREVIOUS); never used to sign. */
   readonly #accepted: readonly Buffer[];
-  /** The last cursors issued, by their JSON body (the oldest dropped first). */
-  readonly #issued = new Map<string, string>();
+  /** The last cursors issued, by their JSON body and by their text (the oldest dropped first). */
+  readonly #issued = new Map<string, { readonly cursor: string; readonly body: CursorBody }>();
+  readonly #issuedBodies = new Map<string, CursorBody>();
 
   constructor(key: Uint8Array, accepted: readonly Uint8Array[] = []) {
     for (const k of [key, ...accepted]) {
@@ -70,21 +71,24 @@ export class CursorCodec {
   }
 
   encode(collection: string, key: CursorKey): string {
-    const body: CursorBody = { v: CURSOR_VERSION, c: collection, k: key };
+    const body: CursorBody = Object.freeze({ v: CURSOR_VERSION, c: collection, k: key });
     const json = JSON.stringify(body);
     // A page's cursor is the same until its last row changes (the first page of a list, above
     // all): the HMAC of a cursor issued recently is not computed again.
     const known = this.#issued.get(json);
-    if (known !== undefined) return known;
+    if (known !== undefined) return known.cursor;
     const payload = Buffer.from(json);
     const cursor = Buffer.concat([this.tag(payload), payload]).toString('base64url');
-    if (this.#issued.size >= ISSUED_KEPT) this.#issued.delete(this.#issued.keys().next().value!);
-    this.#issued.set(json, cursor);
+    remember(this.#issued, json, { cursor, body });
+    remember(this.#issuedBodies, cursor, body);
     return cursor;
   }
 
   /** The cursor's body, or null for anything this codec did not issue (the tag compared in constant time). */
   decode(text: unknown): CursorBody | null {
+    // One this codec issued recently, exactly as it was issued: its tag needs no second check.
+    const issued = typeof text === 'string' ? this.#issuedBodies.get(text) : undefined;
+    if (issued !== undefined) return issued;
     const token = splitToken(text);
     if (!token) return null;
     const valid = [this.#key, ...this.#accepted].some((key) => timingSafeEqual(token.tag, tag(key, token.payload)));
@@ -94,6 +98,12 @@ export class CursorCodec {
   private tag(payload: Buffer): Buffer {
     return tag(this.#key, payload);
   }
+}
+
+/** Sets `key` in a map of at most ISSUED_KEPT entries, dropping the oldest when full. */
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  if (map.size >= ISSUED_KEPT) map.delete(map.keys().next().value!);
+  map.set(key, value);
 }
 
 function tag(key: Buffer, payload: Buffer): Buffer {
