@@ -1,6 +1,8 @@
 import type { ProjectionRunner, RecordedEnvelope } from '@filing/platform';
 import Database from 'better-sqlite3';
 import { AuthEvents, type AuthEvent } from '../auth.events';
+import { sha256 } from '../crypto/secrets';
+import { BearerTokenVerifier } from '../http/bearer.strategy';
 import { AuthQueries, isTokenLive } from './auth.queries';
 import { ClientsProjection } from './clients.projection';
 import { TokensProjection } from './tokens.projection';
@@ -129,6 +131,38 @@ describe('auth read models (clients, tokens)', () => {
     expect(live('t4', T0 + 60)).toBe(true);
     apply({ type: AuthEvents.ClientRevoked, data: { client_id: 'c1' } }, 2, T0 + 70);
     expect(live('t4', T0 + 80)).toBe(false);
+  });
+
+  it("the bearer guard's remembered verdicts last until a token or client event, or the token's expiry", () => {
+    jest.useFakeTimers({ now: T0 + 1 });
+    try {
+      const verifier = new BearerTokenVerifier(queries);
+      apply(issued(sha256('tok-1'), T0, 60_000), 0, T0);
+      apply(issued(sha256('tok-2'), T0), 1, T0);
+      const header = 'Bearer tok-1';
+      expect(verifier.recall(header)).toBeUndefined();
+      expect(verifier.verify('nope', 'Bearer nope')).toBe(false);
+      expect(verifier.recall('Bearer nope')).toBeUndefined(); // refusals are never kept
+      const principal = verifier.verify('tok-1', header);
+      expect(principal).toEqual({ kind: 'client', accountId: 'a1', subjectId: 'c1', scopes: ['read', 'write'] });
+      expect(verifier.recall(header)).toBe(principal);
+      expect(verifier.recall('bearer tok-1')).toBeUndefined(); // only the very header passport accepted
+      expect(Object.isFrozen(principal) && Object.isFrozen((principal as { scopes: unknown }).scopes)).toBe(true);
+
+      jest.setSystemTime(T0 + 60_000); // the token's expiry
+      expect(verifier.recall(header)).toBeUndefined();
+      jest.setSystemTime(T0 + 2);
+      expect(verifier.recall(header)).toBe(principal);
+      // Another token's event clears every kept verdict (its client's may have changed too).
+      apply({ type: AuthEvents.TokenRevoked, data: { token_hash: sha256('tok-2'), client_id: 'c1' } }, 2, T0 + 2);
+      expect(verifier.recall(header)).toBeUndefined();
+      verifier.verify('tok-1', header);
+      apply({ type: AuthEvents.ClientRevoked, data: { client_id: 'c1' } }, 1, T0 + 3);
+      expect(verifier.recall(header)).toBeUndefined();
+      expect(verifier.verify('tok-1', header)).toBe(false);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it("drops tokens that had expired when a later one was issued (by the event's time, so rebuilds agree)", () => {

@@ -1,7 +1,7 @@
 import { cachedStatement, keysetPage, type Page, type PageRequest, ProjectionRunner } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import type { ClientKind } from '../auth.events';
-import { cachedToken } from './token-cache';
+import { cachedToken, recallVerdict, rememberVerdict } from './token-cache';
 
 export interface AccountRow {
   readonly id: string;
@@ -99,6 +99,15 @@ export class AuthQueries {
   /** `token`, from the cache the auth projections keep current (token-cache.ts): the bearer guard's read. */
   liveToken(tokenHash: string): TokenRow | undefined {
     return cachedToken(this.runner.db, tokenHash, () => this.token(tokenHash));
+  }
+
+  /** Kept with the cached token rows, and forgotten with them (token-cache.ts). */
+  rememberVerdict(key: string, verdict: object): void {
+    rememberVerdict(this.runner.db, key, verdict);
+  }
+
+  recallVerdict<Verdict extends object>(key: string): Verdict | undefined {
+    return recallVerdict<Verdict>(this.runner.db, key);
   }
 
   user(id: string): UserRow | undefined {
