@@ -21,6 +21,17 @@ export interface Projection {
    * back and stops the runner. Must be deterministic: a rebuild must give the same rows.
    */
   apply(db: Database.Database, event: RecordedEnvelope): void;
+  /**
+   * At the start of each batch's transaction, inside it, before any `apply`: a projection that
+   * keeps rows in memory for the batch starts it empty (a rolled-back batch left it stale).
+   */
+  beginBatch?(db: Database.Database): void;
+  /**
+   * At the end of each batch's transaction, inside it, after the last `apply`: writes what the
+   * projection kept back during the batch (e.g. a row many of its events change), so it commits
+   * with the batch's checkpoint.
+   */
+  endBatch?(db: Database.Database): void;
   /** After each batch's transaction has committed: for hints (waking a worker), never for rows. */
   afterCommit?(): void;
   /**

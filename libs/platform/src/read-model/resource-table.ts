@@ -45,6 +45,13 @@ export interface ResourceTable {
 /** The resource as the API answers it: its id, its fields, its times and its version (not its account). */
 export type ResourceView<F> = Omit<Resource<F>, 'account_id'>;
 
+/**
+ * Stands for created_at while a row's answer is rendered, split there by ResourceProjection.apply:
+ * its last occurrence (only updated_at and version follow it).
+ */
+const CREATED_AT_MARK = '\uDC00created_at\uDC00';
+const CREATED_AT_JSON = JSON.stringify(CREATED_AT_MARK);
+
 /** The names of the declared columns, in order. */
 function columnNames(table: ResourceTable): string[] {
   return declaredColumns(table).map(([name]) => name);
@@ -152,9 +159,13 @@ export class ResourceProjection implements Projection {
     this.answer = new ResourceAnswer(table);
     this.answeredTypes = declaredColumns(table).filter(([c]) => !table.derived?.[c]);
     const all = ['id', 'account_id', ...this.columns, 'created_at', 'updated_at', 'version', API_JSON_COLUMN];
-    const replaced = [...this.columns, 'updated_at', 'version', API_JSON_COLUMN].map((c) => `${c} = excluded.${c}`);
+    const replaced = [...this.columns, 'updated_at', 'version'].map((c) => `${c} = excluded.${c}`);
+    // One statement per event: on an update the answer's text around its created_at comes bound
+    // (null: none, see apply) and the created_at it holds is the stored one (json_quote gives the
+    // same text as JSON.stringify for the ISO times created_at holds).
     this.upsert = `INSERT INTO ${name} (${all.join(', ')}) VALUES (${all.map(() => '?').join(', ')})
-      ON CONFLICT (id) DO UPDATE SET ${replaced.join(', ')}`;
+      ON CONFLICT (id) DO UPDATE SET ${replaced.join(', ')},
+        ${API_JSON_COLUMN} = coalesce(? || json_quote(created_at) || ?, '')`;
   }
 
   setup(db: Database.Database): void {
@@ -186,12 +197,20 @@ export class ResourceProjection implements Projection {
     const { account_id, occurred_at } = event.metadata;
     const id = data[idField];
     const version = Number(event.revision);
-    // The answer as a read of the stored row will give it: created_at is the first event's.
-    const existing = cachedStatement(db, `SELECT created_at FROM ${name} WHERE id = ?`).get(id) as
-      { created_at: string } | undefined;
     const row: Record<string, unknown> = Object.fromEntries(this.columns.map((c, i) => [c, values[i]]));
-    Object.assign(row, { id, created_at: existing?.created_at ?? occurred_at, updated_at: occurred_at, version });
+    Object.assign(row, { id, created_at: CREATED_AT_MARK, updated_at: occurred_at, version });
     const exact = typeof id === 'string' && this.answeredTypes.every(([c, type]) => storedAsIs(row[c], type));
+    // The answer as a read of the stored row will give it: created_at is the first event's.
+    let before: string | null = null;
+    let after: string | null = null;
+    let inserted = '';
+    if (exact) {
+      const rendered = this.answer.render(row);
+      const at = rendered.lastIndexOf(CREATED_AT_JSON);
+      before = rendered.slice(0, at);
+      after = rendered.slice(at + CREATED_AT_JSON.length);
+      inserted = before + JSON.stringify(occurred_at) + after;
+    }
     cachedStatement(db, this.upsert).run(
       id,
       account_id,
@@ -199,7 +218,9 @@ export class ResourceProjection implements Projection {
       occurred_at,
       occurred_at,
       version,
-      exact ? this.answer.render(row) : '',
+      inserted,
+      before,
+      after,
     );
     // A value SQLite converts (e.g. a number in a TEXT column): rendered from the row as stored.
     if (!exact) {
