@@ -454,7 +454,8 @@ export class ProjectionRunner {
     const handlers = this.handlersOf(active);
     this.db
       .transaction(() => {
-        for (const p of active) p.beginBatch?.(this.db);
+        const kind = { rebuild: this.bulk && !this.isolateFailures };
+        for (const p of active) p.beginBatch?.(this.db, kind);
         let i = 0;
         for (; i < batch.length; i++) {
           const work = batch[i];
