@@ -46,7 +46,6 @@ export async function replayBench(): Promise<void> {
           .join(' ')}`,
       );
       const rawMs = await rawRead(big);
-      // The default (as `filing replay`): the notifications on a second thread when there is a core for it.
       const { events, rebuildMs } = await rebuild(big);
       printComparison(
         `replay: rebuild every read model over ${events} events`,
@@ -54,12 +53,6 @@ export async function replayBench(): Promise<void> {
         'raw read of the same events from the store (pages of 5000)',
         rate(EVENTS, rawMs),
         'events/s',
-      );
-      const single = await rebuild(big, false);
-      console.log(
-        `${'  the same rebuild on one thread'.padEnd(58)} ${Math.round(rate(single.events, single.rebuildMs))
-          .toLocaleString('en-US')
-          .padStart(10)} events/s (ratio ${(rate(single.events, single.rebuildMs) / rate(EVENTS, rawMs)).toFixed(2)})`,
       );
     }
     await rebuild(small);
@@ -190,11 +183,8 @@ async function rawRead(dataDir: string): Promise<number> {
   return ms;
 }
 
-/**
- * Rebuilds with the projections the CLI registers, and publishes the result for the start-up
- * test. `threads`: as `filing replay` does (a second thread when there is a core); false: one.
- */
-async function rebuild(dataDir: string, threads = true): Promise<{ events: number; rebuildMs: number }> {
+/** Rebuilds with the projections the CLI registers, and publishes the result for the start-up test. */
+async function rebuild(dataDir: string): Promise<{ events: number; rebuildMs: number }> {
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
   const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false });
   try {
@@ -202,7 +192,7 @@ async function rebuild(dataDir: string, threads = true): Promise<{ events: numbe
     const store = new SqliteEventStore({ file: eventsFile });
     const file = newReadModelFile(dataDir);
     const projections = app.get(ProjectionRunner).registered;
-    const result = await rebuildReadModels({ store, projections, file, ...(threads && { eventsFile }) });
+    const result = await rebuildReadModels({ store, projections, file, eventsFile });
     await store.close();
     publishReadModelFile(dataDir, file);
     return { events: result.events, rebuildMs: result.elapsedMs };
