@@ -188,11 +188,9 @@ async function rebuild(dataDir: string): Promise<{ events: number; rebuildMs: nu
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
   const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false });
   try {
-    const eventsFile = join(dataDir, 'events.db');
-    const store = new SqliteEventStore({ file: eventsFile });
+    const store = new SqliteEventStore({ file: join(dataDir, 'events.db') });
     const file = newReadModelFile(dataDir);
-    const projections = app.get(ProjectionRunner).registered;
-    const result = await rebuildReadModels({ store, projections, file, eventsFile });
+    const result = await rebuildReadModels({ store, projections: app.get(ProjectionRunner).registered, file });
     await store.close();
     publishReadModelFile(dataDir, file);
     return { events: result.events, rebuildMs: result.elapsedMs };

@@ -10,10 +10,5 @@ export type EventStoreConfig =
 export function createEventStore(config: EventStoreConfig): EventStore {
   return config.kind === 'esdb'
     ? new EsdbEventStore(config.connectionString)
-    : new SqliteEventStore({ file: sqliteEventsFile(config)! });
-}
-
-/** The SQLite store's file (another connection may read it, e.g. a rebuild thread); null for EventStoreDB. */
-export function sqliteEventsFile(config: EventStoreConfig): string | null {
-  return config.kind === 'sqlite' ? join(config.dataDir, 'events.db') : null;
+    : new SqliteEventStore({ file: join(config.dataDir, 'events.db') });
 }

@@ -1,4 +1,4 @@
-import { EVENT_STORE, type EventStore, positionToString, sqliteEventsFile } from '@filing/event-store';
+import { EVENT_STORE, type EventStore, positionToString } from '@filing/event-store';
 import {
   APP_CONFIG,
   type AppConfig,
@@ -17,10 +17,8 @@ export const auditCommand: CliCommand = {
   summary: 'Rebuild read models into scratch and compare them with the live ones (non-zero exit on any difference)',
   async run(app, args, out) {
     if (args.length > 0) throw new UsageError(`audit takes no arguments, got ${args.join(' ')}`);
-    const config = app.get<AppConfig>(APP_CONFIG);
     const report = await auditReadModels({
-      dataDir: config.dataDir,
-      eventsFile: sqliteEventsFile(config.eventStore) ?? undefined,
+      dataDir: app.get<AppConfig>(APP_CONFIG).dataDir,
       store: app.get<EventStore>(EVENT_STORE),
       projections: app.get(ProjectionRunner).registered,
     }).catch((err: unknown) => {

@@ -1,5 +1,5 @@
 import { SingleBar } from 'cli-progress';
-import { EVENT_STORE, type EventStore, sqliteEventsFile } from '@filing/event-store';
+import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import {
   APP_CONFIG,
   type AppConfig,
@@ -26,13 +26,7 @@ export const replayCommand: CliCommand = {
     const projections = app.get(ProjectionRunner).registered;
     const file = newReadModelFile(config.dataDir);
     const reporter = progressReporter(out);
-    const result = await rebuildReadModels({
-      store,
-      projections,
-      file,
-      onProgress: reporter.update,
-      eventsFile: sqliteEventsFile(config.eventStore) ?? undefined,
-    });
+    const result = await rebuildReadModels({ store, projections, file, onProgress: reporter.update });
     reporter.done();
     publishReadModelFile(config.dataDir, file);
     const seconds = result.elapsedMs / 1000;

@@ -10,8 +10,6 @@ export interface AuditOptions {
   readonly dataDir: string;
   readonly store: EventStore;
   readonly projections: readonly Projection[];
-  /** The SQLite store's file: the rebuild may use a second thread (RebuildOptions.eventsFile). */
-  readonly eventsFile?: string;
 }
 
 export interface AuditReport {
@@ -34,7 +32,7 @@ export class AuditNotPossibleError extends Error {
  * reached, and compares the two table by table inside one read snapshot of the live database,
  * so a running service may keep writing meanwhile.
  */
-export async function auditReadModels({ dataDir, store, projections, eventsFile }: AuditOptions): Promise<AuditReport> {
+export async function auditReadModels({ dataDir, store, projections }: AuditOptions): Promise<AuditReport> {
   const liveFile = activeReadModelFile(dataDir);
   if (!existsSync(liveFile))
     throw new AuditNotPossibleError(`No live read models at ${liveFile}: has the service run?`);
@@ -60,7 +58,7 @@ export async function auditReadModels({ dataDir, store, projections, eventsFile 
       live,
       projections.map((p) => p.name),
     );
-    await rebuildReadModels({ store, projections, file: scratch, stopAt: position, eventsFile });
+    await rebuildReadModels({ store, projections, file: scratch, stopAt: position });
     const rebuilt = new Database(scratch, { readonly: true });
     try {
       const tables = projections.flatMap((p) => p.tables);

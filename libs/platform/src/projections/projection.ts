@@ -1,13 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { RecordedEnvelope } from '../events/envelope';
 
-/** Where a projection's class is exported, for a rebuild thread that makes its own instance. */
-export interface ProjectionModule {
-  /** The module's file: `__filename` where the class is declared. */
-  readonly file: string;
-  readonly exportName: string;
-}
-
 /**
  * A read model kept in `DATA_DIR/read.db`. Everything in it can be rebuilt from the stream, so
  * changing its shape is a `version` bump, never a migration.
@@ -48,11 +41,6 @@ export interface Projection {
    * the tables' other indexes once, after the load, instead of updating them row by row.
    */
   readonly indexesAfterLoad?: boolean;
-  /**
-   * For a projection whose class needs nothing injected (`new` with no arguments gives the same
-   * projection): a rebuild may then make it on a second thread and build its tables there.
-   */
-  readonly module?: ProjectionModule;
 }
 
 export function projectionHandles(projection: Projection, eventType: string): boolean {

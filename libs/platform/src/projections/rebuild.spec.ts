@@ -9,7 +9,6 @@ import { ProjectionRunner } from './projection-runner';
 import { activeReadModelFile, newReadModelFile, publishReadModelFile, staleReadModelFiles } from './read-model-files';
 import { compareReadModels, readModelPosition, rebuildReadModels } from './rebuild';
 import { cachedStatement } from './statements';
-import { PoisonedProjection, TitleCountsProjection } from '../testing/thread-projections';
 
 const context = { account_id: 'acc', actor: 'test', correlation_id: 'c', causation_id: null };
 
@@ -67,42 +66,6 @@ describe('rebuilding and auditing read models', () => {
     const again = new Database(file, { readonly: true });
     expect(compareReadModels(live.db, again, titles.tables).digest).toBe(first.digest);
     again.close();
-  });
-
-  it('builds the projections that name their module on a second thread, with the same rows, indexes and checkpoints', async () => {
-    const counts = new TitleCountsProjection();
-    const reference = new ProjectionRunner({ store, file: join(dir, 'counts.db'), projections: [titles, counts] });
-    await reference.start();
-    expect(await reference.waitFor(await store.headPosition(), 5_000)).toBe(true);
-    const file = join(dir, 'threaded.db');
-    const progress = await rebuildReadModels({
-      store,
-      projections: [titles, counts],
-      file,
-      eventsFile: join(dir, 'events.db'),
-    });
-    expect(progress.events).toBe(30);
-    const rebuilt = new Database(file, { readonly: true });
-    const compared = compareReadModels(reference.db, rebuilt, ['titles', 'title_counts']);
-    expect(compared.differences).toEqual([]);
-    expect(compared.rows).toBe(14);
-    expect(readModelPosition(rebuilt, ['titles', 'title_counts'])).toEqual(await store.headPosition());
-    const index = "SELECT sql FROM sqlite_master WHERE name = 'title_counts_by_last'";
-    expect(rebuilt.prepare(index).get()).toEqual(reference.db.prepare(index).get());
-    rebuilt.close();
-    await reference.close();
-  });
-
-  it('fails when the rebuild thread fails', async () => {
-    await write(store, 'doc-1', 'poison');
-    await expect(
-      rebuildReadModels({
-        store,
-        projections: [titles, new PoisonedProjection()],
-        file: join(dir, 'threaded.db'),
-        eventsFile: join(dir, 'events.db'),
-      }),
-    ).rejects.toThrow(/poisoned/);
   });
 
   it('names the table and row of a corrupted live row, and of a missing one', async () => {

@@ -1,11 +1,9 @@
-import { comparePositions, positionToString, type EventStore, type Position } from '@filing/event-store';
+import { comparePositions, type EventStore, type Position } from '@filing/event-store';
 import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { availableParallelism } from 'node:os';
 import type { Projection } from './projection';
 import { ProjectionRunner } from './projection-runner';
 import { removeDatabaseFiles } from './read-model-files';
-import { rebuildOnThread, threadable } from './rebuild-thread';
 
 export interface RebuildProgress {
   readonly events: number;
@@ -24,11 +22,6 @@ export interface RebuildOptions {
   readonly stopAt?: Position | null;
   readonly onProgress?: (progress: RebuildProgress) => void;
   readonly progressIntervalMs?: number;
-  /**
-   * The SQLite store's file (not `:memory:`): with it, and a second core, the projections that
-   * name their `module` are rebuilt on a worker thread reading the file itself, at the same time.
-   */
-  readonly eventsFile?: string;
 }
 
 /** Events read and applied at a time in a rebuild: one transaction each. */
@@ -36,102 +29,43 @@ const PAGE_SIZE = 5000;
 
 /** Builds every read model from the stream into a fresh database, up to one position. */
 export async function rebuildReadModels(options: RebuildOptions): Promise<RebuildProgress> {
-  const { store, projections, file, eventsFile } = options;
+  const { store, projections, file } = options;
   removeDatabaseFiles(file);
   const target = options.stopAt !== undefined ? options.stopAt : await store.headPosition();
-  const parallel = eventsFile !== undefined && eventsFile !== ':memory:' && availableParallelism() > 1;
-  const onThread = parallel ? threadable(projections) : [];
-  const here = projections.filter((p) => !onThread.includes(p));
-  const threadFile = `${file}.thread`;
   const quiet = { log: () => {}, error: () => {}, warn: () => {} };
   const runner = new ProjectionRunner({
     store,
     file,
-    projections: here,
+    projections,
     logger: quiet,
     isolateFailures: false,
     bulk: true,
   });
   const started = Date.now();
-  let threadEvents = 0;
   const progress = (): RebuildProgress => ({
-    // Both read every event: the thread's count when it is ahead (or alone).
-    events: Math.max(runner.eventsProcessed, threadEvents),
+    events: runner.eventsProcessed,
     elapsedMs: Date.now() - started,
     position: runner.position(),
     target,
   });
   const interval = options.progressIntervalMs ?? 500;
   let reported = started;
-  const report = () => {
-    if (Date.now() - reported < interval) return;
-    reported = Date.now();
-    options.onProgress?.(progress());
-  };
   try {
-    removeDatabaseFiles(threadFile);
-    const thread =
-      onThread.length > 0 && eventsFile
-        ? rebuildOnThread(
-            {
-              eventsFile,
-              file: threadFile,
-              projections: onThread.map((p) => p.module!),
-              until: target && positionToString(target),
-              pageSize: PAGE_SIZE,
-            },
-            (events) => {
-              threadEvents = events;
-              report();
-            },
-          )
-        : Promise.resolve(0);
-    // Settled either way before the files go: a failure here must not leave the thread writing.
-    const [own, other] = await Promise.allSettled([
-      runner.replay({ until: target, pageSize: PAGE_SIZE, onPage: report }),
-      thread,
-    ]);
-    if (own.status === 'rejected') throw own.reason;
-    if (other.status === 'rejected') throw other.reason;
-    threadEvents = other.value;
+    await runner.replay({
+      until: target,
+      pageSize: PAGE_SIZE,
+      onPage: () => {
+        if (Date.now() - reported < interval) return;
+        reported = Date.now();
+        options.onProgress?.(progress());
+      },
+    });
     runner.createDeferredIndexes();
-    if (onThread.length > 0) copyTables(runner.db, threadFile, onThread);
     const done = progress();
     options.onProgress?.(done);
     return done;
   } finally {
     await runner.close();
-    removeDatabaseFiles(threadFile);
-  }
-}
-
-/**
- * Moves the thread's projections into the rebuilt database: each table made as the thread made
- * it, with its indexes, then filled from it (SQLite copies an empty table's pages and indexes
- * as they are), and their checkpoints.
- */
-function copyTables(db: Database.Database, from: string, projections: readonly Projection[]): void {
-  db.prepare('ATTACH DATABASE ? AS thread').run(from);
-  try {
-    const schema = db.prepare<[string], { type: string; sql: string | null }>(
-      "SELECT type, sql FROM thread.sqlite_master WHERE tbl_name = ? ORDER BY type = 'index', rowid",
-    );
-    db.transaction(() => {
-      for (const table of projections.flatMap((p) => p.tables)) {
-        const parts = schema.all(table);
-        if (parts.length === 0) continue;
-        for (const part of parts) if (part.sql) db.exec(part.sql);
-        const quoted = `"${table.replace(/"/g, '""')}"`;
-        db.exec(`INSERT INTO main.${quoted} SELECT * FROM thread.${quoted}`);
-      }
-      const names = projections.map((p) => p.name);
-      db.prepare(
-        `INSERT INTO main.projection_checkpoints SELECT * FROM thread.projection_checkpoints
-         WHERE name IN (${names.map(() => '?').join(', ')})`,
-      ).run(...names);
-    }).immediate();
-  } finally {
-    db.exec('DETACH DATABASE thread');
   }
 }
 

@@ -29,8 +29,6 @@ export class NotificationsProjection implements Projection {
   readonly handles = NOTIFIABLE_EVENT_PREFIXES;
   /** `apply` finds rows by stream and event id alone (unique indexes stay during a rebuild). */
   readonly indexesAfterLoad = true;
-  /** It needs nothing injected: a rebuild may build it on a second thread. */
-  readonly module = { file: __filename, exportName: NotificationsProjection.name };
 
   setup(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_notifications (
