@@ -454,6 +454,8 @@ export class ProjectionRunner {
     const handlers = this.handlersOf(active);
     this.db
       .transaction(() => {
+        const kind = { rebuild: this.bulk && !this.isolateFailures };
+        for (const p of active) p.beginBatch?.(this.db, kind);
         let i = 0;
         for (; i < batch.length; i++) {
           const work = batch[i];
@@ -475,6 +477,7 @@ export class ProjectionRunner {
           let envelope: RecordedEnvelope | undefined;
           for (const p of handlers(work.event.type)) envelope = this.applyOne(p, work.event, envelope);
         }
+        for (const p of active) p.endBatch?.(this.db);
         if (
           batch.length > 0 &&
           (ahead === null || comparePositions(messagePosition(batch[batch.length - 1]), ahead) > 0)

@@ -212,4 +212,25 @@ describe('a declared resource table', () => {
       model.close();
     }
   });
+  it('in a rebuild batch writes each resource once, with the rows an event-by-event apply gives', () => {
+    const events: Array<[NoteEvent, number, string, string]> = [
+      [{ type: 'notes.NoteCreated', data: note('b1', 'One') }, 0, 'acc-1', '2026-02-01T00:00:00.000Z'],
+      [{ type: 'notes.NoteUpdated', data: note('b1', 'Uno', 'done') }, 1, 'acc-2', '2026-02-02T00:00:00.000Z'],
+      [{ type: 'notes.NoteUpdated', data: note('n1', 'Eins') }, 1, 'acc-1', '2026-02-03T00:00:00.000Z'],
+      [{ type: 'notes.NoteDeleted', data: note('n2', 'Two') }, 2, 'acc-1', '2026-02-04T00:00:00.000Z'],
+      [{ type: 'notes.NoteCreated', data: note('n2', 'Again') }, 3, 'acc-2', '2026-02-05T00:00:00.000Z'],
+      [{ type: 'notes.NoteUpdated', data: note('n2', 'Again 2') }, 4, 'acc-1', '2026-02-06T00:00:00.000Z'],
+    ];
+    const rows = () => db.prepare('SELECT * FROM notes ORDER BY id').all();
+    const snapshot = db.serialize();
+    for (const [event, revision, account, at] of events) apply(event, revision, account, at);
+    const oneByOne = rows();
+    db.close();
+    db = new Database(snapshot);
+    projection.beginBatch(db, { rebuild: true });
+    for (const [event, revision, account, at] of events) apply(event, revision, account, at);
+    expect(db.prepare("SELECT title FROM notes WHERE id = 'n1'").get()).toEqual({ title: 'One' }); // not yet written
+    projection.endBatch(db);
+    expect(rows()).toEqual(oneByOne);
+  });
 });

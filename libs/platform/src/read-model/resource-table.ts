@@ -45,6 +45,13 @@ export interface ResourceTable {
 /** The resource as the API answers it: its id, its fields, its times and its version (not its account). */
 export type ResourceView<F> = Omit<Resource<F>, 'account_id'>;
 
+/**
+ * Stands for created_at while a row's answer is rendered, split there by ResourceProjection.apply:
+ * its last occurrence (only updated_at and version follow it).
+ */
+const CREATED_AT_MARK = '\uDC00created_at\uDC00';
+const CREATED_AT_JSON = JSON.stringify(CREATED_AT_MARK);
+
 /** The names of the declared columns, in order. */
 function columnNames(table: ResourceTable): string[] {
   return declaredColumns(table).map(([name]) => name);
@@ -152,9 +159,13 @@ export class ResourceProjection implements Projection {
     this.answer = new ResourceAnswer(table);
     this.answeredTypes = declaredColumns(table).filter(([c]) => !table.derived?.[c]);
     const all = ['id', 'account_id', ...this.columns, 'created_at', 'updated_at', 'version', API_JSON_COLUMN];
-    const replaced = [...this.columns, 'updated_at', 'version', API_JSON_COLUMN].map((c) => `${c} = excluded.${c}`);
+    const replaced = [...this.columns, 'updated_at', 'version'].map((c) => `${c} = excluded.${c}`);
+    // One statement per event: on an update the answer's text around its created_at comes bound
+    // (null: none, see apply) and the created_at it holds is the stored one (json_quote gives the
+    // same text as JSON.stringify for the ISO times created_at holds).
     this.upsert = `INSERT INTO ${name} (${all.join(', ')}) VALUES (${all.map(() => '?').join(', ')})
-      ON CONFLICT (id) DO UPDATE SET ${replaced.join(', ')}`;
+      ON CONFLICT (id) DO UPDATE SET ${replaced.join(', ')},
+        ${API_JSON_COLUMN} = coalesce(? || json_quote(created_at) || ?, '')`;
   }
 
   setup(db: Database.Database): void {
@@ -173,10 +184,28 @@ export class ResourceProjection implements Projection {
     `);
   }
 
+  /**
+   * In a rebuild's batch: each resource's row as of its latest event, written once at the batch's
+   * end (in first-seen order). Only in a rebuild, where any failure fails the whole run: live, a
+   * row is written by its own event's apply, so a failing event halts this projection alone.
+   */
+  private pending: Map<unknown, PendingRow> | null = null;
+
+  beginBatch(_db: Database.Database, batch: { readonly rebuild: boolean }): void {
+    this.pending = batch.rebuild ? new Map() : null;
+  }
+
+  endBatch(db: Database.Database): void {
+    const pending = this.pending;
+    this.pending = null;
+    if (pending) for (const row of pending.values()) this.write(db, row);
+  }
+
   apply(db: Database.Database, event: RecordedEnvelope): void {
     const { name, idField, derived = {}, json = [] } = this.table;
     const data = event.data as Readonly<Record<string, unknown>>;
     if (event.type === this.table.deletedBy) {
+      this.pending?.delete(data[idField]);
       cachedStatement(db, `DELETE FROM ${name} WHERE id = ?`).run(data[idField]);
       return;
     }
@@ -185,28 +214,67 @@ export class ResourceProjection implements Projection {
     );
     const { account_id, occurred_at } = event.metadata;
     const id = data[idField];
-    const version = Number(event.revision);
-    // The answer as a read of the stored row will give it: created_at is the first event's.
-    const existing = cachedStatement(db, `SELECT created_at FROM ${name} WHERE id = ?`).get(id) as
-      { created_at: string } | undefined;
+    const row: PendingRow = {
+      id,
+      account_id,
+      values,
+      created_at: occurred_at,
+      updated_at: occurred_at,
+      version: Number(event.revision),
+    };
+    if (!this.pending) return this.write(db, row);
+    // What the batch's first event of the resource would have inserted, if no row exists.
+    const first = this.pending.get(id);
+    this.pending.set(id, first ? { ...row, account_id: first.account_id, created_at: first.created_at } : row);
+  }
+
+  /** Inserts the row, or updates it keeping its account and created_at (the first event's). */
+  private write(db: Database.Database, pending: PendingRow): void {
+    const { id, account_id, values, created_at, updated_at, version } = pending;
     const row: Record<string, unknown> = Object.fromEntries(this.columns.map((c, i) => [c, values[i]]));
-    Object.assign(row, { id, created_at: existing?.created_at ?? occurred_at, updated_at: occurred_at, version });
+    Object.assign(row, { id, created_at: CREATED_AT_MARK, updated_at, version });
     const exact = typeof id === 'string' && this.answeredTypes.every(([c, type]) => storedAsIs(row[c], type));
+    // The answer as a read of the stored row will give it: created_at is the first event's.
+    let before: string | null = null;
+    let after: string | null = null;
+    let inserted = '';
+    if (exact) {
+      const rendered = this.answer.render(row);
+      const at = rendered.lastIndexOf(CREATED_AT_JSON);
+      before = rendered.slice(0, at);
+      after = rendered.slice(at + CREATED_AT_JSON.length);
+      inserted = before + JSON.stringify(created_at) + after;
+    }
     cachedStatement(db, this.upsert).run(
       id,
       account_id,
       ...values,
-      occurred_at,
-      occurred_at,
+      created_at,
+      updated_at,
       version,
-      exact ? this.answer.render(row) : '',
+      inserted,
+      before,
+      after,
     );
     // A value SQLite converts (e.g. a number in a TEXT column): rendered from the row as stored.
     if (!exact) {
-      const stored = cachedStatement(db, `SELECT * FROM ${name} WHERE id = ?`).get(id) as object;
-      cachedStatement(db, `UPDATE ${name} SET ${API_JSON_COLUMN} = ? WHERE id = ?`).run(this.answer.render(stored), id);
+      const stored = cachedStatement(db, `SELECT * FROM ${this.table.name} WHERE id = ?`).get(id) as object;
+      cachedStatement(db, `UPDATE ${this.table.name} SET ${API_JSON_COLUMN} = ? WHERE id = ?`).run(
+        this.answer.render(stored),
+        id,
+      );
     }
   }
+}
+
+/** A resource's row as its events so far make it, not yet written. */
+interface PendingRow {
+  readonly id: unknown;
+  readonly account_id: string | null;
+  readonly values: readonly unknown[];
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly version: number;
 }
 
 /**
