@@ -152,7 +152,7 @@ function percentile(values: number[], p: number): number {
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 async function start(script: string): Promise<Server> {
-  const child = spawn(process.execPath, [...serverExecArgv(), '-r', '@swc-node/register', join(__dirname, script)], {
+  const child = spawn(process.execPath, [...(script === 'write.server.ts' ? profileArgv() : []), '-r', '@swc-node/register', join(__dirname, script)], {
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   const lines = createInterface({ input: child.stdout! });
@@ -164,7 +164,7 @@ async function start(script: string): Promise<Server> {
 }
 
 /** `BENCH_WRITE_PROFILE=dir` profiles the service process (`node --cpu-prof`). */
-function serverExecArgv(): string[] {
+function profileArgv(): string[] {
   const dir = process.env.BENCH_WRITE_PROFILE;
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
