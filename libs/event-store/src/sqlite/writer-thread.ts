@@ -93,6 +93,8 @@ export class WriterThread {
     const worker = this.worker;
     if (!worker) return;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    // Idle, the thread is unref'd: waiting for it must keep the process alive.
+    worker.ref();
     worker.postMessage('close');
     await exited;
   }
