@@ -79,7 +79,11 @@ const SCAN_BATCH = 512;
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite';
   private readonly db: Database.Database;
-  private readonly writer: { send(requests: readonly WriteRequest[]): Promise<WriteOutcome[]>; close(): Promise<void> };
+  private readonly writer: {
+    send(requests: readonly WriteRequest[]): Promise<WriteOutcome[]>;
+    ready(): Promise<void>;
+    close(): Promise<void>;
+  };
   private queue: PendingWrite[] = [];
   private flushScheduled = false;
   private readonly inFlight = new Set<Promise<void>>();
@@ -99,7 +103,7 @@ export class SqliteEventStore implements EventStore {
     this.stmt = this.prepareStatements();
     if (options.file === ':memory:' || options.writer === 'inline') {
       const inline = new SqliteWriter(this.db, maxBatch);
-      this.writer = { send: async (requests) => inline.commit(requests), close: async () => {} };
+      this.writer = { send: async (requests) => inline.commit(requests), ready: async () => {}, close: async () => {} };
     } else {
       this.writer = new WriterThread({ file: options.file, synchronous, maxBatch });
     }
@@ -125,6 +129,14 @@ export class SqliteEventStore implements EventStore {
       ),
       ping: db.prepare('SELECT 1'),
     };
+  }
+
+  /**
+   * Resolves once the writer thread has opened the log (it starts with the store; appends sent
+   * before wait for it). Rejects with EventStoreUnavailableError if it could not start.
+   */
+  ready(): Promise<void> {
+    return this.writer.ready();
   }
 
   appendToStream(streamId: string, events: readonly EventData[], options: AppendOptions = {}): Promise<AppendResult> {

@@ -11,6 +11,7 @@ const port = parentPort!;
 const options = workerData as WriterThreadOptions;
 const db = openEventsDatabase(options.file, options.synchronous);
 const writer = new SqliteWriter(db, options.maxBatch);
+port.postMessage('ready');
 
 port.on('message', (first: WriterCall | 'close') => {
   const calls: WriterCall[] = [];

@@ -72,10 +72,15 @@ export function decodeOutcome(outcome: EncodedOutcome): WriteOutcome {
  */
 export class WriterThread {
   private worker: Worker | null = null;
+  private booted: Promise<void> = Promise.resolve();
   private nextId = 0;
   private readonly calls = new Map<number, { resolve(outcomes: WriteOutcome[]): void; reject(err: Error): void }>();
 
-  constructor(private readonly options: WriterThreadOptions) {}
+  constructor(private readonly options: WriterThreadOptions) {
+    // Started now, not at the first append: booting a thread takes a while (longer still from
+    // the TypeScript sources), and the first caller should not wait for it.
+    this.worker = this.start();
+  }
 
   send(requests: readonly WriteRequest[]): Promise<WriteOutcome[]> {
     const worker = (this.worker ??= this.start());
@@ -86,6 +91,11 @@ export class WriterThread {
       if (this.calls.size === 1) worker.ref();
       worker.postMessage({ id, requests } satisfies WriterCall);
     });
+  }
+
+  /** Resolves once the thread has opened the database; rejects if it could not. */
+  ready(): Promise<void> {
+    return this.booted;
   }
 
   /** Resolves once every call sent so far is answered and the thread has closed its database. */
@@ -100,8 +110,21 @@ export class WriterThread {
   }
 
   private start(): Worker {
+    // Ref'd while it boots (someone may be waiting on ready()), unref'd once idle.
     const worker = spawnWriter(this.options);
-    worker.on('message', (answer: WriterAnswer) => {
+    this.booted = new Promise<void>((resolve, reject) => {
+      worker.once('message', () => {
+        if (this.calls.size === 0) worker.unref();
+        resolve();
+      });
+      worker.once('exit', () =>
+        reject(new EventStoreUnavailableError("The event store's writer thread did not start")),
+      );
+    });
+    // Observed here, so a writer that never starts is not also an unhandled rejection.
+    this.booted.catch(() => {});
+    worker.on('message', (answer: WriterAnswer | 'ready') => {
+      if (answer === 'ready') return;
       const call = this.calls.get(answer.id);
       this.calls.delete(answer.id);
       if (this.calls.size === 0) worker.unref();

@@ -13,6 +13,7 @@ import {
   type ProcessorStatus,
 } from '../processors/stream-processor';
 import { projectionHandles, type Projection } from './projection';
+import { SAFETY_NET_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './wal-checkpointer';
 
 export interface ProjectionRunnerOptions {
   readonly store: EventStore;
@@ -79,6 +80,7 @@ export class ProjectionRunner {
   private running = false;
   private fatal: Error | null = null;
   private saveCheckpoint: Database.Statement<[string, string]> | undefined;
+  private walCheckpointer: WalCheckpointer | null = null;
 
   constructor(options: ProjectionRunnerOptions) {
     this.store = options.store;
@@ -87,7 +89,7 @@ export class ProjectionRunner {
     this.stopAt = options.stopAt;
     this.isolateFailures = options.isolateFailures ?? true;
     this.backoff = options.backoff;
-    this.current = openReadDatabase(options.file, options.bulk);
+    this.current = this.open(options.file, options.bulk);
     for (const p of options.projections ?? []) this.add(p);
   }
 
@@ -117,12 +119,26 @@ export class ProjectionRunner {
     const wasRunning = this.running;
     await this.stop();
     const old = this.current;
-    this.current = openReadDatabase(file);
+    this.current = this.open(file);
     this.saveCheckpoint = undefined;
     this.checkpoints = new Map();
     if (old.open) old.close();
     if (wasRunning) await this.start();
     else this.prepare();
+  }
+
+  /** Opens the read database; a live one (WAL) is checkpointed by a thread, off the event loop. */
+  private open(file: string, bulk = false): Database.Database {
+    this.walCheckpointer?.stop();
+    this.walCheckpointer = null;
+    const db = openReadDatabase(file, bulk);
+    if (!bulk && file !== ':memory:') {
+      db.pragma(`wal_autocheckpoint = ${SAFETY_NET_AUTOCHECKPOINT_PAGES}`);
+      this.walCheckpointer = new WalCheckpointer(file, (message) => {
+        this.logger.warn(`Read-model WAL checkpoint: ${message}`);
+      });
+    }
+    return db;
   }
 
   /** Registers a projection; only while stopped. */
@@ -173,6 +189,7 @@ export class ProjectionRunner {
   async close(): Promise<void> {
     await this.stop();
     this.settleAll(false);
+    this.walCheckpointer?.stop();
     if (this.current.open) this.current.close();
   }
 
