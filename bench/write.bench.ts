@@ -152,9 +152,13 @@ function percentile(values: number[], p: number): number {
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 async function start(script: string): Promise<Server> {
-  const child = spawn(process.execPath, [...(script === 'write.server.ts' ? profileArgv() : []), '-r', '@swc-node/register', join(__dirname, script)], {
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(script === 'write.server.ts' ? profileArgv() : []), '-r', '@swc-node/register', join(__dirname, script)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    },
+  );
   const lines = createInterface({ input: child.stdout! });
   const [line] = (await Promise.race([
     once(lines, 'line'),
