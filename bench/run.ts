@@ -7,6 +7,7 @@ import { authBench } from './auth.bench';
 import { memoryBench, replayBench } from './replay.bench';
 import { storeBench } from './store.bench';
 import { webhooksBench } from './webhooks.bench';
+import { writeBench } from './write.bench';
 
 const benches: Record<string, () => Promise<void>> = {
   store: storeBench,
@@ -14,6 +15,7 @@ const benches: Record<string, () => Promise<void>> = {
   api: apiBench,
   webhooks: webhooksBench,
   replay: replayBench,
+  write: writeBench,
   memory: memoryBench,
 };
 

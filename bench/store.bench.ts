@@ -40,13 +40,14 @@ export async function storeBench(): Promise<void> {
   }
 }
 
-async function adapterAppends(file: string): Promise<number> {
+/** Ms for `appends` single-event appends from `CALLERS` concurrent callers (the write bench's baseline too). */
+export async function adapterAppends(file: string, appends = APPENDS): Promise<number> {
   const store = new SqliteEventStore({ file });
   let next = 0;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: CALLERS }, async (_, caller) => {
-      while (next < APPENDS) {
+      while (next < appends) {
         const i = next++;
         await store.appendToStream(`bench-${caller}-${i % 50}`, [
           { id: randomUUID(), type: 'bench.Appended', data: { i, payload: 'x'.repeat(200) } },

@@ -2,6 +2,7 @@ import { type DynamicModule, Global, Inject, Injectable, Module, type OnApplicat
 import { createEventStore, type EventStoreConfig } from './create-event-store';
 import { EVENT_STORE, type EventStore } from './event-store.port';
 import { ObservedEventStore } from './observed-event-store';
+import { SqliteEventStore } from './sqlite/sqlite-event-store';
 
 @Injectable()
 class EventStoreCloser implements OnApplicationShutdown {
@@ -26,7 +27,15 @@ export class EventStoreModule {
       module: EventStoreModule,
       global: true,
       providers: [
-        { provide: EVENT_STORE, useFactory: () => new ObservedEventStore(createEventStore(config)) },
+        {
+          provide: EVENT_STORE,
+          useFactory: async () => {
+            const store = createEventStore(config);
+            // The app serves only once the sqlite writer thread is up (a broken one fails the start).
+            if (store instanceof SqliteEventStore) await store.ready();
+            return new ObservedEventStore(store);
+          },
+        },
         EventStoreCloser,
       ],
       exports: [EVENT_STORE],

@@ -1,16 +1,11 @@
-import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import type Database from 'better-sqlite3';
 import {
   ANY,
-  NO_STREAM,
-  STREAM_EXISTS,
   type AppendOptions,
   type AppendResult,
   type EventData,
   type EventStore,
   type EventSubscription,
-  type ExpectedRevision,
   type JsonObject,
   type Position,
   type ReadAllOptions,
@@ -21,8 +16,10 @@ import {
   type SubscriptionFilter,
   type SubscriptionMessage,
 } from '../event-store.port';
-import { EventStoreUnavailableError, WrongExpectedVersionError } from '../errors';
+import { EventStoreUnavailableError } from '../errors';
 import { validateAppend } from '../validate-events';
+import { openEventsDatabase, SqliteWriter, type WriteOutcome, type WriteRequest } from './sqlite-writer';
+import { WriterThread } from './writer-thread';
 
 export interface SqliteEventStoreOptions {
   /** Path of the database file (`DATA_DIR/events.db`), or `:memory:`. */
@@ -36,6 +33,12 @@ export interface SqliteEventStoreOptions {
   readonly pollIntervalMs?: number;
   /** Most appends grouped into one transaction. */
   readonly maxBatch?: number;
+  /**
+   * `thread` (default for a file): commits and their fsyncs run on a worker thread with its own
+   * connection, off the event loop. `inline`: on the caller's thread (always for `:memory:`,
+   * whose data no second connection can see).
+   */
+  readonly writer?: 'thread' | 'inline';
 }
 
 interface EventRow {
@@ -57,11 +60,9 @@ interface MetadataRow {
   deleted: bigint;
 }
 
-interface PendingAppend {
-  streamId: string;
-  events: readonly EventData[];
-  expected: ExpectedRevision;
-  resolve(result: AppendResult): void;
+interface PendingWrite {
+  readonly request: WriteRequest;
+  resolve(result: AppendResult | undefined): void;
   reject(err: unknown): void;
 }
 
@@ -69,53 +70,43 @@ const SCAN_BATCH = 512;
 
 /**
  * The embedded event store: one SQLite file in WAL mode. The global position is the rowid.
- * Appends from concurrent callers are queued and committed together in one transaction (group
- * commit), each in its own savepoint so one caller's conflict never undoes another's append.
+ * Writes from concurrent callers are queued and committed together in one transaction (group
+ * commit, sqlite-writer.ts), each in its own savepoint so one caller's conflict never undoes
+ * another's append; by default on a writer thread, so the fsync never blocks the event loop.
+ * Reads and subscriptions use this thread's own connection (WAL: they see every acknowledged
+ * commit). An append resolves only once its transaction is committed.
  */
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite';
   private readonly db: Database.Database;
-  private readonly queue: PendingAppend[] = [];
+  private readonly writer: {
+    send(requests: readonly WriteRequest[]): Promise<WriteOutcome[]>;
+    ready(): Promise<void>;
+    close(): Promise<void>;
+  };
+  private queue: PendingWrite[] = [];
   private flushScheduled = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Set by close(): no new writes from then on; reads go on until the queued writes are done. */
+  private closing: Promise<void> | null = null;
   private closed = false;
   private readonly appendListeners = new Set<() => void>();
   private readonly pollIntervalMs: number;
-  private readonly maxBatch: number;
   private readonly stmt: ReturnType<SqliteEventStore['prepareStatements']>;
+  private readonly scans = new Map<string, Database.Statement<unknown[], EventRow>>();
 
   constructor(options: SqliteEventStoreOptions) {
-    if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true });
-    this.db = new Database(options.file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
-    // Another process (the CLI) may hold the write lock for a moment.
-    this.db.pragma('busy_timeout = 5000');
-    this.db.defaultSafeIntegers(true);
-    this.db.exec(`
-      CREATE TABLE IF NOT EXISTS events (
-        position  INTEGER PRIMARY KEY,
-        stream_id TEXT    NOT NULL,
-        revision  INTEGER NOT NULL,
-        event_id  TEXT    NOT NULL,
-        type      TEXT    NOT NULL,
-        data      TEXT    NOT NULL,
-        metadata  TEXT    NOT NULL,
-        created   INTEGER NOT NULL,
-        UNIQUE (stream_id, revision)
-      );
-      CREATE INDEX IF NOT EXISTS events_stream_event_id ON events (stream_id, event_id);
-      -- EventStoreDB's $maxAge/$maxCount/$tb; deleted = soft-deleted until the next append.
-      CREATE TABLE IF NOT EXISTS stream_metadata (
-        stream_id       TEXT PRIMARY KEY,
-        max_age         INTEGER,
-        max_count       INTEGER,
-        truncate_before INTEGER,
-        deleted         INTEGER NOT NULL DEFAULT 0
-      );
-    `);
+    const synchronous = options.synchronous ?? 'full';
+    const maxBatch = options.maxBatch ?? 1000;
+    this.db = openEventsDatabase(options.file, synchronous);
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
-    this.maxBatch = options.maxBatch ?? 1000;
     this.stmt = this.prepareStatements();
+    if (options.file === ':memory:' || options.writer === 'inline') {
+      const inline = new SqliteWriter(this.db, maxBatch);
+      this.writer = { send: async (requests) => inline.commit(requests), ready: async () => {}, close: async () => {} };
+    } else {
+      this.writer = new WriterThread({ file: options.file, synchronous, maxBatch });
+    }
   }
 
   private prepareStatements() {
@@ -124,33 +115,56 @@ export class SqliteEventStore implements EventStore {
       lastRevision: db.prepare<[string], { revision: bigint }>(
         'SELECT revision FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
       ),
-      revisionOfId: db.prepare<[string, string], { revision: bigint; position: bigint }>(
-        'SELECT revision, position FROM events WHERE stream_id = ? AND event_id = ?',
-      ),
-      byRevision: db.prepare<[string, bigint], { event_id: string; position: bigint }>(
-        'SELECT event_id, position FROM events WHERE stream_id = ? AND revision = ?',
-      ),
-      insert: db.prepare(
-        `INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      ),
       head: db.prepare<[], { position: bigint }>('SELECT max(position) AS position FROM events'),
       metadata: db.prepare<[string], MetadataRow>('SELECT * FROM stream_metadata WHERE stream_id = ?'),
-      undelete: db.prepare<[string]>('UPDATE stream_metadata SET deleted = 0 WHERE stream_id = ? AND deleted = 1'),
+      forwards: db.prepare<[string, bigint, bigint], EventRow>(
+        'SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?',
+      ),
+      backwards: db.prepare<[string, bigint | null, bigint | null, bigint], EventRow>(
+        `SELECT * FROM events WHERE stream_id = ? AND (? IS NULL OR revision <= ?)
+         ORDER BY revision DESC LIMIT ?`,
+      ),
+      allBackwards: db.prepare<[bigint | null, bigint | null, bigint], EventRow>(
+        'SELECT * FROM events WHERE (? IS NULL OR position < ?) ORDER BY position DESC LIMIT ?',
+      ),
+      ping: db.prepare('SELECT 1'),
     };
   }
 
+  /**
+   * Resolves once the writer thread has opened the log (it starts with the store; appends sent
+   * before wait for it). Rejects with EventStoreUnavailableError if it could not start.
+   */
+  ready(): Promise<void> {
+    return this.writer.ready();
+  }
+
   appendToStream(streamId: string, events: readonly EventData[], options: AppendOptions = {}): Promise<AppendResult> {
-    if (this.closed) return Promise.reject(new EventStoreUnavailableError('The event store is closed'));
     try {
       validateAppend(streamId, events);
+      // Serialised now: the caller may mutate its objects once the call returns.
+      const serialized = events.map((e) => ({
+        id: e.id.toLowerCase(),
+        type: e.type,
+        data: JSON.stringify(e.data),
+        metadata: JSON.stringify(e.metadata ?? {}),
+      }));
+      const request = {
+        op: 'append',
+        streamId,
+        events: serialized,
+        expected: options.expectedRevision ?? ANY,
+      } as const;
+      return this.write(request) as Promise<AppendResult>;
     } catch (err) {
       return Promise.reject(err);
     }
-    // Serialise now: the caller may mutate its objects after the call returns.
-    const frozen = events.map((e) => ({ ...e, data: e.data, metadata: e.metadata ?? {} }));
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ streamId, events: frozen, expected: options.expectedRevision ?? ANY, resolve, reject });
+  }
+
+  private write(request: WriteRequest): Promise<AppendResult | undefined> {
+    if (this.closing) return Promise.reject(new EventStoreUnavailableError('The event store is closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ request, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -158,111 +172,27 @@ export class SqliteEventStore implements EventStore {
     });
   }
 
+  /** Hands the queued writes to the writer as one group; more may be sent while it commits. */
   private flush(): void {
     this.flushScheduled = false;
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.maxBatch);
-      const outcomes: Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }> = [];
-      const appendOne = this.db.transaction((p: PendingAppend) => this.appendInTransaction(p));
-      try {
-        this.db
-          .transaction(() => {
-            for (const pending of batch) {
-              try {
-                // A nested transaction is a savepoint: a failed append rolls back alone.
-                outcomes.push({ ok: true, result: appendOne(pending) });
-              } catch (error) {
-                outcomes.push({ ok: false, error });
-              }
-            }
-          })
-          .immediate();
-      } catch (err) {
-        // The commit itself failed: nothing of the batch is durable, so nobody is acknowledged.
-        const error = new EventStoreUnavailableError('The event store could not commit', { cause: err });
-        for (const p of batch) p.reject(error);
-        continue;
-      }
-      batch.forEach((p, i) => {
-        const o = outcomes[i];
-        if (o.ok) p.resolve(o.result);
-        else p.reject(o.error);
-      });
-      for (const listener of this.appendListeners) listener();
-    }
-  }
-
-  private appendInTransaction({ streamId, events, expected }: PendingAppend): AppendResult {
-    const last = this.stmt.lastRevision.get(streamId)?.revision ?? -1n;
-    const actual = last < 0n ? NO_STREAM : last;
-
-    const replay = this.idempotentReplay(streamId, events, expected, last);
-    if (replay) return replay;
-
-    const matches =
-      expected === ANY ||
-      (expected === NO_STREAM && last === -1n) ||
-      (expected === STREAM_EXISTS && last >= 0n) ||
-      (typeof expected === 'bigint' && expected === last);
-    if (!matches) throw new WrongExpectedVersionError(streamId, expected, actual);
-
-    // An append recreates a soft-deleted stream: it shows the new events only (its $tb stays).
-    this.stmt.undelete.run(streamId);
-    const created = Date.now();
-    let revision = last;
-    let position = 0n;
-    for (const e of events) {
-      revision += 1n;
-      const info = this.stmt.insert.run(
-        streamId,
-        revision,
-        e.id.toLowerCase(),
-        e.type,
-        JSON.stringify(e.data),
-        JSON.stringify(e.metadata ?? {}),
-        created,
-      );
-      position = BigInt(info.lastInsertRowid);
-    }
-    return { nextExpectedRevision: revision, position: { commit: position, prepare: position } };
-  }
-
-  /**
-   * EventStoreDB's idempotency: when every id of the append is already in the stream as one
-   * consecutive run that the expected revision would have produced, acknowledge it again and
-   * write nothing. A partial overlap is a conflict, as on the server.
-   */
-  private idempotentReplay(
-    streamId: string,
-    events: readonly EventData[],
-    expected: ExpectedRevision,
-    last: bigint,
-  ): AppendResult | null {
-    const first = this.stmt.revisionOfId.get(streamId, events[0].id.toLowerCase());
-    if (!first) {
-      const anySeen = events.some((e) => this.stmt.revisionOfId.get(streamId, e.id.toLowerCase()));
-      if (anySeen) throw new WrongExpectedVersionError(streamId, expected, last < 0n ? NO_STREAM : last);
-      return null;
-    }
-    let position = 0n;
-    for (let i = 0; i < events.length; i++) {
-      const row = this.stmt.byRevision.get(streamId, first.revision + BigInt(i));
-      if (!row || row.event_id !== events[i].id.toLowerCase()) {
-        throw new WrongExpectedVersionError(streamId, expected, last < 0n ? NO_STREAM : last);
-      }
-      position = row.position;
-    }
-    const before = first.revision - 1n;
-    const consistent =
-      expected === ANY ||
-      expected === STREAM_EXISTS ||
-      (expected === NO_STREAM && before === -1n) ||
-      (typeof expected === 'bigint' && expected === before);
-    if (!consistent) throw new WrongExpectedVersionError(streamId, expected, last);
-    return {
-      nextExpectedRevision: first.revision + BigInt(events.length - 1),
-      position: { commit: position, prepare: position },
-    };
+    const batch = this.queue;
+    if (batch.length === 0) return;
+    this.queue = [];
+    const done = this.writer.send(batch.map((p) => p.request)).then(
+      (outcomes) => {
+        batch.forEach((p, i) => {
+          const o = outcomes[i];
+          if (o.ok) p.resolve(o.result);
+          else p.reject(o.error);
+        });
+        for (const listener of this.appendListeners) listener();
+      },
+      (err: unknown) => {
+        for (const p of batch) p.reject(err);
+      },
+    );
+    this.inFlight.add(done);
+    void done.finally(() => this.inFlight.delete(done));
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -283,13 +213,7 @@ export class SqliteEventStore implements EventStore {
 
   async setStreamMetadata(streamId: string, metadata: StreamMetadata): Promise<void> {
     this.assertOpen();
-    this.db
-      .prepare(
-        `INSERT INTO stream_metadata (stream_id, max_age, max_count, truncate_before, deleted) VALUES (?, ?, ?, ?, 0)
-         ON CONFLICT (stream_id) DO UPDATE SET max_age = excluded.max_age, max_count = excluded.max_count,
-           truncate_before = excluded.truncate_before, deleted = 0`,
-      )
-      .run(streamId, metadata.maxAge ?? null, metadata.maxCount ?? null, metadata.truncateBefore ?? null);
+    await this.write({ op: 'metadata', streamId, metadata });
   }
 
   async getStreamMetadata(streamId: string): Promise<StreamMetadata> {
@@ -305,17 +229,7 @@ export class SqliteEventStore implements EventStore {
 
   async deleteStream(streamId: string): Promise<void> {
     this.assertOpen();
-    this.db
-      .transaction(() => {
-        const last = this.stmt.lastRevision.get(streamId)?.revision ?? -1n;
-        this.db
-          .prepare(
-            `INSERT INTO stream_metadata (stream_id, truncate_before, deleted) VALUES (?, ?, 1)
-             ON CONFLICT (stream_id) DO UPDATE SET truncate_before = excluded.truncate_before, deleted = 1`,
-          )
-          .run(streamId, last + 1n);
-      })
-      .immediate();
+    await this.write({ op: 'delete', streamId });
   }
 
   private readStreamRows(streamId: string, options: ReadStreamOptions): EventRow[] {
@@ -324,20 +238,11 @@ export class SqliteEventStore implements EventStore {
     const from = options.fromRevision ?? (backwards ? 'end' : 'start');
     if (backwards) {
       const upper = from === 'end' ? null : from === 'start' ? 0n : from;
-      return this.db
-        .prepare<[string, bigint | null, bigint | null, bigint], EventRow>(
-          `SELECT * FROM events WHERE stream_id = ? AND (? IS NULL OR revision <= ?)
-           ORDER BY revision DESC LIMIT ?`,
-        )
-        .all(streamId, upper, upper, limit);
+      return this.stmt.backwards.all(streamId, upper, upper, limit);
     } else {
       if (from === 'end') return [];
       const lower = from === 'start' ? 0n : from;
-      return this.db
-        .prepare<[string, bigint, bigint], EventRow>(
-          'SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?',
-        )
-        .all(streamId, lower, limit);
+      return this.stmt.forwards.all(streamId, lower, limit);
     }
   }
 
@@ -349,12 +254,7 @@ export class SqliteEventStore implements EventStore {
     if (backwards) {
       if (from === 'start') return [];
       const before = from === 'end' ? null : from.commit;
-      return this.db
-        .prepare<[bigint | null, bigint | null, bigint], EventRow>(
-          'SELECT * FROM events WHERE (? IS NULL OR position < ?) ORDER BY position DESC LIMIT ?',
-        )
-        .all(before, before, limit)
-        .map(toRecorded);
+      return this.stmt.allBackwards.all(before, before, limit).map(toRecorded);
     }
     if (from === 'end') return [];
     const lower = from === 'start' ? 0n : from.commit;
@@ -364,9 +264,12 @@ export class SqliteEventStore implements EventStore {
   /** Rows with position > after, matching the filter, oldest first. */
   private scanForwards(after: bigint, filter: SubscriptionFilter | undefined, limit: bigint | number): EventRow[] {
     const { sql, params } = filterSql(filter);
-    return this.db
-      .prepare<unknown[], EventRow>(`SELECT * FROM events WHERE position > ? ${sql} ORDER BY position ASC LIMIT ?`)
-      .all(after, ...params, limit);
+    let scan = this.scans.get(sql);
+    if (!scan) {
+      scan = this.db.prepare(`SELECT * FROM events WHERE position > ? ${sql} ORDER BY position ASC LIMIT ?`);
+      this.scans.set(sql, scan);
+    }
+    return scan.all(after, ...params, limit);
   }
 
   /** One page after `after` and the head, from one read snapshot (another process may be appending). */
@@ -451,13 +354,19 @@ export class SqliteEventStore implements EventStore {
 
   async ping(): Promise<void> {
     this.assertOpen();
-    this.db.prepare('SELECT 1').get();
+    this.stmt.ping.get();
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    // Let queued appends commit before the handle goes away.
-    if (this.queue.length > 0) this.flush();
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
+    // Queued and in-flight writes commit and are answered before the handles go away.
+    this.flush();
+    await Promise.all(this.inFlight);
+    await this.writer.close();
     this.closed = true;
     for (const listener of this.appendListeners) listener();
     this.db.close();

@@ -328,6 +328,8 @@ describe('Idempotency-Key across instances on one event store', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'idempotency-two-'));
     store = new SqliteEventStore({ file: join(dir, 'events.db') });
+    // The race below is timed (300 ms in-flight wait): the writer thread is up before it starts.
+    await store.ready();
     instances = [await startInstance(store, dir), await startInstance(store, dir)];
   });
   afterAll(async () => {

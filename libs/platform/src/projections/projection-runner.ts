@@ -21,6 +21,7 @@ import {
   type ProcessorStatus,
 } from '../processors/stream-processor';
 import { projectionHandles, type Projection } from './projection';
+import { SAFETY_NET_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './wal-checkpointer';
 
 export interface ProjectionRunnerOptions {
   readonly store: EventStore;
@@ -91,6 +92,7 @@ export class ProjectionRunner {
   /** In a bulk rebuild: the indexes dropped for the load, created again by `createDeferredIndexes`. */
   private deferredIndexes: string[] = [];
   private handlerCache: { active: readonly Projection[]; byType: Map<string, readonly Projection[]> } | undefined;
+  private walCheckpointer: WalCheckpointer | null = null;
 
   constructor(options: ProjectionRunnerOptions) {
     this.store = options.store;
@@ -100,7 +102,7 @@ export class ProjectionRunner {
     this.isolateFailures = options.isolateFailures ?? true;
     this.backoff = options.backoff;
     this.bulk = options.bulk ?? false;
-    this.current = openReadDatabase(options.file, this.bulk);
+    this.current = this.open(options.file, this.bulk);
     for (const p of options.projections ?? []) this.add(p);
   }
 
@@ -130,12 +132,26 @@ export class ProjectionRunner {
     const wasRunning = this.running;
     await this.stop();
     const old = this.current;
-    this.current = openReadDatabase(file);
+    this.current = this.open(file);
     this.saveCheckpoint = undefined;
     this.checkpoints = new Map();
     if (old.open) old.close();
     if (wasRunning) await this.start();
     else this.prepare();
+  }
+
+  /** Opens the read database; a live one (WAL) is checkpointed by a thread, off the event loop. */
+  private open(file: string, bulk = false): Database.Database {
+    this.walCheckpointer?.stop();
+    this.walCheckpointer = null;
+    const db = openReadDatabase(file, bulk);
+    if (!bulk && file !== ':memory:') {
+      db.pragma(`wal_autocheckpoint = ${SAFETY_NET_AUTOCHECKPOINT_PAGES}`);
+      this.walCheckpointer = new WalCheckpointer(file, (message) => {
+        this.logger.warn(`Read-model WAL checkpoint: ${message}`);
+      });
+    }
+    return db;
   }
 
   /** Registers a projection; only while stopped. */
@@ -186,6 +202,7 @@ export class ProjectionRunner {
   async close(): Promise<void> {
     await this.stop();
     this.settleAll(false);
+    this.walCheckpointer?.stop();
     if (this.current.open) this.current.close();
   }
 

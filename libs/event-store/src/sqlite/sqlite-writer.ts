@@ -1,0 +1,221 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import {
+  ANY,
+  NO_STREAM,
+  STREAM_EXISTS,
+  type AppendResult,
+  type ExpectedRevision,
+  type StreamMetadata,
+} from '../event-store.port';
+import { EventStoreUnavailableError, WrongExpectedVersionError } from '../errors';
+
+/** An event as the writer stores it: data and metadata already JSON text (serialised by the caller). */
+export interface SerializedEvent {
+  readonly id: string;
+  readonly type: string;
+  readonly data: string;
+  readonly metadata: string;
+}
+
+/** One caller's write; every request of a batch commits in one transaction, each in its own savepoint. */
+export type WriteRequest =
+  | {
+      readonly op: 'append';
+      readonly streamId: string;
+      readonly events: readonly SerializedEvent[];
+      readonly expected: ExpectedRevision;
+    }
+  | { readonly op: 'metadata'; readonly streamId: string; readonly metadata: StreamMetadata }
+  | { readonly op: 'delete'; readonly streamId: string };
+
+export type WriteOutcome =
+  { readonly ok: true; readonly result?: AppendResult } | { readonly ok: false; readonly error: unknown };
+
+/** Opens the event log (WAL), creating its tables. Every connection to it is opened here. */
+export function openEventsDatabase(file: string, synchronous: 'full' | 'normal' = 'full'): Database.Database {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+  // Another process (the CLI) may hold the write lock for a moment.
+  db.pragma('busy_timeout = 5000');
+  db.defaultSafeIntegers(true);
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS events (
+      position  INTEGER PRIMARY KEY,
+      stream_id TEXT    NOT NULL,
+      revision  INTEGER NOT NULL,
+      event_id  TEXT    NOT NULL,
+      type      TEXT    NOT NULL,
+      data      TEXT    NOT NULL,
+      metadata  TEXT    NOT NULL,
+      created   INTEGER NOT NULL,
+      UNIQUE (stream_id, revision)
+    );
+    CREATE INDEX IF NOT EXISTS events_stream_event_id ON events (stream_id, event_id);
+    -- EventStoreDB's $maxAge/$maxCount/$tb; deleted = soft-deleted until the next append.
+    CREATE TABLE IF NOT EXISTS stream_metadata (
+      stream_id       TEXT PRIMARY KEY,
+      max_age         INTEGER,
+      max_count       INTEGER,
+      truncate_before INTEGER,
+      deleted         INTEGER NOT NULL DEFAULT 0
+    );
+  `);
+  return db;
+}
+
+/**
+ * The event log's writes (group commit): a batch of callers' requests in one transaction, each
+ * in a savepoint, so one caller's conflict never undoes another's append. Runs in the writer
+ * thread (sqlite-writer.worker.ts), or inline for an in-memory store.
+ */
+export class SqliteWriter {
+  private readonly stmt;
+  private readonly commitBatch: Database.Transaction<(batch: readonly WriteRequest[]) => WriteOutcome[]>;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly maxBatch: number,
+  ) {
+    this.stmt = {
+      lastRevision: db.prepare<[string], { revision: bigint }>(
+        'SELECT revision FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
+      ),
+      revisionOfId: db.prepare<[string, string], { revision: bigint; position: bigint }>(
+        'SELECT revision, position FROM events WHERE stream_id = ? AND event_id = ?',
+      ),
+      byRevision: db.prepare<[string, bigint], { event_id: string; position: bigint }>(
+        'SELECT event_id, position FROM events WHERE stream_id = ? AND revision = ?',
+      ),
+      insert: db.prepare(
+        `INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      undelete: db.prepare<[string]>('UPDATE stream_metadata SET deleted = 0 WHERE stream_id = ? AND deleted = 1'),
+      setMetadata: db.prepare(
+        `INSERT INTO stream_metadata (stream_id, max_age, max_count, truncate_before, deleted) VALUES (?, ?, ?, ?, 0)
+         ON CONFLICT (stream_id) DO UPDATE SET max_age = excluded.max_age, max_count = excluded.max_count,
+           truncate_before = excluded.truncate_before, deleted = 0`,
+      ),
+      softDelete: db.prepare(
+        `INSERT INTO stream_metadata (stream_id, truncate_before, deleted) VALUES (?, ?, 1)
+         ON CONFLICT (stream_id) DO UPDATE SET truncate_before = excluded.truncate_before, deleted = 1`,
+      ),
+    };
+    // A nested transaction is a savepoint: a failed request rolls back alone.
+    const one = db.transaction((request: WriteRequest) => this.apply(request));
+    this.commitBatch = db.transaction((batch: readonly WriteRequest[]) =>
+      batch.map((request): WriteOutcome => {
+        try {
+          return { ok: true, result: one(request) };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      }),
+    );
+  }
+
+  /**
+   * Commits the requests, `maxBatch` per transaction, and answers one outcome per request, in
+   * order. When a transaction's commit fails, nothing of it is durable: each of its requests
+   * gets an EventStoreUnavailableError, never an acknowledgement.
+   */
+  commit(requests: readonly WriteRequest[]): WriteOutcome[] {
+    const outcomes: WriteOutcome[] = [];
+    for (let i = 0; i < requests.length; i += this.maxBatch) {
+      const batch = requests.slice(i, i + this.maxBatch);
+      try {
+        outcomes.push(...this.commitBatch.immediate(batch));
+      } catch (cause) {
+        const error = new EventStoreUnavailableError('The event store could not commit', { cause });
+        for (let j = 0; j < batch.length; j++) outcomes.push({ ok: false, error });
+      }
+    }
+    return outcomes;
+  }
+
+  private apply(request: WriteRequest): AppendResult | undefined {
+    switch (request.op) {
+      case 'append':
+        return this.append(request.streamId, request.events, request.expected);
+      case 'metadata': {
+        const { maxAge, maxCount, truncateBefore } = request.metadata;
+        this.stmt.setMetadata.run(request.streamId, maxAge ?? null, maxCount ?? null, truncateBefore ?? null);
+        return undefined;
+      }
+      case 'delete': {
+        const last = this.stmt.lastRevision.get(request.streamId)?.revision ?? -1n;
+        this.stmt.softDelete.run(request.streamId, last + 1n);
+        return undefined;
+      }
+    }
+  }
+
+  private append(streamId: string, events: readonly SerializedEvent[], expected: ExpectedRevision): AppendResult {
+    const last = this.stmt.lastRevision.get(streamId)?.revision ?? -1n;
+    const actual = last < 0n ? NO_STREAM : last;
+
+    const replay = this.idempotentReplay(streamId, events, expected, last);
+    if (replay) return replay;
+
+    const matches =
+      expected === ANY ||
+      (expected === NO_STREAM && last === -1n) ||
+      (expected === STREAM_EXISTS && last >= 0n) ||
+      (typeof expected === 'bigint' && expected === last);
+    if (!matches) throw new WrongExpectedVersionError(streamId, expected, actual);
+
+    // An append recreates a soft-deleted stream: it shows the new events only (its $tb stays).
+    this.stmt.undelete.run(streamId);
+    const created = Date.now();
+    let revision = last;
+    let position = 0n;
+    for (const e of events) {
+      revision += 1n;
+      const info = this.stmt.insert.run(streamId, revision, e.id, e.type, e.data, e.metadata, created);
+      position = BigInt(info.lastInsertRowid);
+    }
+    return { nextExpectedRevision: revision, position: { commit: position, prepare: position } };
+  }
+
+  /**
+   * EventStoreDB's idempotency: when every id of the append is already in the stream as one
+   * consecutive run that the expected revision would have produced, acknowledge it again and
+   * write nothing. A partial overlap is a conflict, as on the server.
+   */
+  private idempotentReplay(
+    streamId: string,
+    events: readonly SerializedEvent[],
+    expected: ExpectedRevision,
+    last: bigint,
+  ): AppendResult | null {
+    const first = this.stmt.revisionOfId.get(streamId, events[0].id);
+    if (!first) {
+      const anySeen = events.some((e) => this.stmt.revisionOfId.get(streamId, e.id));
+      if (anySeen) throw new WrongExpectedVersionError(streamId, expected, last < 0n ? NO_STREAM : last);
+      return null;
+    }
+    let position = 0n;
+    for (let i = 0; i < events.length; i++) {
+      const row = this.stmt.byRevision.get(streamId, first.revision + BigInt(i));
+      if (!row || row.event_id !== events[i].id) {
+        throw new WrongExpectedVersionError(streamId, expected, last < 0n ? NO_STREAM : last);
+      }
+      position = row.position;
+    }
+    const before = first.revision - 1n;
+    const consistent =
+      expected === ANY ||
+      expected === STREAM_EXISTS ||
+      (expected === NO_STREAM && before === -1n) ||
+      (typeof expected === 'bigint' && expected === before);
+    if (!consistent) throw new WrongExpectedVersionError(streamId, expected, last);
+    return {
+      nextExpectedRevision: first.revision + BigInt(events.length - 1),
+      position: { commit: position, prepare: position },
+    };
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * The writer thread's entry (started by writer-thread.ts): its own connection to the event log,
+ * and group commit — every call waiting in the port when the thread is free is committed in
+ * one transaction, so one fsync acknowledges them all.
+ */
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { openEventsDatabase, SqliteWriter, type WriteRequest } from './sqlite-writer';
+import { encodeOutcome, type WriterAnswer, type WriterCall, type WriterThreadOptions } from './writer-thread';
+
+const port = parentPort!;
+const options = workerData as WriterThreadOptions;
+const db = openEventsDatabase(options.file, options.synchronous);
+const writer = new SqliteWriter(db, options.maxBatch);
+port.postMessage('ready');
+
+port.on('message', (first: WriterCall | 'close') => {
+  const calls: WriterCall[] = [];
+  let close = false;
+  for (let message: WriterCall | 'close' | undefined = first; message !== undefined;) {
+    if (message === 'close') close = true;
+    else calls.push(message);
+    message = receiveMessageOnPort(port)?.message as WriterCall | 'close' | undefined;
+  }
+  const requests: WriteRequest[] = calls.flatMap((c) => c.requests);
+  const outcomes = writer.commit(requests);
+  let at = 0;
+  for (const call of calls) {
+    const mine = outcomes.slice(at, (at += call.requests.length));
+    port.postMessage({ id: call.id, outcomes: mine.map(encodeOutcome) } satisfies WriterAnswer);
+  }
+  if (close) {
+    db.close();
+    port.close();
+  }
+});

@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
+import { ANY } from '../event-store.port';
+import { EventStoreUnavailableError } from '../errors';
+import { SqliteEventStore } from './sqlite-event-store';
+import { openEventsDatabase, SqliteWriter, type WriteRequest } from './sqlite-writer';
+import { decodeOutcome, encodeOutcome } from './writer-thread';
+
+const ev = () => ({ id: randomUUID(), type: 't.A', data: { x: 1 } });
+
+/** The writer thread behind a store (private: the failure cases need to kill it). */
+const threadOf = (store: SqliteEventStore) => (store as unknown as { writer: { worker: Worker | null } }).writer.worker;
+
+describe('SqliteEventStore writer thread', () => {
+  let dir: string;
+  let store: SqliteEventStore;
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sqlite-writer-'));
+    store = new SqliteEventStore({ file: join(dir, 'events.db'), pollIntervalMs: 20 });
+    await store.ready();
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('rejects the appends it had not answered when the thread dies, acknowledges none, and starts a new one', async () => {
+    const worker = threadOf(store)!;
+    const pending = Array.from({ length: 20 }, (_, i) =>
+      store.appendToStream(`s-${i}`, [ev()]).catch((e: unknown) => e),
+    );
+    // Sent on the next turn of the loop; the thread is stopped while they are under way.
+    await new Promise((resolve) => setImmediate(resolve));
+    await worker.terminate();
+    const outcomes = await Promise.all(pending);
+    for (const outcome of outcomes) {
+      // Either committed before the thread stopped (and answered), or refused: never a silent loss.
+      if (outcome instanceof Error) {
+        expect(outcome).toBeInstanceOf(EventStoreUnavailableError);
+        expect(outcome.message).toMatch(/outcome of these appends is unknown/);
+      } else {
+        expect(outcome).toMatchObject({ nextExpectedRevision: 0n });
+      }
+    }
+    expect(outcomes.some((o) => o instanceof EventStoreUnavailableError)).toBe(true);
+    // Every acknowledged append is in the log.
+    for (const [i, outcome] of outcomes.entries()) {
+      if (!(outcome instanceof Error)) expect(await store.readStream(`s-${i}`)).toHaveLength(1);
+    }
+
+    // The next append starts a new thread and is committed.
+    const r = await store.appendToStream('after', [ev()]);
+    expect(r.nextExpectedRevision).toBe(0n);
+    expect(threadOf(store)).not.toBe(worker);
+    expect(await store.readStream('after')).toHaveLength(1);
+  });
+
+  it('a commit that fails answers every request of its transaction with EventStoreUnavailableError, writing nothing', () => {
+    // A deferred foreign key is checked at COMMIT only: a poisoned event makes the commit itself fail.
+    const db = openEventsDatabase(join(dir, 'poisoned.db'));
+    db.pragma('foreign_keys = ON');
+    db.exec(`CREATE TABLE parent (id TEXT PRIMARY KEY);
+      CREATE TABLE child (pid TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED);
+      CREATE TRIGGER poison AFTER INSERT ON events WHEN new.type = 't.Poison' BEGIN INSERT INTO child VALUES ('none'); END;`);
+    const writer = new SqliteWriter(db, 1000);
+    const append = (streamId: string, type: string): WriteRequest => ({
+      op: 'append',
+      streamId,
+      expected: ANY,
+      events: [{ id: randomUUID(), type, data: '{}', metadata: '{}' }],
+    });
+    const outcomes = writer.commit([append('fine', 't.A'), append('poisoned', 't.Poison')]);
+    expect(outcomes).toHaveLength(2);
+    for (const outcome of outcomes) {
+      expect(outcome.ok).toBe(false);
+      const { error } = outcome as { error: unknown };
+      expect(error).toBeInstanceOf(EventStoreUnavailableError);
+      // It crosses the thread boundary as what it is.
+      expect(decodeOutcome(encodeOutcome(outcome)).ok).toBe(false);
+      expect((decodeOutcome(encodeOutcome(outcome)) as { error: unknown }).error).toBeInstanceOf(
+        EventStoreUnavailableError,
+      );
+    }
+    expect(db.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 0n });
+    // The next transaction without the poison commits.
+    expect(writer.commit([append('fine', 't.A')])[0].ok).toBe(true);
+    db.close();
+  });
+
+  it('close() commits and answers what was queued, then refuses new appends', async () => {
+    const queued = Array.from({ length: 50 }, () => store.appendToStream('q', [ev()]).then((r) => r.position));
+    await store.close();
+    expect(await Promise.all(queued)).toHaveLength(50);
+    await expect(store.appendToStream('q', [ev()])).rejects.toBeInstanceOf(EventStoreUnavailableError);
+    const reopened = new SqliteEventStore({ file: join(dir, 'events.db') });
+    expect(await reopened.readStream('q')).toHaveLength(50);
+    await reopened.close();
+    store = new SqliteEventStore({ file: ':memory:' }); // for afterEach
+  });
+});

@@ -1,0 +1,163 @@
+import { extname, join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { ExpectedRevision, StreamRevision } from '../event-store.port';
+import { EventStoreUnavailableError, WrongExpectedVersionError } from '../errors';
+import type { WriteOutcome, WriteRequest } from './sqlite-writer';
+
+/** What the writer thread is started with (`workerData`). */
+export interface WriterThreadOptions {
+  readonly file: string;
+  readonly synchronous: 'full' | 'normal';
+  readonly maxBatch: number;
+}
+
+/** Main → writer: one group of requests. Writer → main: its outcomes, in order. */
+export interface WriterCall {
+  readonly id: number;
+  readonly requests: readonly WriteRequest[];
+}
+export interface WriterAnswer {
+  readonly id: number;
+  readonly outcomes: readonly EncodedOutcome[];
+}
+
+/** An outcome that crosses the thread boundary (structured clone keeps no error classes). */
+export type EncodedOutcome =
+  | Extract<WriteOutcome, { ok: true }>
+  | {
+      readonly ok: false;
+      readonly error:
+        | {
+            readonly kind: 'wrong-expected-version';
+            readonly streamId: string;
+            readonly expected: ExpectedRevision;
+            readonly actual: StreamRevision | 'no_stream';
+          }
+        | { readonly kind: 'unavailable'; readonly message: string; readonly cause: string }
+        | { readonly kind: 'other'; readonly name: string; readonly message: string };
+    };
+
+export function encodeOutcome(outcome: WriteOutcome): EncodedOutcome {
+  if (outcome.ok) return outcome;
+  const { error } = outcome;
+  if (error instanceof WrongExpectedVersionError) {
+    const { streamId, expected, actual } = error;
+    return { ok: false, error: { kind: 'wrong-expected-version', streamId, expected, actual } };
+  }
+  if (error instanceof EventStoreUnavailableError) {
+    return { ok: false, error: { kind: 'unavailable', message: error.message, cause: String(error.cause) } };
+  }
+  const { name, message } = error instanceof Error ? error : new Error(String(error));
+  return { ok: false, error: { kind: 'other', name, message } };
+}
+
+export function decodeOutcome(outcome: EncodedOutcome): WriteOutcome {
+  if (outcome.ok) return outcome;
+  const e = outcome.error;
+  switch (e.kind) {
+    case 'wrong-expected-version':
+      return { ok: false, error: new WrongExpectedVersionError(e.streamId, e.expected, e.actual) };
+    case 'unavailable':
+      return { ok: false, error: new EventStoreUnavailableError(e.message, { cause: new Error(e.cause) }) };
+    case 'other':
+      return { ok: false, error: Object.assign(new Error(e.message), { name: e.name }) };
+  }
+}
+
+/**
+ * The event log's writer on its own thread, so commits and their fsyncs leave the event loop.
+ * `send` resolves once the writer has committed (durable) and answered. If the thread dies,
+ * every unanswered call rejects with EventStoreUnavailableError — its outcome is unknown, so it
+ * is never acknowledged — and the next `send` starts a new thread.
+ */
+export class WriterThread {
+  private worker: Worker | null = null;
+  private booted: Promise<void> = Promise.resolve();
+  private nextId = 0;
+  private readonly calls = new Map<number, { resolve(outcomes: WriteOutcome[]): void; reject(err: Error): void }>();
+
+  constructor(private readonly options: WriterThreadOptions) {
+    // Started now, not at the first append: booting a thread takes a while (longer still from
+    // the TypeScript sources), and the first caller should not wait for it.
+    this.worker = this.start();
+  }
+
+  send(requests: readonly WriteRequest[]): Promise<WriteOutcome[]> {
+    const worker = (this.worker ??= this.start());
+    const id = this.nextId++;
+    return new Promise<WriteOutcome[]>((resolve, reject) => {
+      this.calls.set(id, { resolve, reject });
+      // Unanswered calls keep the process alive; an idle writer does not.
+      if (this.calls.size === 1) worker.ref();
+      worker.postMessage({ id, requests } satisfies WriterCall);
+    });
+  }
+
+  /** Resolves once the thread has opened the database; rejects if it could not. */
+  ready(): Promise<void> {
+    return this.booted;
+  }
+
+  /** Resolves once every call sent so far is answered and the thread has closed its database. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    // Idle, the thread is unref'd: waiting for it must keep the process alive.
+    worker.ref();
+    worker.postMessage('close');
+    await exited;
+  }
+
+  private start(): Worker {
+    // Ref'd while it boots (someone may be waiting on ready()), unref'd once idle.
+    const worker = spawnWriter(this.options);
+    this.booted = new Promise<void>((resolve, reject) => {
+      worker.once('message', () => {
+        if (this.calls.size === 0) worker.unref();
+        resolve();
+      });
+      worker.once('exit', () =>
+        reject(new EventStoreUnavailableError("The event store's writer thread did not start")),
+      );
+    });
+    // Observed here, so a writer that never starts is not also an unhandled rejection.
+    this.booted.catch(() => {});
+    worker.on('message', (answer: WriterAnswer | 'ready') => {
+      if (answer === 'ready') return;
+      const call = this.calls.get(answer.id);
+      this.calls.delete(answer.id);
+      if (this.calls.size === 0) worker.unref();
+      call?.resolve(answer.outcomes.map(decodeOutcome));
+    });
+    let failure: Error | undefined;
+    worker.on('error', (err) => (failure = err));
+    worker.on('exit', (code) => {
+      if (this.worker === worker) this.worker = null;
+      if (this.calls.size === 0) return;
+      const error = new EventStoreUnavailableError(
+        `The event store's writer thread stopped (exit code ${code}); the outcome of these appends is unknown`,
+        { cause: failure },
+      );
+      for (const call of this.calls.values()) call.reject(error);
+      this.calls.clear();
+    });
+    return worker;
+  }
+}
+
+/**
+ * Built, the writer is `sqlite-writer.worker.js` next to this file. From the TypeScript sources
+ * (jest's swc transform, the bench's @swc-node/register) the thread does not inherit the
+ * parent's hook: it registers @swc-node/register itself, then loads the `.ts` entry.
+ */
+function spawnWriter(options: WriterThreadOptions): Worker {
+  const ext = extname(__filename);
+  const entry = join(__dirname, `sqlite-writer.worker${ext}`);
+  if (ext !== '.ts') return new Worker(entry, { workerData: options });
+  const hook = require.resolve('@swc-node/register');
+  return new Worker(`require(${JSON.stringify(hook)}); require(${JSON.stringify(entry)});`, {
+    eval: true,
+    workerData: options,
+  });
+}

@@ -1,0 +1,59 @@
+import { Worker } from 'node:worker_threads';
+
+/**
+ * The thread's whole program, plain JavaScript (it runs the same from the TypeScript sources
+ * and from the build): its own connection, a PASSIVE checkpoint every `intervalMs` — it never
+ * waits for readers or the writer — until told to stop.
+ */
+const PROGRAM = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file);
+db.pragma('busy_timeout = 5000');
+db.pragma('synchronous = NORMAL');
+const timer = setInterval(() => {
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+  } catch (err) {
+    parentPort.postMessage(String(err));
+  }
+}, workerData.intervalMs);
+parentPort.once('message', () => {
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
+`;
+
+/**
+ * Checkpoints a WAL database from a worker thread, so copying the log into the database file
+ * and its fsyncs leave the event loop (with auto-checkpoint they ran inside whichever commit on
+ * the loop crossed the threshold). The owner raises its connection's `wal_autocheckpoint` to a
+ * safety net for when this thread cannot keep up or has died.
+ */
+export class WalCheckpointer {
+  private readonly worker: Worker;
+
+  constructor(
+    readonly file: string,
+    onError: (message: string) => void,
+    intervalMs = 200,
+  ) {
+    this.worker = new Worker(PROGRAM, {
+      eval: true,
+      workerData: { file, intervalMs, driver: require.resolve('better-sqlite3') },
+    });
+    // Never what keeps the process alive.
+    this.worker.unref();
+    this.worker.on('message', onError);
+    this.worker.on('error', (err) => onError(String(err)));
+  }
+
+  /** Closes the thread's connection; the file can be closed or replaced meanwhile. */
+  stop(): void {
+    this.worker.postMessage('stop');
+  }
+}
+
+/** The owner's connection checkpoints by itself only past this many WAL pages (~64 MB): the safety net. */
+export const SAFETY_NET_AUTOCHECKPOINT_PAGES = 16_384;
