@@ -10,6 +10,7 @@ import { secretContext } from '../endpoints/endpoint.events';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { DeliveryTargets } from '../read-model/delivery-target.queries';
 import { signatureHeader } from '../signing/signature';
+import { DeliveryStates } from './delivery-states';
 import { claimLeaseMs, DispatcherInstance } from './dispatcher-instance';
 import { type SendResult, USER_AGENT, WEBHOOK_SENDER, WebhookSender } from './webhook-sender';
 
@@ -49,6 +50,8 @@ export interface AttemptHooks {
   readonly sending?: () => void;
   /** The receiver asked the whole endpoint to wait this long (a 429 with Retry-After). */
   readonly pause?: (ms: number) => void;
+  /** The request is over (answered, failed or not sent): only the recording of the attempt is left. */
+  readonly answered?: () => void;
 }
 
 /**
@@ -82,6 +85,7 @@ export class DispatchPipeline {
     private readonly box: SecretBox,
     private readonly endpoints: EndpointsService,
     private readonly instance: DispatcherInstance,
+    private readonly states: DeliveryStates,
     @Optional() metrics?: Metrics,
   ) {
     this.leaseMs = claimLeaseMs(config.webhookTimeoutMs);
@@ -113,15 +117,38 @@ export class DispatchPipeline {
     const sent = prepared.kind === 'send' ? await this.send(prepared.request) : this.unsent(prepared);
     const pauseMs = endpointPausedFor(sent.result, sent.retryAfterMs);
     if (pauseMs !== null) hooks.pause?.(pauseMs);
+    // A 410 keeps its slot until the endpoint's disable is written: no more requests meanwhile.
+    if (endpointDisabledBy(sent.result) === null) hooks.answered?.();
     return this.record(prepared, sent);
   }
 
+  /**
+   * From the state DeliveryStates holds when it has one (no stream read); when that copy leads to
+   * anything but a claimed attempt (it may have missed a write), from the stream, as if it had none.
+   */
   async prepare(deliveryId: string, hooks: AttemptHooks = {}): Promise<PreparedDispatch> {
-    const delivery = await this.deliveries.load(deliveryId);
+    const known = this.states.get(deliveryId);
+    if (known !== undefined) {
+      const prepared = await this.prepareOn(deliveryId, known, hooks, true);
+      if (prepared !== null) return prepared;
+      this.states.forget(deliveryId);
+    }
+    const prepared = await this.prepareOn(deliveryId, await this.deliveries.load(deliveryId), hooks, false);
+    return prepared ?? { kind: 'settled', position: null }; // never null from the stream
+  }
+
+  /** null (only when `known`): the state did not lead to a claim; nothing was written. */
+  private async prepareOn(
+    deliveryId: string,
+    delivery: LoadedDelivery,
+    hooks: AttemptHooks,
+    known: boolean,
+  ): Promise<PreparedDispatch | null> {
     const { state } = delivery;
     const now = new Date();
     const target = state.accountId === null ? null : this.targets.of(state.accountId, state.endpointId, now);
     const decision = decideDispatch(state, deliveryId, target, now);
+    if (known && decision.kind !== 'send') return null;
     if (decision.kind === 'skip') {
       // The read model is behind the stream: wait until it has caught up before looking again.
       return { kind: 'settled', position: await this.deliveries.head() };
@@ -140,6 +167,7 @@ export class DispatchPipeline {
       now,
       leaseMs: this.leaseMs,
     });
+    if (claimed === null && known) return null;
     if (claimed === null) {
       // Another instance has it (or it changed since the read): look again once the read model shows why.
       this.claimConflicts?.inc();

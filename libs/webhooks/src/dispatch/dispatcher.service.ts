@@ -9,7 +9,10 @@ import { DispatcherInstance } from './dispatcher-instance';
 import { EndpointPacer } from './endpoint-pacer';
 import { roundRobin } from './round-robin';
 
-/** Attempts in flight at once, overall and per endpoint. */
+/**
+ * Attempts in flight at once, overall and per endpoint: from the claim until the request is
+ * over. Recording the outcome takes no slot (the delivery is still not picked again meanwhile).
+ */
 export const DISPATCHER_LIMITS = { overall: 64, perEndpoint: 16 } as const;
 const MAX_IN_FLIGHT = DISPATCHER_LIMITS.overall;
 const MAX_IN_FLIGHT_PER_ENDPOINT = DISPATCHER_LIMITS.perEndpoint;
@@ -33,8 +36,10 @@ const TICK_MS = 1000;
 @Injectable()
 export class DispatcherService {
   private readonly logger = new Logger('WebhookDispatcher');
-  /** Delivery id → its endpoint. */
+  /** Delivery id → its endpoint, from launch until its attempt is recorded. */
   private readonly inFlight = new Map<string, string>();
+  /** Slots taken (launched and not yet answered), overall; per endpoint in `perEndpoint`. */
+  private slots = 0;
   /** Attempted deliveries whose outcome the read model does not show yet, with the position to reach. */
   private readonly settling = new Map<string, { endpointId: string; position: Position }>();
   private readonly perEndpoint = new Map<string, number>();
@@ -98,7 +103,7 @@ export class DispatcherService {
 
   private pump(): void {
     if (!this.running || !this.runner.db.open) return;
-    const free = MAX_IN_FLIGHT - this.inFlight.size;
+    const free = MAX_IN_FLIGHT - this.slots;
     if (free <= 0) return;
     this.pruneSettled();
     const now = new Date();
@@ -146,9 +151,20 @@ export class DispatcherService {
 
   private launch(deliveryId: string, endpointId: string): void {
     this.inFlight.set(deliveryId, endpointId);
+    this.slots++;
     this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
     this.pacer.reserve(endpointId);
     let sent = false;
+    let slotHeld = true;
+    const freeSlot = () => {
+      if (!slotHeld) return;
+      slotHeld = false;
+      this.slots--;
+      const n = (this.perEndpoint.get(endpointId) ?? 1) - 1;
+      if (n <= 0) this.perEndpoint.delete(endpointId);
+      else this.perEndpoint.set(endpointId, n);
+      this.schedulePump();
+    };
     const task = this.pipeline
       .run(deliveryId, {
         mayStart: () => !this.pacer.paused(endpointId, Date.now()),
@@ -157,6 +173,7 @@ export class DispatcherService {
           this.pacer.sent(endpointId, Date.now());
         },
         pause: (ms) => this.pacer.pause(endpointId, Date.now(), ms),
+        answered: freeSlot,
       })
       .then((position) => {
         if (position !== null) this.settling.set(deliveryId, { endpointId, position });
@@ -167,9 +184,7 @@ export class DispatcherService {
       .finally(() => {
         if (!sent) this.pacer.release(endpointId);
         this.inFlight.delete(deliveryId);
-        const n = (this.perEndpoint.get(endpointId) ?? 1) - 1;
-        if (n <= 0) this.perEndpoint.delete(endpointId);
-        else this.perEndpoint.set(endpointId, n);
+        freeSlot();
         this.active.delete(task);
         this.schedulePump();
       });
