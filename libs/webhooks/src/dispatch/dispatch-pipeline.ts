@@ -42,6 +42,9 @@ export type PreparedDispatch =
 
 type Attempt = Exclude<PreparedDispatch, { kind: 'settled' }>;
 
+/** Opened signing secrets kept (two per endpoint during a rotation's overlap). */
+const UNSEALED_LIMIT = 10_000;
+
 /** How the dispatcher paces an endpoint (EndpointPacer) around one attempt. */
 export interface AttemptHooks {
   /** Asked just before the claim: false leaves the delivery as it is, due and unclaimed (its endpoint is paused). */
@@ -74,6 +77,11 @@ export class DispatchPipeline {
   private readonly attemptSeconds?: Histogram;
   private readonly claimConflicts?: Counter;
   private readonly leaseMs: number;
+  /**
+   * Opened signing secrets by endpoint and sealed form (a rotation seals a new one): one AES-GCM
+   * open per secret rather than per attempt. In memory only, never logged.
+   */
+  private readonly unsealed = new Map<string, string>();
   /** Endpoints being disabled: the 410s of concurrent attempts append one disable. */
   private readonly disabling = new Map<string, Promise<void>>();
 
@@ -244,8 +252,18 @@ export class DispatchPipeline {
   private openSecrets(target: DeliveryTarget): string[] {
     const opened: string[] = [];
     for (const sealed of target.signingSecrets) {
+      const key = `${target.endpointId} ${sealed}`;
+      const known = this.unsealed.get(key);
+      if (known !== undefined) {
+        opened.push(known);
+        continue;
+      }
       try {
-        opened.push(this.box.open(sealed, secretContext(target.endpointId)));
+        const secret = this.box.open(sealed, secretContext(target.endpointId));
+        // Rotations add keys: start over rather than grow without bound.
+        if (this.unsealed.size >= UNSEALED_LIMIT) this.unsealed.clear();
+        this.unsealed.set(key, secret);
+        opened.push(secret);
       } catch (err) {
         if (!(err instanceof SecretBoxError)) throw err;
         this.logger.error(`Webhook endpoint ${target.endpointId}: ${err.message}`);

@@ -4,6 +4,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { DeliveryQueue } from '../read-model/delivery-queue.queries';
 import { DeliverySignal } from '../read-model/delivery-signal';
+import { DeliveryTargets } from '../read-model/delivery-target.queries';
 import { DispatchPipeline } from './dispatch-pipeline';
 import { DispatcherInstance } from './dispatcher-instance';
 import { EndpointPacer } from './endpoint-pacer';
@@ -57,6 +58,7 @@ export class DispatcherService {
     private readonly queue: DeliveryQueue,
     private readonly pipeline: DispatchPipeline,
     private readonly signal: DeliverySignal,
+    private readonly targets: DeliveryTargets,
     instance: DispatcherInstance,
   ) {
     const salt = fnv1a(instance.id);
@@ -127,7 +129,9 @@ export class DispatcherService {
         .slice(0, spare)
         .map((id) => ({ id, endpointId }));
     });
-    for (const { id, endpointId } of roundRobin(queues, free)) this.launch(id, endpointId);
+    this.targets.inOneRound(() => {
+      for (const { id, endpointId } of roundRobin(queues, free)) this.launch(id, endpointId);
+    });
     if (endpoints.length > 0) this.cursor = endpoints[endpoints.length - 1];
     this.armNextDue(this.pacer.nextOpening(nowMs));
   }
