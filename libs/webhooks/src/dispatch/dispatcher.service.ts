@@ -119,12 +119,9 @@ export class DispatcherService {
       const room = this.pacer.available(endpointId, limits.get(endpointId) ?? null, nowMs);
       const spare = Math.min(MAX_IN_FLIGHT_PER_ENDPOINT - (this.perEndpoint.get(endpointId) ?? 0), room);
       if (spare <= 0) return [];
-      // Rows in flight or settling still read as due: ask for that many more, then leave them out.
       // Of the longest due (twice what it takes), each instance takes its own share first
       // (instanceOrder), so instances on one backlog seldom reach for the same delivery.
-      return this.queue
-        .dueOf(endpointId, now, 2 * spare + (held.get(endpointId) ?? 0))
-        .filter((id) => !this.inFlight.has(id) && !this.settling.has(id))
+      return this.longestDue(endpointId, now, 2 * spare, held.get(endpointId) ?? 0)
         .sort(this.instanceOrder)
         .slice(0, spare)
         .map((id) => ({ id, endpointId }));
@@ -134,6 +131,22 @@ export class DispatcherService {
     });
     if (endpoints.length > 0) this.cursor = endpoints[endpoints.length - 1];
     this.armNextDue(this.pacer.nextOpening(nowMs));
+  }
+
+  /**
+   * The endpoint's `wanted` longest-due deliveries not in flight or settling here. A row of
+   * those `held` still reads as due until the read model shows its claim: only when some did is
+   * the queue asked again for that many more (most of the time the claims are already shown).
+   */
+  private longestDue(endpointId: string, now: Date, wanted: number, held: number): string[] {
+    const notHeld = (id: string) => !this.inFlight.has(id) && !this.settling.has(id);
+    const rows = this.queue.dueOf(endpointId, now, wanted);
+    const free = rows.filter(notHeld);
+    if (free.length === rows.length || rows.length < wanted || held === 0) return free;
+    return this.queue
+      .dueOf(endpointId, now, wanted + held)
+      .filter(notHeld)
+      .slice(0, wanted);
   }
 
   /** Up to `limit` endpoints with due work, starting after the cursor and wrapping around. */
