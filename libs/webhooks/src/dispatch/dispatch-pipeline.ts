@@ -60,7 +60,8 @@ export interface AttemptHooks {
 /**
  * One attempt of one delivery as typed stages, after svix's worker (prepare_dispatch →
  * make_http_call → handle_successful / handle_failed_dispatch):
- * - `prepare`: the delivery's stream and its `DeliveryTarget` (one read-model query), the
+ * - `prepare`: the delivery's state (DeliveryStates' copy, else its stream) and its
+ *   `DeliveryTarget` (one read-model query), the
  *   send/cancel rule (`decideDispatch`), the claim (a `DeliveryClaimed` appended expecting the
  *   revision just read: of several instances reaching for one attempt, one wins and the others
  *   skip it), then the signed request;
@@ -175,10 +176,10 @@ export class DispatchPipeline {
       now,
       leaseMs: this.leaseMs,
     });
-    if (claimed === null && known) return null;
     if (claimed === null) {
       // Another instance has it (or it changed since the read): look again once the read model shows why.
       this.claimConflicts?.inc();
+      if (known) return null;
       return { kind: 'settled', position: await this.deliveries.head() };
     }
     const attempt = { deliveryId, delivery: claimed, target: decision.target, attemptedAt: now };
