@@ -78,6 +78,11 @@ const now = () => performance.timeOrigin + performance.now();
 const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const ms = (n: number) => `${n.toFixed(1)} ms`;
+const us = (n: number) => `${Math.round(n)} µs`;
+const cpuMicros = (since: NodeJS.CpuUsage) => {
+  const { user, system } = process.cpuUsage(since);
+  return user + system;
+};
 const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
@@ -150,6 +155,10 @@ export async function webhooksBench(): Promise<void> {
       `append→receipt, paced ${PACED} events at ${PACED_RATE}/s, 1 endpoint: p50 ${ms(paced.p50)}, p99 ${ms(paced.p99)}`,
     );
     console.log(`raw undici POST latency, ${perEndpoint} concurrent: p50 ${ms(rawOne.p50)}, p99 ${ms(rawOne.p99)}`);
+    // CPU of this process (the service; the receiver is another) per delivery: steadier than rates on a busy machine.
+    console.log(
+      `service CPU per delivery: 1 endpoint ${us(bulkOne.cpuUs)}, ${TEN} endpoints ${us(bulkTen.cpuUs)}; raw loop per POST ${us(rawOne.cpuUs)}`,
+    );
   } finally {
     await app.close();
     receiver.close();
@@ -187,10 +196,11 @@ async function account(
 /** Appends `events` EntityCreated (all at once, or paced at `perSecond`) and waits for every delivery. */
 async function run(store: EventStore, receiver: Receiver, acc: Account, events: number, perSecond?: number) {
   // A phase set to 0 events (BENCH_WEBHOOK_*) is skipped: profiling one case alone.
-  if (events === 0) return { deliveries: 0, ms: NaN, p50: NaN, p99: NaN };
+  if (events === 0) return { deliveries: 0, ms: NaN, p50: NaN, p99: NaN, cpuUs: NaN };
   const appendedAt = new Map<string, number>();
   const done = receiver.expect(events * acc.paths.length);
   const started = now();
+  const cpu = process.cpuUsage();
   const context = { account_id: acc.accountId, actor: 'bench', correlation_id: randomUUID(), causation_id: null };
   const appendOne = async () => {
     const id = uuidv7();
@@ -222,6 +232,7 @@ async function run(store: EventStore, receiver: Receiver, acc: Account, events: 
   }
   await done;
   const elapsed = now() - started;
+  const cpuUs = cpuMicros(cpu);
   const received = await receiver.times();
   const latencies: number[] = [];
   for (const [eventId, at] of appendedAt) {
@@ -231,7 +242,8 @@ async function run(store: EventStore, receiver: Receiver, acc: Account, events: 
     }
   }
   latencies.sort((a, b) => a - b);
-  return { deliveries: events * acc.paths.length, ms: elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99) };
+  const deliveries = events * acc.paths.length;
+  return { deliveries, ms: elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99), cpuUs: cpuUs / deliveries };
 }
 
 /**
@@ -245,7 +257,7 @@ async function rawLoop(
   count: number,
   concurrency: number,
 ) {
-  if (count === 0) return { ms: NaN, p50: NaN, p99: NaN };
+  if (count === 0) return { ms: NaN, p50: NaN, p99: NaN, cpuUs: NaN };
   const agent = new Agent({
     connections: DISPATCHER_LIMITS.perEndpoint,
     keepAliveTimeout: 30_000,
@@ -263,6 +275,7 @@ async function rawLoop(
   const latencies: number[] = [];
   let next = 0;
   const started = now();
+  const cpu = process.cpuUsage();
   await Promise.all(
     Array.from({ length: concurrency }, async (_, worker) => {
       const url = `${origins[worker % origins.length]}/raw`;
@@ -287,7 +300,8 @@ async function rawLoop(
   );
   await done;
   const elapsed = now() - started;
+  const cpuUs = cpuMicros(cpu) / count;
   await agent.close();
   latencies.sort((a, b) => a - b);
-  return { ms: elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99) };
+  return { ms: elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99), cpuUs };
 }
