@@ -46,6 +46,8 @@ export class DispatcherService {
   private readonly perEndpoint = new Map<string, number>();
   /** The last endpoint listed: the next round starts after it. */
   private cursor: string | null = null;
+  /** The last listing held every endpoint with due work (fewer than its limit). */
+  private fewWithDueWork = false;
   private running = false;
   private pumpScheduled = false;
   private nextDue: NodeJS.Timeout | null = null;
@@ -151,10 +153,22 @@ export class DispatcherService {
 
   /** Up to `limit` endpoints with due work, starting after the cursor and wrapping around. */
   private endpointsInTurn(now: Date, limit: number): string[] {
-    const after = this.queue.endpointsWithDueWork(now, this.cursor, limit);
-    if (after.length >= limit || this.cursor === null) return after;
     const cursor = this.cursor;
+    if (cursor !== null && this.fewWithDueWork) {
+      // All of them fitted last time (the usual case): one listing, turned to start after the cursor.
+      const all = this.queue.endpointsWithDueWork(now, null, limit);
+      if (all.length < limit) {
+        const turn = all.findIndex((id) => id > cursor);
+        return turn <= 0 ? all : [...all.slice(turn), ...all.slice(0, turn)];
+      }
+    }
+    const after = this.queue.endpointsWithDueWork(now, cursor, limit);
+    if (after.length >= limit || cursor === null) {
+      this.fewWithDueWork = after.length < limit;
+      return after;
+    }
     const wrapped = this.queue.endpointsWithDueWork(now, null, limit - after.length).filter((id) => id <= cursor);
+    this.fewWithDueWork = after.length + wrapped.length < limit;
     return [...after, ...wrapped];
   }
 
