@@ -4,11 +4,15 @@
  * (default 10,000) entities. The entities are appended as EntityCreated events straight to the
  * app's own event store (many at once, so group commit batches them) and reach the read model
  * through the projection, as any write does; the API is not used for seeding, so the seed takes
- * seconds. Prints one JSON line `{url, token, entities, seedMs}` on stdout, then serves until
- * SIGTERM.
+ * seconds. Prints one JSON line `{url, token, entities, seedMs, dataDir}` on stdout, then serves
+ * until SIGTERM.
+ *
+ * With `BENCH_API_PROFILE=<file.cpuprofile>` it records a CPU profile from the end of the seed to
+ * SIGTERM (so the seed is not in it) and writes it there.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
@@ -70,13 +74,30 @@ async function main(): Promise<void> {
     throw new Error('The read models did not catch up with the seed');
   const seedMs = performance.now() - started;
 
-  process.stdout.write(JSON.stringify({ url, token: client.token, entities: ENTITIES, seedMs }) + '\n');
+  const profile = process.env.BENCH_API_PROFILE ? await startProfile(process.env.BENCH_API_PROFILE) : null;
+  process.stdout.write(JSON.stringify({ url, token: client.token, entities: ENTITIES, seedMs, dataDir }) + '\n');
   process.once('SIGTERM', () => {
-    void app.close().finally(() => {
-      rmSync(dataDir, { recursive: true, force: true });
-      process.exit(0);
-    });
+    void (profile ? profile() : Promise.resolve())
+      .then(() => app.close())
+      .finally(() => {
+        rmSync(dataDir, { recursive: true, force: true });
+        process.exit(0);
+      });
   });
+}
+
+/** Starts the V8 profiler; the returned function stops it and writes the profile to `file`. */
+async function startProfile(file: string): Promise<() => Promise<void>> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  };
 }
 
 main().catch((err) => {

@@ -1,6 +1,7 @@
 import { NestFactory } from '@nestjs/core';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteEventStore } from '@filing/event-store';
 import {
@@ -17,11 +18,16 @@ import { printComparison, rate } from './report';
 
 const EVENTS = Number(process.env.BENCH_REPLAY_EVENTS ?? 1_000_000);
 const SMALL = 10_000;
+/** Deliveries left pending in the memory run (of EVENTS events in all). */
+const PENDING = Number(process.env.BENCH_MEMORY_PENDING ?? 100_000);
+const STEADY_SECONDS = Number(process.env.BENCH_MEMORY_STEADY_SECONDS ?? 20);
+const MB = 1024 * 1024;
 
 /**
  * Rebuild rate of every registered read model over EVENTS events (entities created and updated),
- * next to a raw paged read of the same events from the store; then the service's start-up time
- * (a restart, to /readyz 200) at 10k events and at EVENTS events.
+ * next to a raw paged read of the same events from the store (each twice); the service's
+ * start-up time (a restart, to /readyz 200) at 10k events and at EVENTS events. The service's
+ * memory at that scale is `memoryBench` (`npm run bench -- memory`).
  */
 export async function replayBench(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-replay-'));
@@ -33,15 +39,22 @@ export async function replayBench(): Promise<void> {
     console.log(`${Math.round(genMs / 1000)} s`);
     await generateEntityEvents(small, SMALL);
 
-    const rawMs = await rawRead(big);
-    const { events, rebuildMs } = await rebuild(big);
-    printComparison(
-      `replay: rebuild every read model over ${events} events`,
-      rate(events, rebuildMs),
-      'raw read of the same events from the store (pages of 5000)',
-      rate(EVENTS, rawMs),
-      'events/s',
-    );
+    for (let run = 1; run <= 2; run++) {
+      console.log(
+        `load average before run ${run}: ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}`,
+      );
+      const rawMs = await rawRead(big);
+      const { events, rebuildMs } = await rebuild(big);
+      printComparison(
+        `replay: rebuild every read model over ${events} events`,
+        rate(events, rebuildMs),
+        'raw read of the same events from the store (pages of 5000)',
+        rate(EVENTS, rawMs),
+        'events/s',
+      );
+    }
     await rebuild(small);
 
     // The first start of a data directory also builds what is not a read model (the webhook
@@ -58,6 +71,98 @@ export async function replayBench(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The service's resident memory (RSS, sampled from /proc every 100 ms; peak per phase) over
+ * EVENTS events of which PENDING entity creations each left a delivery pending (an endpoint at
+ * one send per second to a closed port): a start, its catch-up, a steady period. Next to a bare
+ * Node process, and to the same service (same loader) on an empty DATA_DIR.
+ */
+export async function memoryBench(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-memory-'));
+  try {
+    const data = join(dir, 'data');
+    const empty = join(dir, 'empty');
+    mkdirSync(empty);
+    process.stdout.write(`memory: ${EVENTS} events with ${PENDING} pending deliveries… `);
+    const started = performance.now();
+    await generateEntityEvents(data, Math.max(0, EVENTS - 2 * PENDING));
+    const seeded = await measured(['seed', data, String(PENDING)]);
+    console.log(`${Math.round((performance.now() - started) / 1000)} s`);
+    console.log(
+      `load average before: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
+    const bare = await measured(null);
+    const idle = await measured(['serve', empty, String(STEADY_SECONDS)]);
+    const served = await measured(['serve', data, String(STEADY_SECONDS)]);
+    const row = (label: string, rss: number, heap?: number) =>
+      console.log(
+        `${label.padEnd(58)} ${(rss / MB).toFixed(0).padStart(10)} MB RSS` +
+          (heap === undefined ? '' : `  (heap used ${(heap / MB).toFixed(0)} MB)`),
+      );
+    row('bare Node process (baseline)', bare[0].peak);
+    for (const p of idle) row(`service, empty DATA_DIR: peak to ${p.name}`, p.peak, p.usage.heapUsed);
+    const pendingNow = (p: Phase) => (p.usage.pending === undefined ? '' : `, ${p.usage.pending} pending`);
+    for (const p of seeded) row(`service seeding${pendingNow(p)}: peak`, p.peak, p.usage.heapUsed);
+    for (const p of served)
+      row(`service, ${EVENTS} events${pendingNow(p)}: peak to ${p.name}`, p.peak, p.usage.heapUsed);
+    const peak = Math.max(...served.map((p) => p.peak));
+    console.log(`${'ratio (service peak / bare Node)'.padEnd(58)} ${(peak / bare[0].peak).toFixed(2).padStart(10)}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface Phase {
+  readonly name: string;
+  /** Highest RSS sampled since the previous phase ended, in bytes. */
+  readonly peak: number;
+  readonly usage: NodeJS.MemoryUsage & { pending?: number };
+}
+
+/** Runs bench/memory.server.ts with `args` (null: a bare Node process for a second), sampling its RSS. */
+function measured(args: string[] | null): Promise<Phase[]> {
+  const child =
+    args === null
+      ? spawn(process.execPath, ['-e', 'setTimeout(() => {}, 1000)'], { stdio: ['ignore', 'pipe', 'inherit'] })
+      : spawn(process.execPath, ['-r', '@swc-node/register', join(__dirname, 'memory.server.ts'), ...args], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+  const phases: Phase[] = [];
+  let peak = 0;
+  const sample = () => {
+    try {
+      const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      if (kb) peak = Math.max(peak, Number(kb[1]) * 1024);
+    } catch {
+      // The process has just ended.
+    }
+  };
+  const timer = setInterval(sample, 100);
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    let nl;
+    while ((nl = out.indexOf('\n')) >= 0) {
+      const line = out.slice(0, nl);
+      out = out.slice(nl + 1);
+      const m = /^PHASE (\S+) (.*)$/.exec(line);
+      if (!m) continue;
+      sample();
+      phases.push({ name: m[1], peak, usage: JSON.parse(m[2]) as Phase['usage'] });
+      peak = 0;
+    }
+  });
+  return new Promise((resolve, reject) => {
+    child.on('exit', (code) => {
+      clearInterval(timer);
+      if (code !== 0) reject(new Error(`memory.server.ts ${args?.join(' ')} exited with ${code}`));
+      else resolve(args === null ? [{ name: 'exit', peak, usage: process.memoryUsage() }] : phases);
+    });
+  });
 }
 
 async function rawRead(dataDir: string): Promise<number> {

@@ -4,7 +4,7 @@
  */
 import { apiBench } from './api.bench';
 import { authBench } from './auth.bench';
-import { replayBench } from './replay.bench';
+import { memoryBench, replayBench } from './replay.bench';
 import { storeBench } from './store.bench';
 import { webhooksBench } from './webhooks.bench';
 
@@ -14,6 +14,7 @@ const benches: Record<string, () => Promise<void>> = {
   api: apiBench,
   webhooks: webhooksBench,
   replay: replayBench,
+  memory: memoryBench,
 };
 
 async function main(): Promise<void> {

@@ -102,6 +102,31 @@ export function describeResourceFamily(env: FamilyEnv, spec: FamilySpec): void {
       expect(list.body.data).toContainEqual(res.body);
     });
 
+    it('GET and the list send the stored answer byte for byte as the write serialised the resource', async () => {
+      // The POST's answer is the resource object serialised by Fastify (the path reads took before
+      // the read models kept rendered answers); GET and the list now send the stored text.
+      const url = `${env.service().url}/external-api/v1${path}`;
+      const auth = bearer(env.owner().token);
+      const posted = await fetch(url, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify(spec.createBody(env.entityId())),
+      });
+      expect(posted.status).toBe(201);
+      const written = await posted.text();
+      const { id } = JSON.parse(written) as { id: string };
+      const got = await fetch(`${url}/${id}`, { headers: auth });
+      expect([got.headers.get('content-type'), await got.text()]).toEqual([
+        posted.headers.get('content-type'),
+        written,
+      ]);
+      const list = await fetch(`${url}?limit=200`, { headers: auth });
+      const page = await list.text();
+      expect(list.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(page).toBe(JSON.stringify(JSON.parse(page)));
+      expect(page).toContain(written);
+    });
+
     it('accepts an entity_id in capitals and answers it as stored, lower-case', async () => {
       const res = await call(env.owner(), 'POST', path, spec.createBody(env.entityId().toUpperCase()));
       expect(res.status).toBe(201);

@@ -10,6 +10,7 @@ import { RevokeClientHandler } from './commands/revoke-client';
 import { RotateClientSecretHandler } from './commands/rotate-client-secret';
 import { ApiAccessGuard } from './http/api-access.guard';
 import { ApiRateLimitGuard } from './http/api-rate-limit.guard';
+import { SlidingWindowStorage } from './http/sliding-window.storage';
 import { BearerStrategy, BearerTokenVerifier } from './http/bearer.strategy';
 import { ClientAuthenticator } from './http/client-authenticator';
 import { FailedAuthThrottle } from './http/failed-auth-throttle';
@@ -61,6 +62,8 @@ const rateLimit = ThrottlerModule.forRootAsync({
   inject: [APP_CONFIG],
   useFactory: (config: AppConfig) => ({
     throttlers: [{ limit: config.apiRateLimit?.limit ?? 1, ttl: config.apiRateLimit?.windowMs ?? 1_000 }],
+    // The library's in-memory storage filters every hit of the window on each request.
+    storage: new SlidingWindowStorage(),
   }),
 });
 

@@ -43,8 +43,15 @@ export class ApiAccessGuard extends AuthGuard('bearer') {
         'www-authenticate': `Bearer realm="${realm}", error="invalid_request"`,
       });
     }
-    attachVerifier(request, this.verifier);
-    await super.canActivate(context);
+    // A header passport already accepted, with nothing changed since, skips passport's machinery.
+    const authorization = request.headers.authorization;
+    const recalled = authorization === undefined ? undefined : this.verifier.recall(authorization);
+    if (recalled) {
+      (request as FastifyRequest & { user?: Principal }).user = recalled;
+    } else {
+      attachVerifier(request, this.verifier);
+      await super.canActivate(context);
+    }
     const principal = (request as FastifyRequest & { user?: Principal }).user as Principal;
     if (!principal.scopes.includes(scope)) {
       throw oauthError(reply, 403, 'insufficient_scope', `This request needs a token with the ${scope} scope`, {

@@ -31,12 +31,31 @@ export class ApiRateLimitGuard extends ThrottlerGuard {
     super(options, storage, reflector);
   }
 
-  protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
+  /**
+   * The library's canActivate reads five route decorators per throttler through the Reflector on
+   * every request; none is used here (one budget for every route), so the one configured
+   * throttler goes straight to its handleRequest (counting, headers, the 429).
+   */
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http' || this.config.apiRateLimit === null) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    return (
-      requirementOf(routePath(request), request.method)?.realm !== 'external-api' || getPrincipal(request) === undefined
-    );
+    if (
+      getPrincipal(request) === undefined ||
+      requirementOf(routePath(request), request.method)?.realm !== 'external-api'
+    )
+      return true;
+    // The module's throttler is made of this same config (auth.module.ts).
+    const { limit, windowMs } = this.config.apiRateLimit;
+    return this.handleRequest({
+      context,
+      limit,
+      ttl: windowMs,
+      // The library's default: once over the limit, refused for a whole window.
+      blockDuration: windowMs,
+      throttler: this.throttlers[0],
+      getTracker: this.commonOptions.getTracker!,
+      generateKey: this.commonOptions.generateKey!,
+    });
   }
 
   protected override async getTracker(request: Record<string, unknown>): Promise<string> {

@@ -5,22 +5,49 @@ import { Strategy } from 'passport-http-bearer';
 import { sha256 } from '../crypto/secrets';
 import { AuthQueries, isTokenLive } from '../read-model/auth.queries';
 
-/** Looks a token's SHA-256 up in `oauth_tokens` (with its client's status and secret generation). */
+interface Verdict {
+  readonly principal: Principal;
+  /** The token's expiry (epoch ms): the verdict holds no longer. */
+  readonly expiresAt: number;
+}
+
+/**
+ * Looks a token's SHA-256 up in `oauth_tokens` (with its client's status and secret generation).
+ * What it found for a request's Authorization header is kept with the cached token rows, so the
+ * next request with the same header skips passport's per-request machinery until a token or
+ * client event (revocation, rotation) clears the cache or the token expires.
+ */
 @Injectable()
 export class BearerTokenVerifier {
   constructor(private readonly queries: AuthQueries) {}
 
-  /** The principal, or false for an unknown, expired, revoked or superseded token. */
-  verify(token: string): Principal | false {
-    const row = this.queries.token(sha256(token));
+  /** The principal, or false for an unknown, expired, revoked or superseded token; `header` is the one it came in. */
+  verify(token: string, header?: string): Principal | false {
+    const row = this.queries.liveToken(sha256(token));
     if (!row || !isTokenLive(row, Date.now())) return false;
-    return {
+    // Shared by every request with this header, so it cannot change under one of them.
+    const principal: Principal = Object.freeze({
       kind: row.client_kind === 'operator' ? 'operator' : 'client',
       accountId: row.account_id,
       subjectId: row.client_id,
-      scopes: row.scopes.split(' ').filter(Boolean),
-    };
+      scopes: Object.freeze(row.scopes.split(' ').filter(Boolean)),
+    });
+    // Same tick as the row's read: no projection can clear the cache in between.
+    if (header !== undefined)
+      this.queries.rememberVerdict(verdictKey(header), { principal, expiresAt: row.expires_at });
+    return principal;
   }
+
+  /** What `verify` found for this very Authorization header, while it still holds; else undefined. */
+  recall(header: string): Principal | undefined {
+    const verdict = this.queries.recallVerdict<Verdict>(verdictKey(header));
+    return verdict !== undefined && Date.now() < verdict.expiresAt ? verdict.principal : undefined;
+  }
+}
+
+/** Hashed: no bearer token is kept in memory as it was sent. */
+function verdictKey(header: string): string {
+  return sha256(header);
 }
 
 const VERIFIER = Symbol('auth.bearerVerifier');
@@ -42,8 +69,12 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
     super({ passReqToCallback: true });
   }
 
-  validate(request: object, token: string): Principal | false {
+  validate(request: { headers?: Record<string, unknown> }, token: string): Principal | false {
     const verifier = (request as { [VERIFIER]?: BearerTokenVerifier })[VERIFIER];
-    return verifier ? verifier.verify(token) : false;
+    // The verdict is kept for the header only when the token came from it.
+    const header = request.headers?.authorization;
+    return verifier
+      ? verifier.verify(token, typeof header === 'string' && header.endsWith(token) ? header : undefined)
+      : false;
   }
 }

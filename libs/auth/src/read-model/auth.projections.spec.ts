@@ -1,6 +1,8 @@
 import type { ProjectionRunner, RecordedEnvelope } from '@filing/platform';
 import Database from 'better-sqlite3';
 import { AuthEvents, type AuthEvent } from '../auth.events';
+import { sha256 } from '../crypto/secrets';
+import { BearerTokenVerifier } from '../http/bearer.strategy';
 import { AuthQueries, isTokenLive } from './auth.queries';
 import { ClientsProjection } from './clients.projection';
 import { TokensProjection } from './tokens.projection';
@@ -106,6 +108,61 @@ describe('auth read models (clients, tokens)', () => {
     apply({ type: AuthEvents.ClientRevoked, data: { client_id: 'c1' } }, 2, T0 + 70);
     expect(isTokenLive(queries.token('t3')!, T0 + 80)).toBe(false);
     expect(queries.client('c1')).toMatchObject({ status: 'revoked', version: 2 });
+  });
+
+  it("the bearer guard's cached read (liveToken) sees a revocation, a rotation and a client's revocation at once", () => {
+    apply(issued('t1', T0), 0, T0);
+    apply(issued('t2', T0), 1, T0);
+    apply(issued('t3', T0), 2, T0);
+    const live = (hash: string, now: number) => isTokenLive(queries.liveToken(hash)!, now);
+    expect([live('t1', T0 + 1), live('t2', T0 + 1)]).toEqual([true, true]);
+    expect(queries.liveToken('nope')).toBeUndefined();
+    expect(live('t1', T0 + 3_600_000)).toBe(false); // expiry: checked on every read
+
+    apply({ type: AuthEvents.TokenRevoked, data: { token_hash: 't1', client_id: 'c1' } }, 3, T0 + 10);
+    expect([live('t1', T0 + 20), live('t2', T0 + 20)]).toEqual([false, true]);
+    apply(
+      { type: AuthEvents.ClientSecretRotated, data: { client_id: 'c1', secret_hash: 'h2', secret_generation: 2 } },
+      1,
+      T0 + 30,
+    );
+    expect(live('t2', T0 + 40)).toBe(false);
+    apply(issued('t4', T0 + 50, 3_600_000, 2), 4, T0 + 50);
+    expect(live('t4', T0 + 60)).toBe(true);
+    apply({ type: AuthEvents.ClientRevoked, data: { client_id: 'c1' } }, 2, T0 + 70);
+    expect(live('t4', T0 + 80)).toBe(false);
+  });
+
+  it("the bearer guard's remembered verdicts last until a token or client event, or the token's expiry", () => {
+    jest.useFakeTimers({ now: T0 + 1 });
+    try {
+      const verifier = new BearerTokenVerifier(queries);
+      apply(issued(sha256('tok-1'), T0, 60_000), 0, T0);
+      apply(issued(sha256('tok-2'), T0), 1, T0);
+      const header = 'Bearer tok-1';
+      expect(verifier.recall(header)).toBeUndefined();
+      expect(verifier.verify('nope', 'Bearer nope')).toBe(false);
+      expect(verifier.recall('Bearer nope')).toBeUndefined(); // refusals are never kept
+      const principal = verifier.verify('tok-1', header);
+      expect(principal).toEqual({ kind: 'client', accountId: 'a1', subjectId: 'c1', scopes: ['read', 'write'] });
+      expect(verifier.recall(header)).toBe(principal);
+      expect(verifier.recall('bearer tok-1')).toBeUndefined(); // only the very header passport accepted
+      expect(Object.isFrozen(principal) && Object.isFrozen((principal as { scopes: unknown }).scopes)).toBe(true);
+
+      jest.setSystemTime(T0 + 60_000); // the token's expiry
+      expect(verifier.recall(header)).toBeUndefined();
+      jest.setSystemTime(T0 + 2);
+      expect(verifier.recall(header)).toBe(principal);
+      // Another token's event clears every kept verdict (its client's may have changed too).
+      apply({ type: AuthEvents.TokenRevoked, data: { token_hash: sha256('tok-2'), client_id: 'c1' } }, 2, T0 + 2);
+      expect(verifier.recall(header)).toBeUndefined();
+      verifier.verify('tok-1', header);
+      apply({ type: AuthEvents.ClientRevoked, data: { client_id: 'c1' } }, 1, T0 + 3);
+      expect(verifier.recall(header)).toBeUndefined();
+      expect(verifier.verify('tok-1', header)).toBe(false);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it("drops tokens that had expired when a later one was issued (by the event's time, so rebuilds agree)", () => {

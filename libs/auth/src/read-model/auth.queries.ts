@@ -1,6 +1,7 @@
 import { cachedStatement, keysetPage, type Page, type PageRequest, ProjectionRunner } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import type { ClientKind } from '../auth.events';
+import { cachedToken, recallVerdict, rememberVerdict } from './token-cache';
 
 export interface AccountRow {
   readonly id: string;
@@ -93,6 +94,20 @@ export class AuthQueries {
       `SELECT t.*, c.kind AS client_kind, c.status AS client_status, c.secret_generation AS client_generation
        FROM oauth_tokens t LEFT JOIN oauth_clients c ON c.client_id = t.client_id WHERE t.token_hash = ?`,
     ).get(tokenHash);
+  }
+
+  /** `token`, from the cache the auth projections keep current (token-cache.ts): the bearer guard's read. */
+  liveToken(tokenHash: string): TokenRow | undefined {
+    return cachedToken(this.runner.db, tokenHash, () => this.token(tokenHash));
+  }
+
+  /** Kept with the cached token rows, and forgotten with them (token-cache.ts). */
+  rememberVerdict(key: string, verdict: object): void {
+    rememberVerdict(this.runner.db, key, verdict);
+  }
+
+  recallVerdict<Verdict extends object>(key: string): Verdict | undefined {
+    return recallVerdict<Verdict>(this.runner.db, key);
   }
 
   user(id: string): UserRow | undefined {

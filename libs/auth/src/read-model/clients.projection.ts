@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
 import { AuthEvents } from '../auth.events';
 import type { ClientEvent } from '../client';
+import { forgetCachedTokens } from './token-cache';
 
 /**
  * `oauth_clients`: what the token endpoint authenticates against (secret hash, generation,
@@ -25,6 +26,7 @@ export class ClientsProjection implements Projection {
   }
 
   apply(db: Database.Database, envelope: RecordedEnvelope): void {
+    forgetCachedTokens(db); // the bearer guard's cached rows may be about to change
     const event = envelope as unknown as ClientEvent;
     const at = envelope.metadata.occurred_at;
     const version = Number(envelope.revision);

@@ -2,6 +2,7 @@ import { RegisterProjection, type Projection, type RecordedEnvelope } from '@fil
 import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
 import { AuthEvents, type TokenIssued, type TokenRevoked } from '../auth.events';
+import { forgetCachedTokens } from './token-cache';
 
 /**
  * `oauth_tokens`: what the bearer guard and introspection read, keyed by the token's SHA-256.
@@ -25,6 +26,7 @@ export class TokensProjection implements Projection {
   }
 
   apply(db: Database.Database, envelope: RecordedEnvelope): void {
+    forgetCachedTokens(db); // the bearer guard's cached rows may be about to change
     const event = envelope as unknown as TokenIssued | TokenRevoked;
     switch (event.type) {
       case AuthEvents.TokenIssued: {

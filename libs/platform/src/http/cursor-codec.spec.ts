@@ -24,6 +24,18 @@ describe('cursors', () => {
     expect(cursors.decode(cursors.encode('entities/history', 7))).toEqual({ v: 2, c: 'entities/history', k: 7 });
   });
 
+  it('issue the same cursor for the same key, remembered or not', () => {
+    const codec = CursorCodec.random();
+    const first = codec.encode('entities', 'a');
+    for (let i = 0; i < 2_000; i++) codec.encode('entities', `k${i}`);
+    expect(codec.encode('entities', 'a')).toBe(first);
+    expect(codec.encode('entities', 'a')).toBe(first);
+    expect(codec.decode(first)).toEqual({ v: 2, c: 'entities', k: 'a' });
+    expect(codec.decode(codec.encode('entities', 'b'))).toEqual({ v: 2, c: 'entities', k: 'b' });
+    // Remembered or not, another codec's cursor is refused.
+    expect(CursorCodec.random().decode(first)).toBeNull();
+  });
+
   it.each([
     ['not base64url', 'abc$%'],
     ['empty', ''],

@@ -10,6 +10,8 @@ const CURSOR_KEY_PURPOSE = 'pagination.cursor';
 /** HMAC-SHA256 truncated to 128 bits: forging one takes ~2^128 guesses, each a request. */
 const CURSOR_MAC_BYTES = 16;
 const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,1024}$/;
+/** How many issued cursors a codec remembers. */
+const ISSUED_KEPT = 1024;
 
 /** A cursor's sort key: a UUID v7 id (read-model collections) or a stream revision (history). */
 export type CursorKey = string | number;
@@ -36,6 +38,9 @@ export class CursorCodec {
   readonly #key: Buffer;
   /** Keys whose cursors are still accepted (a rotated-out SECRETS_KEY_PREVIOUS); never used to sign. */
   readonly #accepted: readonly Buffer[];
+  /** The last cursors issued, by their JSON body and by their text (the oldest dropped first). */
+  readonly #issued = new Map<string, { readonly cursor: string; readonly body: CursorBody }>();
+  readonly #issuedBodies = new Map<string, CursorBody>();
 
   constructor(key: Uint8Array, accepted: readonly Uint8Array[] = []) {
     for (const k of [key, ...accepted]) {
@@ -66,13 +71,24 @@ export class CursorCodec {
   }
 
   encode(collection: string, key: CursorKey): string {
-    const body: CursorBody = { v: CURSOR_VERSION, c: collection, k: key };
-    const payload = Buffer.from(JSON.stringify(body));
-    return Buffer.concat([this.tag(payload), payload]).toString('base64url');
+    const body: CursorBody = Object.freeze({ v: CURSOR_VERSION, c: collection, k: key });
+    const json = JSON.stringify(body);
+    // A page's cursor is the same until its last row changes (the first page of a list, above
+    // all): the HMAC of a cursor issued recently is not computed again.
+    const known = this.#issued.get(json);
+    if (known !== undefined) return known.cursor;
+    const payload = Buffer.from(json);
+    const cursor = Buffer.concat([this.tag(payload), payload]).toString('base64url');
+    remember(this.#issued, json, { cursor, body });
+    remember(this.#issuedBodies, cursor, body);
+    return cursor;
   }
 
   /** The cursor's body, or null for anything this codec did not issue (the tag compared in constant time). */
   decode(text: unknown): CursorBody | null {
+    // One this codec issued recently, exactly as it was issued: its tag needs no second check.
+    const issued = typeof text === 'string' ? this.#issuedBodies.get(text) : undefined;
+    if (issued !== undefined) return issued;
     const token = splitToken(text);
     if (!token) return null;
     const valid = [this.#key, ...this.#accepted].some((key) => timingSafeEqual(token.tag, tag(key, token.payload)));
@@ -82,6 +98,12 @@ export class CursorCodec {
   private tag(payload: Buffer): Buffer {
     return tag(this.#key, payload);
   }
+}
+
+/** Sets `key` in a map of at most ISSUED_KEPT entries, dropping the oldest when full. */
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  if (map.size >= ISSUED_KEPT) map.delete(map.keys().next().value!);
+  map.set(key, value);
 }
 
 function tag(key: Buffer, payload: Buffer): Buffer {

@@ -7,7 +7,7 @@ import { NotFoundError } from '../errors/domain-errors';
 import { type CommandContext, streamName } from '../events/envelope';
 import { AccountId } from './account-id';
 import { CursorCodec } from './cursor-codec';
-import { IfMatch, type Versioned, withETag } from './etag';
+import { etagOf, IfMatch, type Versioned, withETag } from './etag';
 import { type HistoryItem, readHistory } from './history';
 import { ApiHistoryResponse, ApiPageResponse, ApiResourceResponse } from './openapi';
 import { type Page, PageQueryDto, type PageRequest, pageRequest } from './page.dto';
@@ -23,11 +23,17 @@ import { createValidationPipe } from './validation.pipe';
  */
 
 export const EXTERNAL_API_PATH = '/external-api/v1';
+/** What Fastify sends an object's JSON as: the ready-made answers go out with the same header. */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /** What the shared routes read: a family's queries (a `ResourceQueries`). */
 export interface FamilyReads<V> {
   get(accountId: string, id: string): V | null;
+  /** `get`'s answer as JSON text, and its version. */
+  getJson(accountId: string, id: string): { readonly version: number; readonly json: string } | null;
   list(accountId: string, filters: object, page: PageRequest<string>): Page<V>;
+  /** `list`'s page as JSON text. */
+  listJson(accountId: string, filters: object, page: PageRequest<string>): string;
   /** The API's view of the aggregate's state, for a write whose read-back found no row yet. */
   view(source: object): V;
 }
@@ -91,10 +97,18 @@ function readRoutes<V extends ResourceAnswer>(family: FamilyRoutes<V>) {
     @Inject(EVENT_STORE) protected readonly store!: EventStore;
     @Inject(CursorCodec) protected readonly cursors!: CursorCodec;
 
+    // The list and GET answer the read model's stored JSON (ResourceQueries.listJson, getJson):
+    // the same bytes as serialising the resources, without building them.
     @Get()
     @ApiPageResponse(family.dto)
-    list(@Query() query: PageQueryDto, @AccountId() accountId: string): Page<V> {
-      return this.queries.list(accountId, query, pageRequest(query, family.path, 'string', this.cursors));
+    list(
+      @Query() query: PageQueryDto,
+      @AccountId() accountId: string,
+      @Res({ passthrough: true }) reply: FastifyReply,
+    ): string {
+      const page = pageRequest<string>(query, family.path, 'string', this.cursors);
+      reply.type(JSON_CONTENT_TYPE);
+      return this.queries.listJson(accountId, query, page);
     }
 
     @Get(':id')
@@ -103,8 +117,11 @@ function readRoutes<V extends ResourceAnswer>(family: FamilyRoutes<V>) {
       @Param('id', ResourceIdPipe) id: string,
       @AccountId() accountId: string,
       @Res({ passthrough: true }) reply: FastifyReply,
-    ): V {
-      return withETag(reply, this.found(accountId, id));
+    ): string {
+      const found = this.queries.getJson(accountId, id);
+      if (!found) throw NotFoundError.of(resource, id);
+      reply.header('etag', etagOf(found.version)).type(JSON_CONTENT_TYPE);
+      return found.json;
     }
 
     /** The resource's events, oldest first, from the store itself (complete the moment a write returns). */

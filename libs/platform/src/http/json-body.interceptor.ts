@@ -54,11 +54,22 @@ export class JsonBodyInterceptor implements NestInterceptor {
   }
 }
 
+/** The kinds of parameter each handler declares, read once per class and handler (decorators do not change). */
+const declared = new WeakMap<object, Map<string, ReadonlySet<string>>>();
+
 /** Whether the route's handler has a parameter of this kind (`@Body()`, `@Query()`…). */
 function declares(context: ExecutionContext, kind: RouteParamtypes): boolean {
-  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, context.getClass(), context.getHandler().name) ??
-    {}) as Record<string, unknown>;
-  return Object.keys(args).some((key) => key.split(':')[0] === String(kind));
+  const owner = context.getClass();
+  const handler = context.getHandler().name;
+  let byHandler = declared.get(owner);
+  if (!byHandler) declared.set(owner, (byHandler = new Map<string, ReadonlySet<string>>()));
+  let kinds = byHandler.get(handler);
+  if (!kinds) {
+    const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, owner, handler) ?? {}) as Record<string, unknown>;
+    kinds = new Set(Object.keys(args).map((key) => key.split(':')[0]));
+    byHandler.set(handler, kinds);
+  }
+  return kinds.has(String(kind));
 }
 
 function isJson(contentType: string): boolean {

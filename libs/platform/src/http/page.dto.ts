@@ -49,6 +49,21 @@ export class PageQueryDto {
   cursor?: string;
 }
 
+/** The fields of PageQueryDto. */
+export const PAGE_QUERY_FIELDS: readonly string[] = ['limit', 'cursor'];
+
+/**
+ * Whether a query holds only PageQueryDto's fields, each valid by PageQueryDto's own rules (the
+ * validation pipe's shortcut for an unfiltered page).
+ */
+export function isPageOnlyQuery(query: unknown): query is { limit?: string; cursor?: string } {
+  if (typeof query !== 'object' || query === null) return false;
+  for (const [field, value] of Object.entries(query)) {
+    if (field === 'limit' ? !isLimit(value) : field !== 'cursor' || !isCursorToken(value)) return false;
+  }
+  return true;
+}
+
 /**
  * Parses `limit` and `cursor` for `collection` (also when the DTO was not validated, e.g. from
  * the CLI); a cursor `cursors` did not issue (forged, altered, of another DATA_DIR), of another

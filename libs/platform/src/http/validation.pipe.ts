@@ -1,5 +1,12 @@
-import { ValidationPipe, type ValidationError as ClassValidatorError } from '@nestjs/common';
+import {
+  type ArgumentMetadata,
+  type Type,
+  ValidationPipe,
+  type ValidationError as ClassValidatorError,
+} from '@nestjs/common';
+import { getMetadataStorage, validateSync } from 'class-validator';
 import { type FieldError, ValidationError } from '../errors/domain-errors';
+import { isPageOnlyQuery, PAGE_QUERY_FIELDS, PageQueryDto } from './page.dto';
 
 /**
  * The app-wide pipe for DTOs (class-validator + class-transformer). Unknown fields are refused
@@ -8,13 +15,51 @@ import { type FieldError, ValidationError } from '../errors/domain-errors';
  * names, so the property path is the JSON path.
  */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new DtoValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,
     validationError: { target: false, value: false },
     exceptionFactory: (errors) => new ValidationError(flattenValidationErrors(errors)),
   });
+}
+
+/**
+ * ValidationPipe with a shortcut for the commonest query of all, a collection's page with no
+ * filter (`?limit=50`, `?cursor=…`): when it holds only valid `limit`/`cursor` values, of a list
+ * DTO that keeps PageQueryDto's rules for them and whose filters are all optional, the answer
+ * class-validator would give is known (valid; a DTO holding those values) without running it.
+ * Anything else, including every invalid query, goes through class-validator as before, so the
+ * 400s are unchanged. Filters are validated each on its own value (no rule of this code base
+ * looks at another field), which is what makes "all optional" hold for a query without them.
+ */
+class DtoValidationPipe extends ValidationPipe {
+  private readonly pageOnly = new WeakMap<Type<unknown>, boolean>();
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const { metatype } = metadata;
+    if (metadata.type === 'query' && metatype && isPageOnlyQuery(value) && this.takesPageOnly(metatype)) {
+      return Object.assign(new metatype(), value);
+    }
+    return super.transform(value, metadata);
+  }
+
+  /** Whether `metatype` is a list DTO that a query of only valid page fields satisfies (cached per class). */
+  private takesPageOnly(metatype: Type<unknown>): boolean {
+    let known = this.pageOnly.get(metatype);
+    if (known === undefined) {
+      const isList = metatype === PageQueryDto || metatype.prototype instanceof PageQueryDto;
+      known =
+        isList &&
+        getMetadataStorage()
+          .getTargetValidationMetadatas(metatype, '', true, false)
+          .filter((rule) => PAGE_QUERY_FIELDS.includes(rule.propertyName))
+          .every((rule) => rule.target === PageQueryDto) &&
+        validateSync(new metatype() as object, { whitelist: true, forbidNonWhitelisted: true }).length === 0;
+      this.pageOnly.set(metatype, known);
+    }
+    return known;
+  }
 }
 
 export function flattenValidationErrors(errors: readonly ClassValidatorError[], parent = ''): FieldError[] {

@@ -1,4 +1,11 @@
-import { comparePositions, parsePosition, positionToString, type EventStore, type Position } from '@filing/event-store';
+import {
+  comparePositions,
+  parsePosition,
+  positionToString,
+  type EventStore,
+  type Position,
+  type RecordedEvent,
+} from '@filing/event-store';
 import { Logger, type LoggerService } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
@@ -7,6 +14,7 @@ import { fromRecorded, type RecordedEnvelope } from '../events/envelope';
 import {
   EventHandlingError,
   haltReport,
+  messagePosition,
   StreamProcessor,
   type HaltReport,
   type ProcessorMessage,
@@ -79,6 +87,10 @@ export class ProjectionRunner {
   private running = false;
   private fatal: Error | null = null;
   private saveCheckpoint: Database.Statement<[string, string]> | undefined;
+  private readonly bulk: boolean;
+  /** In a bulk rebuild: the indexes dropped for the load, created again by `createDeferredIndexes`. */
+  private deferredIndexes: string[] = [];
+  private handlerCache: { active: readonly Projection[]; byType: Map<string, readonly Projection[]> } | undefined;
 
   constructor(options: ProjectionRunnerOptions) {
     this.store = options.store;
@@ -87,7 +99,8 @@ export class ProjectionRunner {
     this.stopAt = options.stopAt;
     this.isolateFailures = options.isolateFailures ?? true;
     this.backoff = options.backoff;
-    this.current = openReadDatabase(options.file, options.bulk);
+    this.bulk = options.bulk ?? false;
+    this.current = openReadDatabase(options.file, this.bulk);
     for (const p of options.projections ?? []) this.add(p);
   }
 
@@ -186,6 +199,53 @@ export class ProjectionRunner {
       .immediate();
     this.checkpoints.clear();
     await this.start();
+  }
+
+  /**
+   * A bulk catch-up, up to `until` (null: an empty log; the tables are made, nothing is read):
+   * pages of `$all` read and applied one transaction each, without a subscription. It is what a rebuild needs and no more: a page
+   * applied as soon as it is read leaves little to the garbage collector, and any failure ends
+   * the run (thrown, and kept as `lastError`) instead of being retried. Only while stopped.
+   */
+  async replay(options: {
+    readonly until: Position | null;
+    readonly pageSize: number;
+    readonly onPage?: () => void;
+  }): Promise<void> {
+    if (this.running) throw new Error('replay() runs on a stopped runner');
+    this.fatal = null;
+    this.halted.clear();
+    this.prepare();
+    const stopAt = options.until;
+    if (this.projections.length === 0 || stopAt === null) return;
+    let from = this.resumePosition();
+    for (;;) {
+      if (from && comparePositions(from, stopAt) >= 0) return;
+      const page = await this.store.readAll({ from: from ?? 'start', maxCount: options.pageSize });
+      const batch: ProcessorMessage[] = [];
+      let passedStop = false;
+      for (const event of page) {
+        // `from` is inclusive, and already applied.
+        if (from && comparePositions(event.position, from) <= 0) continue;
+        if (comparePositions(event.position, stopAt) > 0) {
+          passedStop = true;
+          break;
+        }
+        batch.push({ kind: 'event', event });
+      }
+      if (batch.length > 0) {
+        this.handle(batch);
+        from = messagePosition(batch[batch.length - 1]);
+      }
+      if (passedStop || page.length < options.pageSize || batch.length === 0) break;
+      options.onPage?.();
+      // Timers and signals get their turn between pages.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    // Everything up to `stopAt` is applied, though no event may sit exactly there.
+    if (from === null || comparePositions(from, stopAt) < 0) {
+      this.handle([{ kind: 'checkpoint', position: stopAt }]);
+    }
   }
 
   /** The lowest checkpoint across projections; null when one has applied nothing yet. */
@@ -294,8 +354,40 @@ export class ProjectionRunner {
           }
           this.checkpoints.set(p.name, row?.position ? parsePosition(row.position) : null);
         }
+        if (this.bulk) this.deferIndexes();
       })
       .immediate();
+  }
+
+  /**
+   * A bulk load keeps a b-tree per table (and its unique indexes, which ON CONFLICT clauses
+   * need); the other indexes are built once at the end, by a sort, instead of row by row.
+   */
+  private deferIndexes(): void {
+    const tables = this.projections.filter((p) => p.indexesAfterLoad).flatMap((p) => p.tables);
+    const indexesOf = this.db.prepare<[string], { name: string; sql: string | null }>(
+      "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ?",
+    );
+    this.deferredIndexes = [];
+    for (const table of tables) {
+      const unique = new Set(
+        (this.db.pragma(`index_list("${table.replace(/"/g, '""')}")`) as Array<{ name: string; unique: number }>)
+          .filter((i) => i.unique)
+          .map((i) => i.name),
+      );
+      for (const index of indexesOf.all(table)) {
+        if (index.sql === null || unique.has(index.name)) continue;
+        this.db.exec(`DROP INDEX "${index.name.replace(/"/g, '""')}"`);
+        this.deferredIndexes.push(index.sql);
+      }
+    }
+  }
+
+  /** Ends a bulk load: creates the indexes `deferIndexes` left out. */
+  createDeferredIndexes(): void {
+    const sql = this.deferredIndexes;
+    this.deferredIndexes = [];
+    this.db.transaction(() => sql.forEach((s) => this.db.exec(s))).immediate();
   }
 
   private reset(p: Projection): void {
@@ -352,26 +444,46 @@ export class ProjectionRunner {
       'UPDATE projection_checkpoints SET position = ? WHERE name = ?',
     ));
     const active = this.projections.filter((p) => !this.halted.has(p.name));
+    // Past the highest checkpoint every active projection takes every event: no per-projection
+    // comparisons there, and the checkpoints all move to the batch's end.
+    let ahead: Position | null = null;
+    for (const p of active) {
+      const cp = next.get(p.name) ?? null;
+      if (cp !== null && (ahead === null || comparePositions(cp, ahead) > 0)) ahead = cp;
+    }
+    const handlers = this.handlersOf(active);
     this.db
       .transaction(() => {
-        for (const work of batch) {
+        const kind = { rebuild: this.bulk && !this.isolateFailures };
+        for (const p of active) p.beginBatch?.(this.db, kind);
+        let i = 0;
+        for (; i < batch.length; i++) {
+          const work = batch[i];
           const position = work.kind === 'event' ? work.event.position : work.position;
+          if (ahead === null || comparePositions(position, ahead) > 0) break;
           let envelope: RecordedEnvelope | undefined;
           for (const p of active) {
             const cp = next.get(p.name) ?? null;
             if (cp !== null && comparePositions(cp, position) >= 0) continue;
             if (work.kind === 'event' && projectionHandles(p, work.event.type)) {
-              const { event } = work;
-              try {
-                // Converted only when someone handles it: foreign events need no valid metadata.
-                envelope ??= fromRecorded(event);
-                p.apply(this.db, envelope);
-              } catch (cause) {
-                throw new ProjectionFailedError(p.name, event, { cause });
-              }
+              envelope = this.applyOne(p, work.event, envelope);
             }
             next.set(p.name, position);
           }
+        }
+        for (; i < batch.length; i++) {
+          const work = batch[i];
+          if (work.kind !== 'event') continue;
+          let envelope: RecordedEnvelope | undefined;
+          for (const p of handlers(work.event.type)) envelope = this.applyOne(p, work.event, envelope);
+        }
+        for (const p of active) p.endBatch?.(this.db);
+        if (
+          batch.length > 0 &&
+          (ahead === null || comparePositions(messagePosition(batch[batch.length - 1]), ahead) > 0)
+        ) {
+          const last = messagePosition(batch[batch.length - 1]);
+          for (const p of active) next.set(p.name, last);
         }
         for (const p of active) {
           const cp = next.get(p.name) ?? null;
@@ -380,6 +492,30 @@ export class ProjectionRunner {
       })
       .immediate();
     return next;
+  }
+
+  /** Applies one event to one projection; converted once per event, and only when someone handles it. */
+  private applyOne(p: Projection, event: RecordedEvent, envelope: RecordedEnvelope | undefined): RecordedEnvelope {
+    try {
+      // Foreign events need no valid metadata: they are never converted.
+      const converted = envelope ?? fromRecorded(event);
+      p.apply(this.db, converted);
+      return converted;
+    } catch (cause) {
+      throw new ProjectionFailedError(p.name, event, { cause });
+    }
+  }
+
+  /** The projections (of `active`, in registration order) handling an event type, cached per type. */
+  private handlersOf(active: readonly Projection[]): (type: string) => readonly Projection[] {
+    if (this.handlerCache?.active.length !== active.length || this.handlerCache.active.some((p, i) => p !== active[i]))
+      this.handlerCache = { active, byType: new Map() };
+    const { byType } = this.handlerCache;
+    return (type) => {
+      let list = byType.get(type);
+      if (!list) byType.set(type, (list = active.filter((p) => projectionHandles(p, type))));
+      return list;
+    };
   }
 
   private fail(err: unknown): void {

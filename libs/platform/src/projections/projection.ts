@@ -21,8 +21,26 @@ export interface Projection {
    * back and stops the runner. Must be deterministic: a rebuild must give the same rows.
    */
   apply(db: Database.Database, event: RecordedEnvelope): void;
+  /**
+   * At the start of each batch's transaction, inside it, before any `apply`: a projection that
+   * keeps rows in memory for the batch starts it empty (a rolled-back batch left it stale).
+   * `rebuild`: a bulk rebuild, where any failure fails the whole run (no projection is halted
+   * alone), so rows may wait for `endBatch` even when writing them can fail.
+   */
+  beginBatch?(db: Database.Database, batch: { readonly rebuild: boolean }): void;
+  /**
+   * At the end of each batch's transaction, inside it, after the last `apply`: writes what the
+   * projection kept back during the batch (e.g. a row many of its events change), so it commits
+   * with the batch's checkpoint.
+   */
+  endBatch?(db: Database.Database): void;
   /** After each batch's transaction has committed: for hints (waking a worker), never for rows. */
   afterCommit?(): void;
+  /**
+   * True when `apply` finds rows by primary key or unique index alone: a rebuild then creates
+   * the tables' other indexes once, after the load, instead of updating them row by row.
+   */
+  readonly indexesAfterLoad?: boolean;
 }
 
 export function projectionHandles(projection: Projection, eventType: string): boolean {

@@ -105,6 +105,42 @@ describe('rebuilding and auditing read models', () => {
     rebuilt.close();
   });
 
+  it('builds the indexes a bulk load left out, and keeps the unique ones during the load', async () => {
+    const indexed: Projection = {
+      ...titles,
+      name: 'indexed',
+      tables: ['indexed'],
+      indexesAfterLoad: true,
+      setup(db) {
+        db.exec(`CREATE TABLE IF NOT EXISTS indexed (id TEXT PRIMARY KEY, title TEXT NOT NULL);
+          CREATE INDEX IF NOT EXISTS indexed_title ON indexed (title, id);
+          CREATE UNIQUE INDEX IF NOT EXISTS indexed_upper ON indexed (upper(id))`);
+      },
+      apply(db, event) {
+        const unique = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'indexed_upper'").get();
+        const deferred = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'indexed_title'").get();
+        expect([unique, deferred]).toEqual([{ n: 1 }, { n: 0 }]);
+        db.prepare(
+          'INSERT INTO indexed (id, title) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET title = excluded.title',
+        ).run(event.streamId, event.data.title);
+      },
+    };
+    const file = join(dir, 'scratch.db');
+    const progress = await rebuildReadModels({ store, projections: [titles, indexed], file });
+    expect(progress.events).toBe(30);
+    const rebuilt = new Database(file, { readonly: true });
+    const indexes = rebuilt
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'indexed' ORDER BY name")
+      .all();
+    expect(readModelPosition(rebuilt, ['titles', 'indexed'])).toEqual(await store.headPosition());
+    rebuilt.close();
+    expect(indexes).toEqual([
+      { name: 'indexed_title' },
+      { name: 'indexed_upper' },
+      { name: 'sqlite_autoindex_indexed_1' },
+    ]);
+  });
+
   it('switches a running runner to a rebuilt database and carries on applying there', async () => {
     const file = newReadModelFile(dir);
     await rebuildReadModels({ store, projections: [titles], file });

@@ -24,6 +24,9 @@ export interface RebuildOptions {
   readonly progressIntervalMs?: number;
 }
 
+/** Events read and applied at a time in a rebuild: one transaction each. */
+const PAGE_SIZE = 5000;
+
 /** Builds every read model from the stream into a fresh database, up to one position. */
 export async function rebuildReadModels(options: RebuildOptions): Promise<RebuildProgress> {
   const { store, projections, file } = options;
@@ -34,8 +37,6 @@ export async function rebuildReadModels(options: RebuildOptions): Promise<Rebuil
     store,
     file,
     projections,
-    stopAt: target ?? undefined,
-    maxBatch: 10_000,
     logger: quiet,
     isolateFailures: false,
     bulk: true,
@@ -47,14 +48,19 @@ export async function rebuildReadModels(options: RebuildOptions): Promise<Rebuil
     position: runner.position(),
     target,
   });
+  const interval = options.progressIntervalMs ?? 500;
+  let reported = started;
   try {
-    await runner.start();
-    if (target !== null) {
-      while (!(await runner.waitFor(target, options.progressIntervalMs ?? 500))) {
-        if (runner.lastError) throw runner.lastError;
+    await runner.replay({
+      until: target,
+      pageSize: PAGE_SIZE,
+      onPage: () => {
+        if (Date.now() - reported < interval) return;
+        reported = Date.now();
         options.onProgress?.(progress());
-      }
-    }
+      },
+    });
+    runner.createDeferredIndexes();
     const done = progress();
     options.onProgress?.(done);
     return done;

@@ -5,7 +5,7 @@ import { cachedStatement } from '../projections/statements';
 /** A condition and its parameter; skipped when the parameter is undefined (an absent filter). */
 export type Filter = readonly [sql: string, param: unknown];
 
-export interface KeysetPageOptions<Row, T> {
+interface KeysetQuery {
   readonly table: string;
   /** e.g. `[['account_id = ?', accountId], ['status = ?', query.status]]`. */
   readonly where: readonly Filter[];
@@ -14,7 +14,15 @@ export interface KeysetPageOptions<Row, T> {
   readonly collection: string;
   /** The unique, ascending sort column: the UUID v7 id, so oldest first. Default `id`. */
   readonly keyColumn?: string;
+}
+
+export interface KeysetPageOptions<Row, T> extends KeysetQuery {
   readonly map: (row: Row) => T;
+}
+
+export interface KeysetPageJsonOptions extends KeysetQuery {
+  /** The column holding each row's answer as JSON text. */
+  readonly jsonColumn: string;
 }
 
 /**
@@ -22,6 +30,31 @@ export interface KeysetPageOptions<Row, T> {
  * Index `(account_id, <filter>, id)` to keep it an index range scan at any depth.
  */
 export function keysetPage<Row extends object, T>(db: Database.Database, options: KeysetPageOptions<Row, T>): Page<T> {
+  const key = options.keyColumn ?? 'id';
+  const rows = keysetRows(db, options, '*') as Row[];
+  const page = toPage(rows, options.page, options.collection, (row) => (row as Record<string, unknown>)[key] as string);
+  return { data: page.data.map(options.map), next_cursor: page.next_cursor };
+}
+
+/**
+ * The same page as the JSON text `JSON.stringify({data, next_cursor})` gives, from a column of
+ * ready answers, each holding the key column under its own name (`{"id":…}`): only that column is
+ * read (one value per row is the cheapest read better-sqlite3 has), the answers are joined as they
+ * are, and only the last one is parsed, for the next cursor's key.
+ */
+export function keysetPageJson(db: Database.Database, options: KeysetPageJsonOptions): string {
+  const key = options.keyColumn ?? 'id';
+  const answers = keysetRows(db, options, `"${options.jsonColumn}"`, true) as string[];
+  const page = toPage(
+    answers,
+    options.page,
+    options.collection,
+    (json) => (JSON.parse(json) as Record<string, string>)[key],
+  );
+  return `{"data":[${page.data.join(',')}],"next_cursor":${JSON.stringify(page.next_cursor)}}`;
+}
+
+function keysetRows(db: Database.Database, options: KeysetQuery, columns: string, pluck = false): unknown[] {
   const key = options.keyColumn ?? 'id';
   const active = options.where.filter(([, param]) => param !== undefined);
   const conditions = active.map(([sql]) => `(${sql})`);
@@ -31,10 +64,11 @@ export function keysetPage<Row extends object, T>(db: Database.Database, options
     params.push(options.page.after);
   }
   const sql =
-    `SELECT * FROM "${options.table}"` +
+    `SELECT ${columns} FROM "${options.table}"` +
     (conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '') +
     ` ORDER BY "${key}" LIMIT ?`;
-  const rows = cachedStatement(db, sql).all(...params, options.page.limit + 1) as Row[];
-  const page = toPage(rows, options.page, options.collection, (row) => (row as Record<string, unknown>)[key] as string);
-  return { data: page.data.map(options.map), next_cursor: page.next_cursor };
+  // A statement per SQL text: the plucked ones (one column) are never read as rows elsewhere.
+  return cachedStatement(db, sql)
+    .pluck(pluck)
+    .all(...params, options.page.limit + 1);
 }

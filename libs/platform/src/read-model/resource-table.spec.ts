@@ -65,7 +65,7 @@ describe('a declared resource table', () => {
       'notes',
       ['notes'],
       ['notes.'],
-      1,
+      201,
     ]);
     const indexes = db
       .prepare(
@@ -88,6 +88,7 @@ describe('a declared resource table', () => {
       created_at: '2026-01-01T00:00:00.000Z',
       updated_at: '2026-01-02T00:00:00.000Z',
       version: 1,
+      api_json: JSON.stringify(queries.get('acc-1', 'n2')),
     });
   });
 
@@ -137,6 +138,64 @@ describe('a declared resource table', () => {
     expect(queries.list('acc-1', {}, { limit: 50, after: null, cursors }).data.map((n) => n.id)).toEqual(['n2']);
   });
 
+  it('keeps each answer as JSON text: a page and a GET are byte for byte the serialised rows', () => {
+    apply({ type: 'notes.NoteCreated', data: { ...note('n4', 'Ünïcode "quoted" \\ \u2028 😀'), tags: [] } }, 0);
+    const json = (filters: { status?: string }, limit: number, after: string | null) =>
+      [
+        queries.listJson('acc-1', filters, { limit, after, cursors }),
+        JSON.stringify(queries.list('acc-1', filters, { limit, after, cursors })),
+      ] as const;
+    for (const [stored, serialised] of [
+      json({}, 50, null),
+      json({}, 1, null),
+      json({}, 2, 'n1'),
+      json({ status: 'done' }, 50, null),
+      json({ status: 'none' }, 50, null),
+    ]) {
+      expect(stored).toBe(serialised);
+    }
+    for (const id of ['n1', 'n2', 'n4']) {
+      expect(queries.getJson('acc-1', id)).toEqual({
+        version: queries.get('acc-1', id)!.version,
+        json: JSON.stringify(queries.get('acc-1', id)),
+      });
+    }
+    expect(queries.getJson('acc-2', 'n1')).toBeNull();
+  });
+
+  it('renders from the stored row when SQLite converts a value (a number in a TEXT column, digits in an INTEGER one)', () => {
+    const ODD: ResourceTable = {
+      name: 'odd',
+      idField: 'odd_id',
+      columns: 'label TEXT, size INTEGER, extra',
+      json: ['extra'],
+    };
+    const odd = new ResourceProjection(ODD);
+    odd.setup(db);
+    const reads = new ResourceQueries<{ id: string }>({ db } as unknown as ProjectionRunner, ODD);
+    const cases = [
+      { odd_id: 'o1', label: 42, size: '7', extra: { a: 1.5 } },
+      { odd_id: 'o2', label: 'x', size: 2.5, extra: null },
+      { odd_id: 'o3', label: null, size: 3, extra: undefined }, // stored as NULL
+      { odd_id: 'o4', label: 'y', size: 1e300, extra: [1, 'two'] },
+    ];
+    for (const [i, data] of cases.entries()) {
+      odd.apply(
+        db,
+        recorded(
+          { type: 'odd.Made', data: data as never },
+          { streamId: `odd-${data.odd_id}`, revision: 0, position: i, accountId: 'acc-1' },
+        ),
+      );
+    }
+    for (const { odd_id } of cases) {
+      expect(reads.getJson('acc-1', odd_id)!.json).toBe(JSON.stringify(reads.get('acc-1', odd_id)));
+    }
+    expect(JSON.parse(reads.getJson('acc-1', 'o1')!.json)).toMatchObject({ label: '42.0', size: 7 }); // a JS number binds as REAL
+    const page = { limit: 50, after: null, cursors };
+    expect(reads.listJson('acc-1', {}, page)).toBe(JSON.stringify(reads.list('acc-1', {}, page)));
+  });
+
   it("is what the families' read-model specs walk with readModelFixture (pages chained by cursors)", () => {
     const model = readModelFixture(
       new ResourceProjection(NOTES),
@@ -152,5 +211,26 @@ describe('a declared resource table', () => {
     } finally {
       model.close();
     }
+  });
+  it('in a rebuild batch writes each resource once, with the rows an event-by-event apply gives', () => {
+    const events: Array<[NoteEvent, number, string, string]> = [
+      [{ type: 'notes.NoteCreated', data: note('b1', 'One') }, 0, 'acc-1', '2026-02-01T00:00:00.000Z'],
+      [{ type: 'notes.NoteUpdated', data: note('b1', 'Uno', 'done') }, 1, 'acc-2', '2026-02-02T00:00:00.000Z'],
+      [{ type: 'notes.NoteUpdated', data: note('n1', 'Eins') }, 1, 'acc-1', '2026-02-03T00:00:00.000Z'],
+      [{ type: 'notes.NoteDeleted', data: note('n2', 'Two') }, 2, 'acc-1', '2026-02-04T00:00:00.000Z'],
+      [{ type: 'notes.NoteCreated', data: note('n2', 'Again') }, 3, 'acc-2', '2026-02-05T00:00:00.000Z'],
+      [{ type: 'notes.NoteUpdated', data: note('n2', 'Again 2') }, 4, 'acc-1', '2026-02-06T00:00:00.000Z'],
+    ];
+    const rows = () => db.prepare('SELECT * FROM notes ORDER BY id').all();
+    const snapshot = db.serialize();
+    for (const [event, revision, account, at] of events) apply(event, revision, account, at);
+    const oneByOne = rows();
+    db.close();
+    db = new Database(snapshot);
+    projection.beginBatch(db, { rebuild: true });
+    for (const [event, revision, account, at] of events) apply(event, revision, account, at);
+    expect(db.prepare("SELECT title FROM notes WHERE id = 'n1'").get()).toEqual({ title: 'One' }); // not yet written
+    projection.endBatch(db);
+    expect(rows()).toEqual(oneByOne);
   });
 });

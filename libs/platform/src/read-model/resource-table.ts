@@ -6,14 +6,21 @@ import type { Page, PageRequest } from '../http/page.dto';
 import type { Projection } from '../projections/projection';
 import { ProjectionRunner } from '../projections/projection-runner';
 import { cachedStatement } from '../projections/statements';
-import { type Filter, keysetPage } from './keyset-page';
+import { type Filter, keysetPage, keysetPageJson } from './keyset-page';
 
 /*
  * A family's read model, declared rather than written: one table per family, one row per
  * resource with `account_id`, the resource's fields, its times and its version; an index per list
  * filter; rows written from events that carry the resource as it is after them
- * (docs/resource-conventions.md, "Read model").
+ * (docs/resource-conventions.md, "Read model"). Each row also keeps its API answer ready to send
+ * (`api_json`: JSON.stringify of the same view a read of the row gives), so a list or a GET sends
+ * stored text instead of building and serialising objects.
  */
+
+/** The column holding the row's answer as JSON text. */
+export const API_JSON_COLUMN = 'api_json';
+/** 2: rows carry `api_json`. Part of every declared projection's version, so a layout change rebuilds them. */
+const RESOURCE_TABLE_LAYOUT = 2;
 
 export interface ResourceTable {
   /** The table; also the projection's and the list's (cursors') name, and the events' prefix (`tasks.`). */
@@ -38,9 +45,73 @@ export interface ResourceTable {
 /** The resource as the API answers it: its id, its fields, its times and its version (not its account). */
 export type ResourceView<F> = Omit<Resource<F>, 'account_id'>;
 
+/**
+ * Stands for created_at while a row's answer is rendered, split there by ResourceProjection.apply:
+ * its last occurrence (only updated_at and version follow it).
+ */
+const CREATED_AT_MARK = '\uDC00created_at\uDC00';
+const CREATED_AT_JSON = JSON.stringify(CREATED_AT_MARK);
+
 /** The names of the declared columns, in order. */
 function columnNames(table: ResourceTable): string[] {
-  return table.columns.split(',').map((column) => column.trim().split(/\s+/)[0]);
+  return declaredColumns(table).map(([name]) => name);
+}
+
+/** `[name, declared type]` of each declared column, in order. */
+function declaredColumns(table: ResourceTable): [name: string, type: string][] {
+  return table.columns.split(',').map((column) => {
+    const [name, ...rest] = column.trim().split(/\s+/);
+    return [name, rest.join(' ').toUpperCase()];
+  });
+}
+
+/**
+ * Whether SQLite stores `value` in a column of `declaredType` so that it reads back as the same
+ * JSON (its type affinity converts no value of that kind): a string in a TEXT or untyped column,
+ * a finite number in any but a TEXT one, null anywhere. Anything else is rendered from the stored
+ * row instead (see ResourceProjection.apply).
+ */
+function storedAsIs(value: unknown, declaredType: string): boolean {
+  if (value === null) return true;
+  const text = /CHAR|CLOB|TEXT/.test(declaredType) && !declaredType.includes('INT');
+  const untyped = declaredType === '' || (declaredType.includes('BLOB') && !declaredType.includes('INT'));
+  if (typeof value === 'string') return text || untyped;
+  return typeof value === 'number' && Number.isFinite(value) && !text;
+}
+
+/**
+ * The answer of a declared table's rows: its fields in the table's order, JSON columns parsed.
+ * One serializer for the rendered column and for reads of the row's columns, so both give the
+ * same bytes.
+ */
+class ResourceAnswer<V> {
+  readonly answered: readonly string[];
+  private readonly json: readonly string[];
+
+  constructor(table: ResourceTable) {
+    const fields = columnNames(table).filter((column) => !table.derived?.[column]);
+    this.answered = ['id', ...fields, 'created_at', 'updated_at', 'version'];
+    this.json = table.json ?? [];
+  }
+
+  /** Exactly the API's fields, in the table's order, from a row or from the aggregate's state. */
+  view(source: object): V {
+    const fields = source as Record<string, unknown>;
+    return Object.fromEntries(this.answered.map((name) => [name, fields[name]])) as V;
+  }
+
+  /** A row as the API answers it: its JSON columns parsed. */
+  fromRow(row: object): V {
+    const parsed = Object.fromEntries(
+      this.json.map((name) => [name, JSON.parse((row as Record<string, string>)[name])]),
+    );
+    return this.view({ ...row, ...parsed });
+  }
+
+  /** What `api_json` holds: the row's answer as the API sends it. */
+  render(row: object): string {
+    return JSON.stringify(this.fromRow(row));
+  }
 }
 
 /**
@@ -64,23 +135,37 @@ export class ResourceProjection implements Projection {
   readonly name: string;
   readonly tables: readonly string[];
   readonly handles: readonly string[];
+  /** `apply` finds rows by id alone. */
+  readonly indexesAfterLoad = true;
+  /** The runner's version: the family's (`familyVersion`) and the platform's row layout, e.g. 201. */
+  readonly version: number;
   private readonly columns: readonly string[];
+  /** Whether each answered column's value reads back as written, by declared type (see storedAsIs). */
+  private readonly answeredTypes: readonly [name: string, type: string][];
+  private readonly answer: ResourceAnswer<object>;
   private readonly upsert: string;
 
   constructor(
     private readonly table: ResourceTable,
     /** Bump it when the table or the meaning of its rows changes: the runner rebuilds it. */
-    readonly version = 1,
+    familyVersion = 1,
   ) {
     const { name } = table;
     this.name = name;
     this.tables = [name];
     this.handles = [`${name}.`];
+    this.version = RESOURCE_TABLE_LAYOUT * 100 + familyVersion;
     this.columns = columnNames(table);
-    const all = ['id', 'account_id', ...this.columns, 'created_at', 'updated_at', 'version'];
+    this.answer = new ResourceAnswer(table);
+    this.answeredTypes = declaredColumns(table).filter(([c]) => !table.derived?.[c]);
+    const all = ['id', 'account_id', ...this.columns, 'created_at', 'updated_at', 'version', API_JSON_COLUMN];
     const replaced = [...this.columns, 'updated_at', 'version'].map((c) => `${c} = excluded.${c}`);
+    // One statement per event: on an update the answer's text around its created_at comes bound
+    // (null: none, see apply) and the created_at it holds is the stored one (json_quote gives the
+    // same text as JSON.stringify for the ISO times created_at holds).
     this.upsert = `INSERT INTO ${name} (${all.join(', ')}) VALUES (${all.map(() => '?').join(', ')})
-      ON CONFLICT (id) DO UPDATE SET ${replaced.join(', ')}`;
+      ON CONFLICT (id) DO UPDATE SET ${replaced.join(', ')},
+        ${API_JSON_COLUMN} = coalesce(? || json_quote(created_at) || ?, '')`;
   }
 
   setup(db: Database.Database): void {
@@ -92,17 +177,35 @@ export class ResourceProjection implements Projection {
     db.exec(`
       CREATE TABLE IF NOT EXISTS ${name} (
         id TEXT PRIMARY KEY, account_id TEXT NOT NULL, ${this.table.columns},
-        created_at TEXT NOT NULL, updated_at TEXT NOT NULL, version INTEGER NOT NULL
+        created_at TEXT NOT NULL, updated_at TEXT NOT NULL, version INTEGER NOT NULL, ${API_JSON_COLUMN} TEXT NOT NULL
       );
       CREATE INDEX IF NOT EXISTS ${name}_by_account ON ${name} (account_id, id);
       ${indexes.join('\n')}
     `);
   }
 
+  /**
+   * In a rebuild's batch: each resource's row as of its latest event, written once at the batch's
+   * end (in first-seen order). Only in a rebuild, where any failure fails the whole run: live, a
+   * row is written by its own event's apply, so a failing event halts this projection alone.
+   */
+  private pending: Map<unknown, PendingRow> | null = null;
+
+  beginBatch(_db: Database.Database, batch: { readonly rebuild: boolean }): void {
+    this.pending = batch.rebuild ? new Map() : null;
+  }
+
+  endBatch(db: Database.Database): void {
+    const pending = this.pending;
+    this.pending = null;
+    if (pending) for (const row of pending.values()) this.write(db, row);
+  }
+
   apply(db: Database.Database, event: RecordedEnvelope): void {
     const { name, idField, derived = {}, json = [] } = this.table;
     const data = event.data as Readonly<Record<string, unknown>>;
     if (event.type === this.table.deletedBy) {
+      this.pending?.delete(data[idField]);
       cachedStatement(db, `DELETE FROM ${name} WHERE id = ?`).run(data[idField]);
       return;
     }
@@ -110,15 +213,68 @@ export class ResourceProjection implements Projection {
       derived[c] ? derived[c](data) : json.includes(c) ? JSON.stringify(data[c]) : data[c],
     );
     const { account_id, occurred_at } = event.metadata;
+    const id = data[idField];
+    const row: PendingRow = {
+      id,
+      account_id,
+      values,
+      created_at: occurred_at,
+      updated_at: occurred_at,
+      version: Number(event.revision),
+    };
+    if (!this.pending) return this.write(db, row);
+    // What the batch's first event of the resource would have inserted, if no row exists.
+    const first = this.pending.get(id);
+    this.pending.set(id, first ? { ...row, account_id: first.account_id, created_at: first.created_at } : row);
+  }
+
+  /** Inserts the row, or updates it keeping its account and created_at (the first event's). */
+  private write(db: Database.Database, pending: PendingRow): void {
+    const { id, account_id, values, created_at, updated_at, version } = pending;
+    const row: Record<string, unknown> = Object.fromEntries(this.columns.map((c, i) => [c, values[i]]));
+    Object.assign(row, { id, created_at: CREATED_AT_MARK, updated_at, version });
+    const exact = typeof id === 'string' && this.answeredTypes.every(([c, type]) => storedAsIs(row[c], type));
+    // The answer as a read of the stored row will give it: created_at is the first event's.
+    let before: string | null = null;
+    let after: string | null = null;
+    let inserted = '';
+    if (exact) {
+      const rendered = this.answer.render(row);
+      const at = rendered.lastIndexOf(CREATED_AT_JSON);
+      before = rendered.slice(0, at);
+      after = rendered.slice(at + CREATED_AT_JSON.length);
+      inserted = before + JSON.stringify(created_at) + after;
+    }
     cachedStatement(db, this.upsert).run(
-      data[idField],
+      id,
       account_id,
       ...values,
-      occurred_at,
-      occurred_at,
-      Number(event.revision),
+      created_at,
+      updated_at,
+      version,
+      inserted,
+      before,
+      after,
     );
+    // A value SQLite converts (e.g. a number in a TEXT column): rendered from the row as stored.
+    if (!exact) {
+      const stored = cachedStatement(db, `SELECT * FROM ${this.table.name} WHERE id = ?`).get(id) as object;
+      cachedStatement(db, `UPDATE ${this.table.name} SET ${API_JSON_COLUMN} = ? WHERE id = ?`).run(
+        this.answer.render(stored),
+        id,
+      );
+    }
   }
+}
+
+/** A resource's row as its events so far make it, not yet written. */
+interface PendingRow {
+  readonly id: unknown;
+  readonly account_id: string | null;
+  readonly values: readonly unknown[];
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly version: number;
 }
 
 /**
@@ -138,14 +294,13 @@ export class ResourceQueries<V, Filters extends object = object> {
     return DeclaredQueries;
   }
 
-  private readonly answered: readonly string[];
+  private readonly answer: ResourceAnswer<V>;
 
   constructor(
     protected readonly runner: ProjectionRunner,
     protected readonly table: ResourceTable,
   ) {
-    const fields = columnNames(table).filter((column) => !table.derived?.[column]);
-    this.answered = ['id', ...fields, 'created_at', 'updated_at', 'version'];
+    this.answer = new ResourceAnswer(table);
   }
 
   get(accountId: string, id: string): V | null {
@@ -154,6 +309,12 @@ export class ResourceQueries<V, Filters extends object = object> {
       accountId,
     );
     return row ? this.fromRow(row) : null;
+  }
+
+  /** The resource's answer as stored JSON text, with its version (for the ETag): what `get` gives, serialised. */
+  getJson(accountId: string, id: string): { readonly version: number; readonly json: string } | null {
+    const sql = `SELECT version, ${API_JSON_COLUMN} AS json FROM ${this.table.name} WHERE id = ? AND account_id = ?`;
+    return (cachedStatement(this.runner.db, sql).get(id, accountId) as { version: number; json: string }) ?? null;
   }
 
   exists(accountId: string, id: string): boolean {
@@ -176,10 +337,23 @@ export class ResourceQueries<V, Filters extends object = object> {
     });
   }
 
+  /**
+   * `list` as the JSON text of its page, from the stored answers: byte for byte
+   * `JSON.stringify(this.list(...))`, without reading the rows' columns or building objects.
+   */
+  listJson(accountId: string, filters: Filters, page: PageRequest<string>): string {
+    return keysetPageJson(this.runner.db, {
+      table: this.table.name,
+      where: [['account_id = ?', accountId], ...this.where(filters)],
+      page,
+      collection: this.table.name,
+      jsonColumn: API_JSON_COLUMN,
+    });
+  }
+
   /** Exactly the API's fields, in the table's order, from a row or from the aggregate's state. */
   view(source: object): V {
-    const fields = source as Record<string, unknown>;
-    return Object.fromEntries(this.answered.map((name) => [name, fields[name]])) as V;
+    return this.answer.view(source);
   }
 
   /** The declared filters as conditions; ids are stored lower-case, and a client may send capitals. */
@@ -193,9 +367,6 @@ export class ResourceQueries<V, Filters extends object = object> {
 
   /** A row as the API answers it: its JSON columns parsed. */
   protected fromRow(row: object): V {
-    const parsed = Object.fromEntries(
-      (this.table.json ?? []).map((name) => [name, JSON.parse((row as Record<string, string>)[name])]),
-    );
-    return this.view({ ...row, ...parsed });
+    return this.answer.fromRow(row);
   }
 }

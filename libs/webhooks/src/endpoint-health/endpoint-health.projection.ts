@@ -18,6 +18,8 @@ export class EndpointHealthProjection implements Projection {
   readonly version = 1;
   readonly tables = ['webhook_health_deliveries', 'webhook_health_attempts'];
   readonly handles = [DELIVERY_EVENT_PREFIX];
+  /** `apply` finds rows by delivery id alone. */
+  readonly indexesAfterLoad = true;
 
   setup(db: Database.Database): void {
     // event_at: when the notified domain event happened; status_at: when the status last changed.

@@ -27,6 +27,8 @@ export class NotificationsProjection implements Projection {
   readonly version = 2;
   readonly tables = ['webhook_notifications', 'webhook_notification_facts'];
   readonly handles = NOTIFIABLE_EVENT_PREFIXES;
+  /** `apply` finds rows by stream and event id alone (unique indexes stay during a rebuild). */
+  readonly indexesAfterLoad = true;
 
   setup(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_notifications (
@@ -38,16 +40,34 @@ export class NotificationsProjection implements Projection {
     CREATE TABLE IF NOT EXISTS webhook_notification_facts (stream_id TEXT PRIMARY KEY, facts TEXT NOT NULL)`);
   }
 
+  /**
+   * Within a batch (its transaction): each stream's facts as they stand, read at most once and
+   * written once at the batch's end (a resource's events usually come together). null: none.
+   */
+  private batchFacts: Map<string, ResourceFacts | null> | null = null;
+  private readonly changedFacts = new Set<string>();
+
+  beginBatch(): void {
+    this.batchFacts = new Map();
+    this.changedFacts.clear();
+  }
+
+  endBatch(db: Database.Database): void {
+    const facts = this.batchFacts;
+    this.batchFacts = null;
+    if (!facts) return;
+    for (const streamId of this.changedFacts) this.saveFacts(db, streamId, facts.get(streamId) ?? null);
+    this.changedFacts.clear();
+  }
+
   apply(db: Database.Database, event: RecordedEnvelope): void {
-    const row = stmt(db, 'SELECT facts FROM webhook_notification_facts WHERE stream_id = ?').get(event.streamId) as
-      { facts: string } | undefined;
-    const known = row ? (JSON.parse(row.facts) as ResourceFacts) : undefined;
-    const { notification, facts, accountId, occurredAt } = notificationOf(event, known);
+    const known = this.factsOf(db, event.streamId);
+    const { notification, facts, accountId, occurredAt } = notificationOf(event, known ?? undefined);
     if (facts) {
-      stmt(
-        db,
-        'INSERT INTO webhook_notification_facts (stream_id, facts) VALUES (?, ?) ON CONFLICT (stream_id) DO UPDATE SET facts = excluded.facts',
-      ).run(event.streamId, JSON.stringify(facts));
+      if (this.batchFacts) {
+        this.batchFacts.set(event.streamId, facts);
+        this.changedFacts.add(event.streamId);
+      } else this.saveFacts(db, event.streamId, facts);
     }
     if (!notification || !accountId) return;
     stmt(
@@ -62,5 +82,23 @@ export class NotificationsProjection implements Projection {
       positionToString(event.position),
       serializeNotification(notification),
     );
+  }
+
+  private factsOf(db: Database.Database, streamId: string): ResourceFacts | null {
+    const cached = this.batchFacts?.get(streamId);
+    if (cached !== undefined) return cached;
+    const row = stmt(db, 'SELECT facts FROM webhook_notification_facts WHERE stream_id = ?').get(streamId) as
+      { facts: string } | undefined;
+    const facts = row ? (JSON.parse(row.facts) as ResourceFacts) : null;
+    this.batchFacts?.set(streamId, facts);
+    return facts;
+  }
+
+  private saveFacts(db: Database.Database, streamId: string, facts: ResourceFacts | null): void {
+    if (!facts) return;
+    stmt(
+      db,
+      'INSERT INTO webhook_notification_facts (stream_id, facts) VALUES (?, ?) ON CONFLICT (stream_id) DO UPDATE SET facts = excluded.facts',
+    ).run(streamId, JSON.stringify(facts));
   }
 }

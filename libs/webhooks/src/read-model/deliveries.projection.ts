@@ -17,6 +17,8 @@ export class DeliveriesProjection implements Projection {
   readonly version = 4;
   readonly tables = ['webhook_deliveries', 'webhook_delivery_attempts'];
   readonly handles = [DELIVERY_EVENT_PREFIX];
+  /** `apply` finds rows by delivery id alone. */
+  readonly indexesAfterLoad = true;
 
   /** New due work was applied: the signal rings once the transaction has committed. */
   private newWork = false;
