@@ -116,7 +116,10 @@ describe('webhooks on a cluster of three instances (EventStoreDB test server)', 
     gone = await startReceiver(pki);
     gone.fallback = { status: 410 };
     slow = await startReceiver(pki);
-    slow.fallback = { status: 200, delayMs: 400 };
+    // Long enough that the rolling test's attempts are still in flight once its orders are all
+    // submitted (a faster dispatcher could finish a 400 ms receiver's backlog before the first look),
+    // short of WEBHOOK_TIMEOUT_MS so each attempt succeeds once.
+    slow.fallback = { status: 200, delayMs: 1_500 };
     cluster = await startCluster({
       size: 3,
       env: {

@@ -2,6 +2,7 @@
 export { WebhooksModule, WebhooksCoreModule } from './webhooks.module';
 export { WEBHOOK_EVENT_TYPES, type WebhookEventType, type WebhookEventTypeName } from './catalog/event-types';
 export { verifySignature } from './signing/signature';
+export { DISPATCHER_LIMITS } from './dispatch/dispatcher.service';
 export { WEBHOOK_RESOLVER } from './endpoints/endpoints.service';
 export type { Resolver, ResolvedAddress } from './address/address-guard';
 export type * from './endpoints/endpoint.events';

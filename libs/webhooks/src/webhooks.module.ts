@@ -13,6 +13,7 @@ import { DeliveryCommands } from './deliveries/delivery-commands';
 import { RedeliveryService } from './deliveries/redelivery.service';
 import { DispatchPipeline } from './dispatch/dispatch-pipeline';
 import { DISPATCHER_LIMITS, DispatcherService } from './dispatch/dispatcher.service';
+import { DeliveryStates } from './dispatch/delivery-states';
 import { claimLeaseMs, DispatcherInstance } from './dispatch/dispatcher-instance';
 import { WEBHOOK_SENDER, WebhookSender } from './dispatch/webhook-sender';
 import { EndpointsService, WEBHOOK_RESOLVER } from './endpoints/endpoints.service';
@@ -44,13 +45,14 @@ import type { Resolver } from './address/address-guard';
 @Module({
   providers: [
     DeliverySignal,
+    { provide: DeliveryStates, useFactory: () => new DeliveryStates() },
     EndpointsProjection,
     DeliveriesProjection,
     NotificationsProjection,
     EndpointHealthProjection,
     ...SETTINGS_SCREEN_PROJECTIONS,
   ],
-  exports: [DeliverySignal],
+  exports: [DeliverySignal, DeliveryStates],
 })
 export class WebhooksCoreModule {}
 

@@ -10,6 +10,7 @@ import { secretContext } from '../endpoints/endpoint.events';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { DeliveryTargets } from '../read-model/delivery-target.queries';
 import { signatureHeader } from '../signing/signature';
+import { DeliveryStates } from './delivery-states';
 import { claimLeaseMs, DispatcherInstance } from './dispatcher-instance';
 import { type SendResult, USER_AGENT, WEBHOOK_SENDER, WebhookSender } from './webhook-sender';
 
@@ -41,6 +42,9 @@ export type PreparedDispatch =
 
 type Attempt = Exclude<PreparedDispatch, { kind: 'settled' }>;
 
+/** Opened signing secrets kept (two per endpoint during a rotation's overlap). */
+const UNSEALED_LIMIT = 10_000;
+
 /** How the dispatcher paces an endpoint (EndpointPacer) around one attempt. */
 export interface AttemptHooks {
   /** Asked just before the claim: false leaves the delivery as it is, due and unclaimed (its endpoint is paused). */
@@ -49,12 +53,15 @@ export interface AttemptHooks {
   readonly sending?: () => void;
   /** The receiver asked the whole endpoint to wait this long (a 429 with Retry-After). */
   readonly pause?: (ms: number) => void;
+  /** The request is over (answered, failed or not sent): only the recording of the attempt is left. */
+  readonly answered?: () => void;
 }
 
 /**
  * One attempt of one delivery as typed stages, after svix's worker (prepare_dispatch →
  * make_http_call → handle_successful / handle_failed_dispatch):
- * - `prepare`: the delivery's stream and its `DeliveryTarget` (one read-model query), the
+ * - `prepare`: the delivery's state (DeliveryStates' copy, else its stream) and its
+ *   `DeliveryTarget` (one read-model query), the
  *   send/cancel rule (`decideDispatch`), the claim (a `DeliveryClaimed` appended expecting the
  *   revision just read: of several instances reaching for one attempt, one wins and the others
  *   skip it), then the signed request;
@@ -71,6 +78,11 @@ export class DispatchPipeline {
   private readonly attemptSeconds?: Histogram;
   private readonly claimConflicts?: Counter;
   private readonly leaseMs: number;
+  /**
+   * Opened signing secrets by endpoint and sealed form (a rotation seals a new one): one AES-GCM
+   * open per secret rather than per attempt. In memory only, never logged.
+   */
+  private readonly unsealed = new Map<string, string>();
   /** Endpoints being disabled: the 410s of concurrent attempts append one disable. */
   private readonly disabling = new Map<string, Promise<void>>();
 
@@ -82,6 +94,7 @@ export class DispatchPipeline {
     private readonly box: SecretBox,
     private readonly endpoints: EndpointsService,
     private readonly instance: DispatcherInstance,
+    private readonly states: DeliveryStates,
     @Optional() metrics?: Metrics,
   ) {
     this.leaseMs = claimLeaseMs(config.webhookTimeoutMs);
@@ -113,15 +126,38 @@ export class DispatchPipeline {
     const sent = prepared.kind === 'send' ? await this.send(prepared.request) : this.unsent(prepared);
     const pauseMs = endpointPausedFor(sent.result, sent.retryAfterMs);
     if (pauseMs !== null) hooks.pause?.(pauseMs);
+    // A 410 keeps its slot until the endpoint's disable is written: no more requests meanwhile.
+    if (endpointDisabledBy(sent.result) === null) hooks.answered?.();
     return this.record(prepared, sent);
   }
 
+  /**
+   * From the state DeliveryStates holds when it has one (no stream read); when that copy leads to
+   * anything but a claimed attempt (it may have missed a write), from the stream, as if it had none.
+   */
   async prepare(deliveryId: string, hooks: AttemptHooks = {}): Promise<PreparedDispatch> {
-    const delivery = await this.deliveries.load(deliveryId);
+    const known = this.states.get(deliveryId);
+    if (known !== undefined) {
+      const prepared = await this.prepareOn(deliveryId, known, hooks, true);
+      if (prepared !== null) return prepared;
+      this.states.forget(deliveryId);
+    }
+    const prepared = await this.prepareOn(deliveryId, await this.deliveries.load(deliveryId), hooks, false);
+    return prepared ?? { kind: 'settled', position: null }; // never null from the stream
+  }
+
+  /** null (only when `known`): the state did not lead to a claim; nothing was written. */
+  private async prepareOn(
+    deliveryId: string,
+    delivery: LoadedDelivery,
+    hooks: AttemptHooks,
+    known: boolean,
+  ): Promise<PreparedDispatch | null> {
     const { state } = delivery;
     const now = new Date();
     const target = state.accountId === null ? null : this.targets.of(state.accountId, state.endpointId, now);
     const decision = decideDispatch(state, deliveryId, target, now);
+    if (known && decision.kind !== 'send') return null;
     if (decision.kind === 'skip') {
       // The read model is behind the stream: wait until it has caught up before looking again.
       return { kind: 'settled', position: await this.deliveries.head() };
@@ -143,6 +179,7 @@ export class DispatchPipeline {
     if (claimed === null) {
       // Another instance has it (or it changed since the read): look again once the read model shows why.
       this.claimConflicts?.inc();
+      if (known) return null;
       return { kind: 'settled', position: await this.deliveries.head() };
     }
     const attempt = { deliveryId, delivery: claimed, target: decision.target, attemptedAt: now };
@@ -216,8 +253,18 @@ export class DispatchPipeline {
   private openSecrets(target: DeliveryTarget): string[] {
     const opened: string[] = [];
     for (const sealed of target.signingSecrets) {
+      const key = `${target.endpointId} ${sealed}`;
+      const known = this.unsealed.get(key);
+      if (known !== undefined) {
+        opened.push(known);
+        continue;
+      }
       try {
-        opened.push(this.box.open(sealed, secretContext(target.endpointId)));
+        const secret = this.box.open(sealed, secretContext(target.endpointId));
+        // Rotations add keys: start over rather than grow without bound.
+        if (this.unsealed.size >= UNSEALED_LIMIT) this.unsealed.clear();
+        this.unsealed.set(key, secret);
+        opened.push(secret);
       } catch (err) {
         if (!(err instanceof SecretBoxError)) throw err;
         this.logger.error(`Webhook endpoint ${target.endpointId}: ${err.message}`);

@@ -4,12 +4,16 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { DeliveryQueue } from '../read-model/delivery-queue.queries';
 import { DeliverySignal } from '../read-model/delivery-signal';
+import { DeliveryTargets } from '../read-model/delivery-target.queries';
 import { DispatchPipeline } from './dispatch-pipeline';
 import { DispatcherInstance } from './dispatcher-instance';
 import { EndpointPacer } from './endpoint-pacer';
 import { roundRobin } from './round-robin';
 
-/** Attempts in flight at once, overall and per endpoint. */
+/**
+ * Attempts in flight at once, overall and per endpoint: from the claim until the request is
+ * over. Recording the outcome takes no slot (the delivery is still not picked again meanwhile).
+ */
 export const DISPATCHER_LIMITS = { overall: 64, perEndpoint: 16 } as const;
 const MAX_IN_FLIGHT = DISPATCHER_LIMITS.overall;
 const MAX_IN_FLIGHT_PER_ENDPOINT = DISPATCHER_LIMITS.perEndpoint;
@@ -33,13 +37,17 @@ const TICK_MS = 1000;
 @Injectable()
 export class DispatcherService {
   private readonly logger = new Logger('WebhookDispatcher');
-  /** Delivery id → its endpoint. */
+  /** Delivery id → its endpoint, from launch until its attempt is recorded. */
   private readonly inFlight = new Map<string, string>();
+  /** Slots taken (launched and not yet answered), overall; per endpoint in `perEndpoint`. */
+  private slots = 0;
   /** Attempted deliveries whose outcome the read model does not show yet, with the position to reach. */
   private readonly settling = new Map<string, { endpointId: string; position: Position }>();
   private readonly perEndpoint = new Map<string, number>();
   /** The last endpoint listed: the next round starts after it. */
   private cursor: string | null = null;
+  /** The last listing held every endpoint with due work (fewer than its limit). */
+  private fewWithDueWork = false;
   private running = false;
   private pumpScheduled = false;
   private nextDue: NodeJS.Timeout | null = null;
@@ -52,6 +60,7 @@ export class DispatcherService {
     private readonly queue: DeliveryQueue,
     private readonly pipeline: DispatchPipeline,
     private readonly signal: DeliverySignal,
+    private readonly targets: DeliveryTargets,
     instance: DispatcherInstance,
   ) {
     const salt = fnv1a(instance.id);
@@ -98,7 +107,7 @@ export class DispatcherService {
 
   private pump(): void {
     if (!this.running || !this.runner.db.open) return;
-    const free = MAX_IN_FLIGHT - this.inFlight.size;
+    const free = MAX_IN_FLIGHT - this.slots;
     if (free <= 0) return;
     this.pruneSettled();
     const now = new Date();
@@ -112,27 +121,54 @@ export class DispatcherService {
       const room = this.pacer.available(endpointId, limits.get(endpointId) ?? null, nowMs);
       const spare = Math.min(MAX_IN_FLIGHT_PER_ENDPOINT - (this.perEndpoint.get(endpointId) ?? 0), room);
       if (spare <= 0) return [];
-      // Rows in flight or settling still read as due: ask for that many more, then leave them out.
       // Of the longest due (twice what it takes), each instance takes its own share first
       // (instanceOrder), so instances on one backlog seldom reach for the same delivery.
-      return this.queue
-        .dueOf(endpointId, now, 2 * spare + (held.get(endpointId) ?? 0))
-        .filter((id) => !this.inFlight.has(id) && !this.settling.has(id))
+      return this.longestDue(endpointId, now, 2 * spare, held.get(endpointId) ?? 0)
         .sort(this.instanceOrder)
         .slice(0, spare)
         .map((id) => ({ id, endpointId }));
     });
-    for (const { id, endpointId } of roundRobin(queues, free)) this.launch(id, endpointId);
+    this.targets.inOneRound(() => {
+      for (const { id, endpointId } of roundRobin(queues, free)) this.launch(id, endpointId);
+    });
     if (endpoints.length > 0) this.cursor = endpoints[endpoints.length - 1];
     this.armNextDue(this.pacer.nextOpening(nowMs));
   }
 
+  /**
+   * The endpoint's `wanted` longest-due deliveries not in flight or settling here. A row of
+   * those `held` still reads as due until the read model shows its claim: only when some did is
+   * the queue asked again for that many more (most of the time the claims are already shown).
+   */
+  private longestDue(endpointId: string, now: Date, wanted: number, held: number): string[] {
+    const notHeld = (id: string) => !this.inFlight.has(id) && !this.settling.has(id);
+    const rows = this.queue.dueOf(endpointId, now, wanted);
+    const free = rows.filter(notHeld);
+    if (free.length === rows.length || rows.length < wanted || held === 0) return free;
+    return this.queue
+      .dueOf(endpointId, now, wanted + held)
+      .filter(notHeld)
+      .slice(0, wanted);
+  }
+
   /** Up to `limit` endpoints with due work, starting after the cursor and wrapping around. */
   private endpointsInTurn(now: Date, limit: number): string[] {
-    const after = this.queue.endpointsWithDueWork(now, this.cursor, limit);
-    if (after.length >= limit || this.cursor === null) return after;
     const cursor = this.cursor;
+    if (cursor !== null && this.fewWithDueWork) {
+      // All of them fitted last time (the usual case): one listing, turned to start after the cursor.
+      const all = this.queue.endpointsWithDueWork(now, null, limit);
+      if (all.length < limit) {
+        const turn = all.findIndex((id) => id > cursor);
+        return turn <= 0 ? all : [...all.slice(turn), ...all.slice(0, turn)];
+      }
+    }
+    const after = this.queue.endpointsWithDueWork(now, cursor, limit);
+    if (after.length >= limit || cursor === null) {
+      this.fewWithDueWork = after.length < limit;
+      return after;
+    }
     const wrapped = this.queue.endpointsWithDueWork(now, null, limit - after.length).filter((id) => id <= cursor);
+    this.fewWithDueWork = after.length + wrapped.length < limit;
     return [...after, ...wrapped];
   }
 
@@ -146,9 +182,20 @@ export class DispatcherService {
 
   private launch(deliveryId: string, endpointId: string): void {
     this.inFlight.set(deliveryId, endpointId);
+    this.slots++;
     this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
     this.pacer.reserve(endpointId);
     let sent = false;
+    let slotHeld = true;
+    const freeSlot = () => {
+      if (!slotHeld) return;
+      slotHeld = false;
+      this.slots--;
+      const n = (this.perEndpoint.get(endpointId) ?? 1) - 1;
+      if (n <= 0) this.perEndpoint.delete(endpointId);
+      else this.perEndpoint.set(endpointId, n);
+      this.schedulePump();
+    };
     const task = this.pipeline
       .run(deliveryId, {
         mayStart: () => !this.pacer.paused(endpointId, Date.now()),
@@ -157,6 +204,7 @@ export class DispatcherService {
           this.pacer.sent(endpointId, Date.now());
         },
         pause: (ms) => this.pacer.pause(endpointId, Date.now(), ms),
+        answered: freeSlot,
       })
       .then((position) => {
         if (position !== null) this.settling.set(deliveryId, { endpointId, position });
@@ -167,9 +215,7 @@ export class DispatcherService {
       .finally(() => {
         if (!sent) this.pacer.release(endpointId);
         this.inFlight.delete(deliveryId);
-        const n = (this.perEndpoint.get(endpointId) ?? 1) - 1;
-        if (n <= 0) this.perEndpoint.delete(endpointId);
-        else this.perEndpoint.set(endpointId, n);
+        freeSlot();
         this.active.delete(task);
         this.schedulePump();
       });

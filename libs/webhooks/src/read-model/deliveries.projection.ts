@@ -2,6 +2,7 @@ import { RegisterProjection, type Projection, type RecordedEnvelope } from '@fil
 import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
 import { DELIVERY_EVENT_PREFIX, type DeliveryEvent, DeliveryEvents } from '../deliveries/delivery.events';
+import { DeliveryStates } from '../dispatch/delivery-states';
 import { DeliverySignal } from './delivery-signal';
 import { cachedStatement as stmt } from '@filing/platform';
 
@@ -22,7 +23,10 @@ export class DeliveriesProjection implements Projection {
   /** New due work was applied: the signal rings once the transaction has committed. */
   private newWork = false;
 
-  constructor(private readonly signal: DeliverySignal) {}
+  constructor(
+    private readonly signal: DeliverySignal,
+    private readonly states: DeliveryStates,
+  ) {}
 
   setup(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_deliveries (
@@ -41,6 +45,8 @@ export class DeliveriesProjection implements Projection {
 
   apply(db: Database.Database, envelope: RecordedEnvelope): void {
     const event = envelope as RecordedEnvelope<DeliveryEvent>;
+    // The dispatcher's copy of each pending delivery's state (a hint its claim checks).
+    this.states.observe(event);
     const at = event.metadata.occurred_at;
     const version = Number(event.revision);
     const id = event.data.delivery_id;

@@ -35,17 +35,39 @@ function deliveryTargetOf(row: TargetRow, now: Date): DeliveryTarget {
  */
 @Injectable()
 export class DeliveryTargets {
+  /** Rows read during `inOneRound`, by account and endpoint; null outside one. */
+  private round: Map<string, TargetRow | undefined> | null = null;
+
   constructor(private readonly runner: ProjectionRunner) {}
 
   /** null when the account has no such endpoint (never made, or another account's). */
   of(accountId: string, endpointId: string, now: Date = new Date()): DeliveryTarget | null {
-    const row = stmt(
+    const key = `${accountId} ${endpointId}`;
+    const row = this.round?.has(key) ? this.round.get(key) : this.read(accountId, endpointId);
+    this.round?.set(key, row);
+    return row ? deliveryTargetOf(row, now) : null;
+  }
+
+  /**
+   * Runs `work` (synchronous: one dispatcher round starting its attempts) reading each endpoint's
+   * row once: nothing can write the read model before it returns, so every read would be the same.
+   */
+  inOneRound<T>(work: () => T): T {
+    this.round = new Map();
+    try {
+      return work();
+    } finally {
+      this.round = null;
+    }
+  }
+
+  private read(accountId: string, endpointId: string): TargetRow | undefined {
+    return stmt(
       this.runner.db,
       `SELECT e.id, e.account_id, e.url, e.enabled, e.deleted, e.secret_sealed, e.previous_sealed, e.previous_expires_at,
          s.notifications_enabled
        FROM webhook_endpoints e LEFT JOIN webhook_settings s ON s.account_id = e.account_id
        WHERE e.id = ? AND e.account_id = ?`,
     ).get(endpointId, accountId) as TargetRow | undefined;
-    return row ? deliveryTargetOf(row, now) : null;
   }
 }

@@ -163,4 +163,24 @@ describe('endpoints read model: endpoints, the account switch, delivery targets'
     );
     expect(targets.of('A', 'L', new Date(iso(3)))?.signingSecrets).toEqual(['s2', 'resealed']);
   });
+  it('a dispatcher round reads each target once; outside a round every read is fresh', () => {
+    let reads = 0;
+    const counting = {
+      get db() {
+        reads++;
+        return db;
+      },
+    } as unknown as ProjectionRunner;
+    const targets = new DeliveryTargets(counting);
+    const at = new Date(iso(0));
+    const inRound = targets.inOneRound(() =>
+      ['E', 'E', 'nope', 'nope'].map((id) => targets.of('A', id, at)?.endpoint ?? null),
+    );
+    expect(inRound).toEqual(['disabled', 'disabled', null, null]);
+    expect(reads).toBe(2);
+    apply({ type: 'webhooks.EndpointEnabled', data: { endpoint_id: 'E' } }, 1);
+    expect(targets.of('A', 'E', new Date(iso(1)))?.endpoint).toBe('enabled');
+    expect(targets.inOneRound(() => targets.of('A', 'E', new Date(iso(1)))?.endpoint)).toBe('enabled');
+    expect(reads).toBe(4);
+  });
 });

@@ -1,0 +1,190 @@
+import { SqliteEventStore } from '@filing/event-store';
+import { type AppConfig, buildMetadata, fromRecorded, type SecretBox, streamName, toEventData } from '@filing/platform';
+import { DeliveryCommands } from '../deliveries/delivery-commands';
+import type { DeliveryTarget } from '../deliveries/delivery';
+import { DELIVERY_STREAM, type DeliveryEvent } from '../deliveries/delivery.events';
+import type { EndpointsService } from '../endpoints/endpoints.service';
+import type { DeliveryTargets } from '../read-model/delivery-target.queries';
+import { DeliveryStates } from './delivery-states';
+import { DispatchPipeline } from './dispatch-pipeline';
+import { DispatcherInstance } from './dispatcher-instance';
+import type { WebhookSender } from './webhook-sender';
+
+const target: DeliveryTarget = {
+  endpointId: 'E',
+  accountId: 'A',
+  url: 'https://example.com/hook',
+  endpoint: 'enabled',
+  notificationsEnabled: true,
+  signingSecrets: ['sealed'],
+};
+const scheduled = (deliveryId: string): DeliveryEvent => ({
+  type: 'webhooks.DeliveryScheduled',
+  data: {
+    delivery_id: deliveryId,
+    endpoint_id: 'E',
+    account_id: 'A',
+    event_id: `ev-${deliveryId}`,
+    event_type: 'entity.created',
+    source_position: '1/1',
+    payload: { event_id: `ev-${deliveryId}`, event_type: 'entity.created' },
+    due_at: '2020-01-01T00:00:00.000Z',
+  },
+});
+
+describe('DeliveryStates: the dispatcher copy of pending deliveries', () => {
+  let store: SqliteEventStore;
+  let states: DeliveryStates;
+  let sent: string[];
+  let pipeline: DispatchPipeline;
+  let commands: DeliveryCommands;
+  /** How far each stream has been observed (as the projection would, in stream order). */
+  let observed: Map<string, number>;
+
+  const append = (deliveryId: string, event: DeliveryEvent) =>
+    store.appendToStream(streamName(DELIVERY_STREAM, deliveryId), [
+      toEventData(event, buildMetadata({ account_id: 'A', actor: 'test', correlation_id: 'c', causation_id: null })),
+    ]);
+  /** Feeds the events of the stream not yet observed, like the deliveries projection. */
+  const observe = async (deliveryId: string) => {
+    const events = await store.readStream(streamName(DELIVERY_STREAM, deliveryId));
+    for (const e of events.slice(observed.get(deliveryId) ?? 0)) {
+      states.observe(fromRecorded<DeliveryEvent>(e));
+    }
+    observed.set(deliveryId, events.length);
+  };
+  const load = (deliveryId: string) => commands.load(deliveryId);
+  /** A pipeline of its own instance over the same store; the read model always shows `target`. */
+  const makePipeline = (sender: WebhookSender, copies: DeliveryStates) =>
+    new DispatchPipeline(
+      { webhookTimeoutMs: 10_000, webhookRetryDelaysMs: [1000] } as unknown as AppConfig,
+      sender,
+      commands,
+      { of: () => target } as unknown as DeliveryTargets,
+      { open: () => 'whsec_' + Buffer.alloc(32, 1).toString('base64') } as unknown as SecretBox,
+      {} as EndpointsService,
+      new DispatcherInstance(),
+      copies,
+    );
+
+  beforeEach(() => {
+    store = new SqliteEventStore({ file: ':memory:' });
+    states = new DeliveryStates();
+    sent = [];
+    observed = new Map();
+    commands = new DeliveryCommands(store);
+    const sender = {
+      send: (_url: string, headers: Record<string, string>) => {
+        sent.push(headers['webhook-id']);
+        return Promise.resolve({ result: { kind: 'response', statusCode: 204 }, durationMs: 1, retryAfterMs: null });
+      },
+    } as unknown as WebhookSender;
+    pipeline = makePipeline(sender, states);
+  });
+
+  afterEach(() => store.close());
+
+  it('keeps a pending delivery from its first event on, and forgets it once it is done', async () => {
+    await append('D', scheduled('D'));
+    await observe('D');
+    expect(states.get('D')).toMatchObject({ revision: 0n, state: { status: 'pending', eventId: 'ev-D' } });
+    await pipeline.run('D');
+    await observe('D');
+    expect(sent).toEqual(['ev-D']);
+    expect(states.get('D')).toBeUndefined();
+    expect((await load('D')).state.status).toBe('delivered');
+  });
+
+  it('starts nothing from a later event alone, and drops an entry that sees an event twice or out of order', async () => {
+    await append('D', scheduled('D'));
+    await append('D', { type: 'webhooks.DeliveryCancelled', data: { delivery_id: 'D', reason: 'test' } });
+    const [first, second] = (await store.readStream(streamName(DELIVERY_STREAM, 'D'))).map((e) =>
+      fromRecorded<DeliveryEvent>(e),
+    );
+    states.observe(second);
+    expect(states.get('D')).toBeUndefined();
+    states.observe(first);
+    states.observe(first);
+    expect(states.get('D')).toBeUndefined();
+  });
+
+  it('stops at its limit', async () => {
+    states = new DeliveryStates(1);
+    for (const id of ['D1', 'D2']) {
+      await append(id, scheduled(id));
+      await observe(id);
+    }
+    expect(states.size).toBe(1);
+  });
+
+  it('a stale copy never sends a cancelled delivery: the claim fails and the stream decides', async () => {
+    await append('D', scheduled('D'));
+    await observe('D');
+    // Cancelled by a write this copy has not seen (another instance's, or the projection is behind).
+    await commands.cancel('D', 'endpoint disabled or deleted');
+    expect(states.get('D')?.state.status).toBe('pending');
+    const position = await pipeline.run('D');
+    expect(sent).toEqual([]);
+    expect(position).not.toBeNull();
+    expect(states.get('D')).toBeUndefined();
+    expect((await load('D')).state.status).toBe('cancelled');
+  });
+
+  it('a stale copy never sends a delivery twice: what another instance delivered is not sent again', async () => {
+    await append('D', scheduled('D'));
+    await observe('D');
+    const other = makePipeline(
+      {
+        send: () =>
+          Promise.resolve({ result: { kind: 'response', statusCode: 204 }, durationMs: 1, retryAfterMs: null }),
+      } as unknown as WebhookSender,
+      new DeliveryStates(),
+    );
+    await other.run('D');
+    await pipeline.run('D');
+    expect(sent).toEqual([]);
+    const { state } = await load('D');
+    expect(state).toMatchObject({ status: 'delivered', attemptCount: 1 });
+  });
+
+  it('a copy behind a live claim of another instance leaves the delivery alone', async () => {
+    await append('D', scheduled('D'));
+    await observe('D');
+    const loaded = await load('D');
+    const claimed = await commands.claim(loaded, {
+      kind: 'claim',
+      deliveryId: 'D',
+      instance: 'other',
+      now: new Date(),
+      leaseMs: 15_000,
+    });
+    expect(claimed).not.toBeNull();
+    await pipeline.run('D');
+    expect(sent).toEqual([]);
+    expect((await load('D')).state).toMatchObject({ status: 'pending', attemptCount: 0 });
+  });
+
+  it('a retry uses the copy the projection kept up to date, and is sent once', async () => {
+    await append('D', scheduled('D'));
+    await append('D', {
+      type: 'webhooks.DeliveryAttempted',
+      data: {
+        delivery_id: 'D',
+        attempt: 1,
+        attempted_at: '2020-01-01T00:00:00.000Z',
+        status_code: 503,
+        error: null,
+        duration_ms: 1,
+      },
+    });
+    await append('D', {
+      type: 'webhooks.DeliveryRetryScheduled',
+      data: { delivery_id: 'D', next_attempt_at: '2020-01-01T00:00:01.000Z' },
+    });
+    await observe('D');
+    expect(states.get('D')).toMatchObject({ revision: 2n, state: { attemptCount: 1 } });
+    await pipeline.run('D');
+    expect(sent).toEqual(['ev-D']);
+    expect((await load('D')).state).toMatchObject({ status: 'delivered', attemptCount: 2 });
+  });
+});
