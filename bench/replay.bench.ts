@@ -1,5 +1,5 @@
 import { NestFactory } from '@nestjs/core';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,13 +73,29 @@ export async function replayBench(): Promise<void> {
   }
 }
 
+/** The memory run's service, compiled as production runs it (no TypeScript loader in the process). */
+const MEMORY_SERVER = join(__dirname, '..', 'dist', 'bench-memory', 'bench', 'memory.server.js');
+
 /**
  * The service's resident memory (RSS, sampled from /proc every 100 ms; peak per phase) over
  * EVENTS events of which PENDING entity creations each left a delivery pending (an endpoint at
- * one send per second to a closed port): a start, its catch-up, a steady period. Next to a bare
- * Node process, and to the same service (same loader) on an empty DATA_DIR.
+ * one send per second to a closed port): the live seeding of those PENDING (appends, then the
+ * fan-out and read models catching up), then a restart over the same data (its catch-up, a
+ * steady period). Next to a bare Node process, and to the same service on an empty DATA_DIR.
+ * The service is compiled first (`nest build` with bench/tsconfig.memory.json): the TypeScript
+ * loader alone adds ~70 MB. BENCH_MEMORY_SNAPSHOTS=<dir> also writes a heap snapshot at the end of
+ * each phase of the seeding and the restart (after the phase's figures are taken).
  */
 export async function memoryBench(): Promise<void> {
+  const root = join(__dirname, '..');
+  execFileSync(
+    join(root, 'node_modules', '.bin', 'nest'),
+    ['build', 'service', '--path', 'bench/tsconfig.memory.json'],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
   const dir = mkdtempSync(join(tmpdir(), 'bench-memory-'));
   try {
     const data = join(dir, 'data');
@@ -106,7 +122,7 @@ export async function memoryBench(): Promise<void> {
     row('bare Node process (baseline)', bare[0].peak);
     for (const p of idle) row(`service, empty DATA_DIR: peak to ${p.name}`, p.peak, p.usage.heapUsed);
     const pendingNow = (p: Phase) => (p.usage.pending === undefined ? '' : `, ${p.usage.pending} pending`);
-    for (const p of seeded) row(`service seeding${pendingNow(p)}: peak`, p.peak, p.usage.heapUsed);
+    for (const p of seeded) row(`service seeding, peak to ${p.name}${pendingNow(p)}`, p.peak, p.usage.heapUsed);
     for (const p of served)
       row(`service, ${EVENTS} events${pendingNow(p)}: peak to ${p.name}`, p.peak, p.usage.heapUsed);
     const peak = Math.max(...served.map((p) => p.peak));
@@ -123,14 +139,12 @@ interface Phase {
   readonly usage: NodeJS.MemoryUsage & { pending?: number };
 }
 
-/** Runs bench/memory.server.ts with `args` (null: a bare Node process for a second), sampling its RSS. */
+/** Runs the compiled bench/memory.server.ts with `args` (null: a bare Node process for a second), sampling its RSS. */
 function measured(args: string[] | null): Promise<Phase[]> {
   const child =
     args === null
       ? spawn(process.execPath, ['-e', 'setTimeout(() => {}, 1000)'], { stdio: ['ignore', 'pipe', 'inherit'] })
-      : spawn(process.execPath, ['-r', '@swc-node/register', join(__dirname, 'memory.server.ts'), ...args], {
-          stdio: ['ignore', 'pipe', 'inherit'],
-        });
+      : spawn(process.execPath, [MEMORY_SERVER, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const phases: Phase[] = [];
   let peak = 0;
   const sample = () => {
@@ -159,7 +173,7 @@ function measured(args: string[] | null): Promise<Phase[]> {
   return new Promise((resolve, reject) => {
     child.on('exit', (code) => {
       clearInterval(timer);
-      if (code !== 0) reject(new Error(`memory.server.ts ${args?.join(' ')} exited with ${code}`));
+      if (code !== 0) reject(new Error(`memory.server.js ${args?.join(' ')} exited with ${code}`));
       else resolve(args === null ? [{ name: 'exit', peak, usage: process.memoryUsage() }] : phases);
     });
   });
