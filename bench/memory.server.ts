@@ -66,6 +66,7 @@ async function caughtUp(service: Awaited<ReturnType<typeof start>>): Promise<voi
 async function seed(dataDir: string, count: number): Promise<void> {
   const service = await start(dataDir);
   await caughtUp(service);
+  phase('caught-up');
   const acc = await provisionAccount(service as unknown as Parameters<typeof provisionAccount>[0]);
   const api = apiClient(service.url, acc.token);
   const ep = await api('POST', '/external-api/v1/webhook-endpoints', {
