@@ -75,6 +75,12 @@ export async function replayBench(): Promise<void> {
 
 /** The memory run's service, compiled as production runs it (no TypeScript loader in the process). */
 const MEMORY_SERVER = join(__dirname, '..', 'dist', 'bench-memory', 'bench', 'memory.server.js');
+/** The Node flags of package.json's `start` (the Dockerfile's CMD has the same): the heap's ceiling. */
+const SERVICE_NODE_FLAGS = (
+  JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { scripts: { start: string } }
+).scripts.start
+  .split(/\s+/)
+  .filter((arg) => arg.startsWith('--'));
 
 /**
  * The service's resident memory (RSS, sampled from /proc every 100 ms; peak per phase) over
@@ -83,7 +89,7 @@ const MEMORY_SERVER = join(__dirname, '..', 'dist', 'bench-memory', 'bench', 'me
  * fan-out and read models catching up), then a restart over the same data (its catch-up, a
  * steady period). Next to a bare Node process, and to the same service on an empty DATA_DIR.
  * The service is compiled first (`nest build` with bench/tsconfig.memory.json): the TypeScript
- * loader alone adds ~70 MB. BENCH_MEMORY_SNAPSHOTS=<dir> also writes a heap snapshot at the end of
+ * loader alone adds ~70 MB — and started with the Node flags production uses. BENCH_MEMORY_SNAPSHOTS=<dir> also writes a heap snapshot at the end of
  * each phase of the seeding and the restart (after the phase's figures are taken).
  */
 export async function memoryBench(): Promise<void> {
@@ -114,17 +120,19 @@ export async function memoryBench(): Promise<void> {
     const bare = await measured(null);
     const idle = await measured(['serve', empty, String(STEADY_SECONDS)]);
     const served = await measured(['serve', data, String(STEADY_SECONDS)]);
-    const row = (label: string, rss: number, heap?: number) =>
+    const row = (label: string, rss: number, usage?: Phase['usage']) =>
       console.log(
         `${label.padEnd(58)} ${(rss / MB).toFixed(0).padStart(10)} MB RSS` +
-          (heap === undefined ? '' : `  (heap used ${(heap / MB).toFixed(0)} MB)`),
+          (usage === undefined
+            ? ''
+            : `  (then ${(usage.rss / MB).toFixed(0)} MB, heap used ${(usage.heapUsed / MB).toFixed(0)} MB)`),
       );
+    console.log(`service started as production starts it: node ${SERVICE_NODE_FLAGS.join(' ')}`);
     row('bare Node process (baseline)', bare[0].peak);
-    for (const p of idle) row(`service, empty DATA_DIR: peak to ${p.name}`, p.peak, p.usage.heapUsed);
+    for (const p of idle) row(`service, empty DATA_DIR: peak to ${p.name}`, p.peak, p.usage);
     const pendingNow = (p: Phase) => (p.usage.pending === undefined ? '' : `, ${p.usage.pending} pending`);
-    for (const p of seeded) row(`service seeding, peak to ${p.name}${pendingNow(p)}`, p.peak, p.usage.heapUsed);
-    for (const p of served)
-      row(`service, ${EVENTS} events${pendingNow(p)}: peak to ${p.name}`, p.peak, p.usage.heapUsed);
+    for (const p of seeded) row(`service seeding, peak to ${p.name}${pendingNow(p)}`, p.peak, p.usage);
+    for (const p of served) row(`service, ${EVENTS} events${pendingNow(p)}: peak to ${p.name}`, p.peak, p.usage);
     const peak = Math.max(...served.map((p) => p.peak));
     console.log(`${'ratio (service peak / bare Node)'.padEnd(58)} ${(peak / bare[0].peak).toFixed(2).padStart(10)}`);
   } finally {
@@ -144,7 +152,9 @@ function measured(args: string[] | null): Promise<Phase[]> {
   const child =
     args === null
       ? spawn(process.execPath, ['-e', 'setTimeout(() => {}, 1000)'], { stdio: ['ignore', 'pipe', 'inherit'] })
-      : spawn(process.execPath, [MEMORY_SERVER, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+      : spawn(process.execPath, [...SERVICE_NODE_FLAGS, MEMORY_SERVER, ...args], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
   const phases: Phase[] = [];
   let peak = 0;
   const sample = () => {
