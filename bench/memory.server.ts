@@ -1,5 +1,5 @@
 /**
- * The service whose memory `npm run bench -- replay` measures, in its own process (the parent
+ * The service whose memory `npm run bench -- memory` measures (compiled, see bench/replay.bench.ts), in its own process (the parent
  * reads this process's RSS from /proc). Two modes, on one DATA_DIR:
  *
  * - `seed <dataDir> <pending>`: over the events already there, an account with one endpoint
@@ -13,6 +13,8 @@
  * Prints `PHASE <name> <process.memoryUsage() as JSON>` at each phase's end.
  */
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { writeHeapSnapshot } from 'node:v8';
 import { v7 as uuidv7 } from 'uuid';
 import { ENTITY_CREATED, ENTITY_UPDATED } from '@filing/entities';
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
@@ -24,8 +26,12 @@ import { apiClient, eventually, fanOutCaughtUp } from '../test/support/webhooks'
 
 const APPENDERS = 64;
 
+const SNAPSHOTS = process.env.BENCH_MEMORY_SNAPSHOTS;
+
 function phase(name: string, extra: Record<string, unknown> = {}): void {
   process.stdout.write(`PHASE ${name} ${JSON.stringify({ ...process.memoryUsage(), ...extra })}\n`);
+  // After the figures: writing a snapshot takes memory of its own.
+  if (SNAPSHOTS) writeHeapSnapshot(join(SNAPSHOTS, `${process.argv[2]}-${name}.heapsnapshot`));
 }
 
 async function start(dataDir: string): Promise<{ app: NestFastifyApplication; url: string; dataDir: string }> {
@@ -60,6 +66,7 @@ async function caughtUp(service: Awaited<ReturnType<typeof start>>): Promise<voi
 async function seed(dataDir: string, count: number): Promise<void> {
   const service = await start(dataDir);
   await caughtUp(service);
+  phase('caught-up');
   const acc = await provisionAccount(service as unknown as Parameters<typeof provisionAccount>[0]);
   const api = apiClient(service.url, acc.token);
   const ep = await api('POST', '/external-api/v1/webhook-endpoints', {
@@ -95,6 +102,7 @@ async function seed(dataDir: string, count: number): Promise<void> {
       }
     }),
   );
+  phase('appended');
   await eventually(() => (pending(service.app) >= count - 100 ? true : undefined), 500);
   phase('seeded', { pending: pending(service.app) });
   await service.app.close();

@@ -1,5 +1,5 @@
 import { NestFactory } from '@nestjs/core';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,13 +73,35 @@ export async function replayBench(): Promise<void> {
   }
 }
 
+/** The memory run's service, compiled as production runs it (no TypeScript loader in the process). */
+const MEMORY_SERVER = join(__dirname, '..', 'dist', 'bench-memory', 'bench', 'memory.server.js');
+/** The Node flags of package.json's `start` (the Dockerfile's CMD has the same): the heap's ceiling. */
+const SERVICE_NODE_FLAGS = (
+  JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { scripts: { start: string } }
+).scripts.start
+  .split(/\s+/)
+  .filter((arg) => arg.startsWith('--'));
+
 /**
  * The service's resident memory (RSS, sampled from /proc every 100 ms; peak per phase) over
  * EVENTS events of which PENDING entity creations each left a delivery pending (an endpoint at
- * one send per second to a closed port): a start, its catch-up, a steady period. Next to a bare
- * Node process, and to the same service (same loader) on an empty DATA_DIR.
+ * one send per second to a closed port): the live seeding of those PENDING (appends, then the
+ * fan-out and read models catching up), then a restart over the same data (its catch-up, a
+ * steady period). Next to a bare Node process, and to the same service on an empty DATA_DIR.
+ * The service is compiled first (`nest build` with bench/tsconfig.memory.json): the TypeScript
+ * loader alone adds ~70 MB — and started with the Node flags production uses. BENCH_MEMORY_SNAPSHOTS=<dir> also writes a heap snapshot at the end of
+ * each phase of the seeding and the restart (after the phase's figures are taken).
  */
 export async function memoryBench(): Promise<void> {
+  const root = join(__dirname, '..');
+  execFileSync(
+    join(root, 'node_modules', '.bin', 'nest'),
+    ['build', 'service', '--path', 'bench/tsconfig.memory.json'],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
   const dir = mkdtempSync(join(tmpdir(), 'bench-memory-'));
   try {
     const data = join(dir, 'data');
@@ -98,17 +120,19 @@ export async function memoryBench(): Promise<void> {
     const bare = await measured(null);
     const idle = await measured(['serve', empty, String(STEADY_SECONDS)]);
     const served = await measured(['serve', data, String(STEADY_SECONDS)]);
-    const row = (label: string, rss: number, heap?: number) =>
+    const row = (label: string, rss: number, usage?: Phase['usage']) =>
       console.log(
         `${label.padEnd(58)} ${(rss / MB).toFixed(0).padStart(10)} MB RSS` +
-          (heap === undefined ? '' : `  (heap used ${(heap / MB).toFixed(0)} MB)`),
+          (usage === undefined
+            ? ''
+            : `  (then ${(usage.rss / MB).toFixed(0)} MB, heap used ${(usage.heapUsed / MB).toFixed(0)} MB)`),
       );
+    console.log(`service started as production starts it: node ${SERVICE_NODE_FLAGS.join(' ')}`);
     row('bare Node process (baseline)', bare[0].peak);
-    for (const p of idle) row(`service, empty DATA_DIR: peak to ${p.name}`, p.peak, p.usage.heapUsed);
+    for (const p of idle) row(`service, empty DATA_DIR: peak to ${p.name}`, p.peak, p.usage);
     const pendingNow = (p: Phase) => (p.usage.pending === undefined ? '' : `, ${p.usage.pending} pending`);
-    for (const p of seeded) row(`service seeding${pendingNow(p)}: peak`, p.peak, p.usage.heapUsed);
-    for (const p of served)
-      row(`service, ${EVENTS} events${pendingNow(p)}: peak to ${p.name}`, p.peak, p.usage.heapUsed);
+    for (const p of seeded) row(`service seeding, peak to ${p.name}${pendingNow(p)}`, p.peak, p.usage);
+    for (const p of served) row(`service, ${EVENTS} events${pendingNow(p)}: peak to ${p.name}`, p.peak, p.usage);
     const peak = Math.max(...served.map((p) => p.peak));
     console.log(`${'ratio (service peak / bare Node)'.padEnd(58)} ${(peak / bare[0].peak).toFixed(2).padStart(10)}`);
   } finally {
@@ -123,12 +147,12 @@ interface Phase {
   readonly usage: NodeJS.MemoryUsage & { pending?: number };
 }
 
-/** Runs bench/memory.server.ts with `args` (null: a bare Node process for a second), sampling its RSS. */
+/** Runs the compiled bench/memory.server.ts with `args` (null: a bare Node process for a second), sampling its RSS. */
 function measured(args: string[] | null): Promise<Phase[]> {
   const child =
     args === null
       ? spawn(process.execPath, ['-e', 'setTimeout(() => {}, 1000)'], { stdio: ['ignore', 'pipe', 'inherit'] })
-      : spawn(process.execPath, ['-r', '@swc-node/register', join(__dirname, 'memory.server.ts'), ...args], {
+      : spawn(process.execPath, [...SERVICE_NODE_FLAGS, MEMORY_SERVER, ...args], {
           stdio: ['ignore', 'pipe', 'inherit'],
         });
   const phases: Phase[] = [];
@@ -159,7 +183,7 @@ function measured(args: string[] | null): Promise<Phase[]> {
   return new Promise((resolve, reject) => {
     child.on('exit', (code) => {
       clearInterval(timer);
-      if (code !== 0) reject(new Error(`memory.server.ts ${args?.join(' ')} exited with ${code}`));
+      if (code !== 0) reject(new Error(`memory.server.js ${args?.join(' ')} exited with ${code}`));
       else resolve(args === null ? [{ name: 'exit', peak, usage: process.memoryUsage() }] : phases);
     });
   });

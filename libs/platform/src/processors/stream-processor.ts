@@ -243,6 +243,8 @@ export class StreamProcessor {
     this.subscription = subscription;
     let buffer: ProcessorMessage[] = [];
     let handling: Promise<void> = Promise.resolve();
+    /** Batches handed to the handler and not yet handled. */
+    let queued = 0;
     // The first failure, kept in a list: a handler may throw any value, null too.
     const failures: unknown[] = [];
     let scheduled: NodeJS.Immediate | null = null;
@@ -252,15 +254,18 @@ export class StreamProcessor {
       if (buffer.length === 0 || failures.length > 0) return;
       const batch = buffer;
       buffer = [];
+      queued++;
       handling = handling.then(async () => {
-        if (failures.length > 0 || generation !== this.generation) return;
         try {
+          if (failures.length > 0 || generation !== this.generation) return;
           await definition.handle(batch);
           this.lastFailure = null;
         } catch (error) {
           failures.push(error);
           // Ends the for-await below even while it waits for a live event.
           void subscription.stop().catch(() => undefined);
+        } finally {
+          queued--;
         }
       });
     };
@@ -273,6 +278,9 @@ export class StreamProcessor {
           reachedStop = true;
           break;
         }
+        // Live events come in small batches; while the handler is behind, read no further (one
+        // batch waiting behind the running one), or the queue of small batches grows unbounded.
+        if (queued > 1) await handling;
         buffer.push(message);
         if (buffer.length >= maxBatch) {
           flush();

@@ -26,21 +26,28 @@ export function recipients(view: FanOutView, accountId: string, eventType: strin
     .filter((e) => e.enabled && !e.deleted && selectionIncludes(e.eventTypes, eventType));
 }
 
-/** A delivery as the stream says at the fan-out's position: open = pending there. */
-export interface ViewDelivery {
-  readonly id: string;
+/**
+ * Whose a delivery is: one record per endpoint, shared by all its deliveries, so a pending
+ * delivery costs the view its id and one map entry, not copies of the endpoint and account ids.
+ */
+export interface DeliveryOwner {
   readonly endpointId: string;
   readonly accountId: string;
-  readonly open: boolean;
 }
 
-/** An in-memory view (loaded from disk at start, saved with the checkpoint). */
+/**
+ * An in-memory view (loaded from disk at start, saved with the checkpoint). Of deliveries it holds
+ * only the open ones (pending at the fan-out's position): a closed delivery leaves it, its row
+ * stays on disk, so the view is bounded by what is pending, not by every delivery ever made.
+ */
 export class MemoryFanOutView implements FanOutView {
   readonly endpoints = new Map<string, ViewEndpoint>();
   readonly switches = new Map<string, boolean>();
-  readonly deliveries = new Map<string, ViewDelivery>();
   private readonly byAccount = new Map<string, Set<string>>();
-  private readonly openByEndpoint = new Map<string, Set<string>>();
+  /** Open delivery id → its owner, in the order they opened. */
+  private readonly open = new Map<string, DeliveryOwner>();
+  /** Endpoint id → its owner record. */
+  private readonly owners = new Map<string, DeliveryOwner>();
 
   endpoint(id: string): ViewEndpoint | undefined {
     return this.endpoints.get(id);
@@ -65,17 +72,42 @@ export class MemoryFanOutView implements FanOutView {
     this.switches.set(accountId, on);
   }
 
-  putDelivery(d: ViewDelivery): void {
-    this.deliveries.set(d.id, d);
-    let open = this.openByEndpoint.get(d.endpointId);
-    if (!open) this.openByEndpoint.set(d.endpointId, (open = new Set()));
-    if (d.open) open.add(d.id);
-    else open.delete(d.id);
+  /** The shared owner record of an endpoint's deliveries. */
+  owner(endpointId: string, accountId: string): DeliveryOwner {
+    let owner = this.owners.get(endpointId);
+    if (owner?.accountId !== accountId) this.owners.set(endpointId, (owner = { endpointId, accountId }));
+    return owner;
   }
 
-  /** Deliveries pending at the view's position, of one endpoint or of every endpoint of an account. */
+  /** The owner of a delivery open at the view's position; undefined when closed or unknown. */
+  openOwner(deliveryId: string): DeliveryOwner | undefined {
+    return this.open.get(deliveryId);
+  }
+
+  openDelivery(deliveryId: string, owner: DeliveryOwner): void {
+    this.open.set(deliveryId, owner);
+  }
+
+  /** Forgets a delivery that is no longer pending; returns its owner if it was open. */
+  closeDelivery(deliveryId: string): DeliveryOwner | undefined {
+    const owner = this.open.get(deliveryId);
+    this.open.delete(deliveryId);
+    return owner;
+  }
+
+  get openCount(): number {
+    return this.open.size;
+  }
+
+  /**
+   * Deliveries pending at the view's position, of one endpoint or of every endpoint of an account
+   * (endpoint by endpoint, each in the order they opened). One pass over what is open: only a
+   * disable or a switch-off asks.
+   */
   openDeliveries(scope: { readonly endpointId: string } | { readonly accountId: string }): string[] {
     const endpoints = 'endpointId' in scope ? [scope.endpointId] : [...(this.byAccount.get(scope.accountId) ?? [])];
-    return endpoints.flatMap((id) => [...(this.openByEndpoint.get(id) ?? [])]);
+    const found = new Map(endpoints.map((id) => [id, [] as string[]]));
+    for (const [id, owner] of this.open) found.get(owner.endpointId)?.push(id);
+    return [...found.values()].flat();
   }
 }

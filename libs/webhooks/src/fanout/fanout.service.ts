@@ -38,7 +38,7 @@ import { NOTIFIABLE_EVENT_PREFIXES, type ResourceFacts } from '../notifications/
 import { cachedStatement as stmt } from '@filing/platform';
 import { fanOutStep } from './fanout-step';
 import { decideDelivery, evolveDelivery, initialDelivery } from '../deliveries/delivery';
-import { MemoryFanOutView } from './fanout-view';
+import { type DeliveryOwner, MemoryFanOutView } from './fanout-view';
 
 // Delivery events too: which deliveries are pending at a disable's position is read from the
 // stream, never from the live read model (a replay would then cancel today's redeliveries).
@@ -52,6 +52,17 @@ const DELIVERY_CLOSED = new Set<string>([
   DeliveryEvents.DeliveryCancelled,
 ]);
 const MAX_BATCH = 500;
+/**
+ * DeliveryScheduled appends in flight at once: enough for the store to commit them in groups,
+ * few enough that a burst (a batch fanned out to many endpoints) waits here, not in its queue.
+ */
+const MAX_APPENDS_IN_FLIGHT = 128;
+
+/** A delivery whose open/closed state changed in a batch, to be saved with its checkpoint. */
+interface ChangedDelivery {
+  readonly owner: DeliveryOwner;
+  readonly open: boolean;
+}
 
 /**
  * The webhooks subscription: reads `$all` in order and, for each notifiable event, schedules one
@@ -110,6 +121,11 @@ export class FanOutService {
     if (this.db?.open) this.db.close();
   }
 
+  /** How many deliveries the fan-out's view holds as pending: all it keeps of deliveries in memory (tests). */
+  openDeliveryCount(): number {
+    return this.view.openCount;
+  }
+
   /** The position the fan-out has fully handled (tests, readiness). */
   position(): Position | null {
     return this.checkpoint;
@@ -148,12 +164,11 @@ export class FanOutService {
     }>) {
       view.putSwitch(r.account_id, r.enabled === 1);
     }
-    for (const r of this.db.prepare('SELECT * FROM webhook_fanout_deliveries WHERE open = 1').all() as Array<{
-      id: string;
-      endpoint_id: string;
-      account_id: string;
-    }>) {
-      view.putDelivery({ id: r.id, endpointId: r.endpoint_id, accountId: r.account_id, open: true });
+    // Row by row: a large backlog is not materialised as one array first.
+    for (const r of this.db
+      .prepare('SELECT id, endpoint_id, account_id FROM webhook_fanout_deliveries WHERE open = 1')
+      .iterate() as IterableIterator<{ id: string; endpoint_id: string; account_id: string }>) {
+      view.openDelivery(r.id, view.owner(r.endpoint_id, r.account_id));
     }
     this.view = view;
     const cp = this.db.prepare("SELECT position FROM webhook_fanout_checkpoint WHERE name = 'fanout'").get() as
@@ -172,7 +187,7 @@ export class FanOutService {
     const endpoints = new Set<string>();
     const switches = new Set<string>();
     const cancels: Array<{ deliveryIds: string[]; reason: string; at: Position }> = [];
-    const deliveries = new Set<string>();
+    const deliveries = new Map<string, ChangedDelivery>();
     const scheduled: Array<{ event: DeliveryScheduled; causedBy: { id: string; correlation: string } }> = [];
     let position: Position | null = null;
 
@@ -208,13 +223,22 @@ export class FanOutService {
       for (const s of step.scheduled) {
         scheduled.push({ event: s, causedBy: { id: event.id, correlation } });
         // Open from the event's position on, though its own event lands later in the stream.
-        const { delivery_id: id, endpoint_id: endpointId, account_id: accountId } = s.data;
-        this.view.putDelivery({ id, endpointId, accountId, open: true });
-        deliveries.add(id);
+        const owner = this.view.owner(s.data.endpoint_id, s.data.account_id);
+        this.view.openDelivery(s.data.delivery_id, owner);
+        deliveries.set(s.data.delivery_id, { owner, open: true });
       }
     }
 
-    await Promise.all(scheduled.map((s) => this.schedule(s.event, s.causedBy)));
+    // In order, at most MAX_APPENDS_IN_FLIGHT at a time: each worker takes the next one.
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(MAX_APPENDS_IN_FLIGHT, scheduled.length) }, async () => {
+        while (next < scheduled.length) {
+          const s = scheduled[next++];
+          await this.schedule(s.event, s.causedBy);
+        }
+      }),
+    );
     if (cancels.length > 0) await this.cancelPending(cancels);
     if (position === null) return;
     const cp = position;
@@ -237,14 +261,12 @@ export class FanOutService {
              ON CONFLICT (account_id) DO UPDATE SET enabled = excluded.enabled`,
           ).run(account, this.view.switchOn(account) ? 1 : 0);
         }
-        for (const id of deliveries) {
-          const d = this.view.deliveries.get(id);
-          if (!d) continue;
+        for (const [id, d] of deliveries) {
           stmt(
             this.db,
             `INSERT INTO webhook_fanout_deliveries (id, endpoint_id, account_id, open) VALUES (?, ?, ?, ?)
              ON CONFLICT (id) DO UPDATE SET open = excluded.open`,
-          ).run(d.id, d.endpointId, d.accountId, d.open ? 1 : 0);
+          ).run(id, d.owner.endpointId, d.owner.accountId, d.open ? 1 : 0);
         }
         for (const [streamId, facts] of factsOverlay) {
           stmt(
@@ -282,22 +304,39 @@ export class FanOutService {
     }
   }
 
-  /** Keeps the view's picture of which deliveries are pending, from their own events. */
-  private trackDelivery(event: RecordedEvent, changed: Set<string>): void {
+  /**
+   * Keeps the view's picture of which deliveries are pending, from their own events. A closed
+   * delivery leaves the view; its row (saved with this batch, or earlier) says whose it was if a
+   * redelivery opens it again.
+   */
+  private trackDelivery(event: RecordedEvent, changed: Map<string, ChangedDelivery>): void {
     const id = typeof event.data.delivery_id === 'string' ? event.data.delivery_id : null;
     if (!id) return;
-    const known = this.view.deliveries.get(id);
+    const open = this.view.openOwner(id);
     if (event.type === DeliveryEvents.DeliveryScheduled) {
+      if (open || this.closedOwner(id, changed)) return;
       const { endpoint_id, account_id } = event.data as { endpoint_id: string; account_id: string };
-      if (!known) this.view.putDelivery({ id, endpointId: endpoint_id, accountId: account_id, open: true });
-    } else if (known && DELIVERY_CLOSED.has(event.type)) {
-      this.view.putDelivery({ ...known, open: false });
-    } else if (known && event.type === DeliveryEvents.DeliveryRedeliveryRequested) {
-      this.view.putDelivery({ ...known, open: true });
-    } else {
-      return;
+      const owner = this.view.owner(endpoint_id, account_id);
+      this.view.openDelivery(id, owner);
+      changed.set(id, { owner, open: true });
+    } else if (open && DELIVERY_CLOSED.has(event.type)) {
+      this.view.closeDelivery(id);
+      changed.set(id, { owner: open, open: false });
+    } else if (event.type === DeliveryEvents.DeliveryRedeliveryRequested) {
+      const owner = open ?? this.closedOwner(id, changed);
+      if (!owner) return;
+      this.view.openDelivery(id, owner);
+      changed.set(id, { owner, open: true });
     }
-    changed.add(id);
+  }
+
+  /** Whose a delivery the view no longer holds was: closed in this batch, or saved before. */
+  private closedOwner(id: string, changed: ReadonlyMap<string, ChangedDelivery>): DeliveryOwner | undefined {
+    const inBatch = changed.get(id);
+    if (inBatch) return inBatch.owner;
+    const row = stmt(this.db, 'SELECT endpoint_id, account_id FROM webhook_fanout_deliveries WHERE id = ?').get(id) as
+      { endpoint_id: string; account_id: string } | undefined;
+    return row && this.view.owner(row.endpoint_id, row.account_id);
   }
 
   /**

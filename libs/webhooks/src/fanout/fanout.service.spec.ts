@@ -1,0 +1,102 @@
+import { type EventStore, type JsonObject, SqliteEventStore } from '@filing/event-store';
+import { type AppConfig, buildMetadata, toEventData } from '@filing/platform';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DeliveryCommands } from '../deliveries/delivery-commands';
+import { DeliveryEvents } from '../deliveries/delivery.events';
+import { EndpointEvents, NOTIFICATIONS_SWITCHED } from '../endpoints/endpoint.events';
+import { FanOutService } from './fanout.service';
+
+const ACCOUNT = '0193a000-0000-7000-8000-00000000000a';
+const ENDPOINT = '0193a000-0000-7000-8000-0000000000e1';
+const meta = () =>
+  buildMetadata({ account_id: ACCOUNT, actor: 'client:test', correlation_id: 'c', causation_id: null });
+
+describe('fan-out service memory', () => {
+  let dir: string;
+  let store: EventStore;
+  let fanOut: FanOutService;
+
+  const start = () => {
+    const config = { dataDir: dir } as AppConfig;
+    fanOut = new FanOutService(store, config, {} as DeliveryCommands);
+    fanOut.start();
+  };
+  const append = (stream: string, type: string, data: JsonObject) =>
+    store.appendToStream(stream, [toEventData({ type, data }, meta())]);
+  const caughtUp = async () => {
+    const head = (await store.headPosition())!;
+    while ((fanOut.position()?.commit ?? -1n) < head.commit) await new Promise((r) => setTimeout(r, 10));
+  };
+  const scheduledIds = async () =>
+    (await store.readAll({ maxCount: 100_000 }))
+      .filter((e) => e.type === DeliveryEvents.DeliveryScheduled)
+      .map((e) => e.data.delivery_id as string);
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'fanout-memory-'));
+    store = new SqliteEventStore({ file: join(dir, 'events.db') });
+  });
+  afterEach(async () => {
+    await fanOut?.stop();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('holds only the open deliveries: closed ones leave the view, a redelivery brings one back, also after a restart', async () => {
+    start();
+    await append(`webhookendpoint-${ENDPOINT}`, EndpointEvents.EndpointCreated, {
+      endpoint_id: ENDPOINT,
+      event_types: [],
+    });
+    await append(`webhookendpoint-${ENDPOINT}`, EndpointEvents.EndpointEnabled, { endpoint_id: ENDPOINT });
+    await append(`webhooksettings-${ACCOUNT}`, NOTIFICATIONS_SWITCHED, { account_id: ACCOUNT, enabled: true });
+    for (let i = 0; i < 50; i++) {
+      const id = `0193a000-0000-7000-8000-${String(i).padStart(12, '0')}`;
+      await append(`entity-${id}`, 'entities.EntityCreated', { entity_id: id, status: 'active' });
+    }
+    await caughtUp();
+    const ids = await scheduledIds();
+    expect(ids).toHaveLength(50);
+    expect(fanOut.openDeliveryCount()).toBe(50);
+
+    // 48 end (succeeded, failed, cancelled): the view keeps the 2 still pending.
+    const closing = [DeliveryEvents.DeliverySucceeded, DeliveryEvents.DeliveryFailed, DeliveryEvents.DeliveryCancelled];
+    for (const [i, id] of ids.slice(2).entries())
+      await append(`webhookdelivery-${id}`, closing[i % 3], { delivery_id: id, attempt: 1, reason: 'x' });
+    await caughtUp();
+    expect(fanOut.openDeliveryCount()).toBe(2);
+
+    // A redelivery of one closed in an earlier batch: whose it is comes from the fan-out's file.
+    const due = new Date().toISOString();
+    await append(`webhookdelivery-${ids[2]}`, DeliveryEvents.DeliveryRedeliveryRequested, {
+      delivery_id: ids[2],
+      due_at: due,
+    });
+    await caughtUp();
+    expect(fanOut.openDeliveryCount()).toBe(3);
+
+    // A restart loads the open ones only; a redelivery after it is tracked as well.
+    await fanOut.stop();
+    start();
+    await caughtUp();
+    expect(fanOut.openDeliveryCount()).toBe(3);
+    await append(`webhookdelivery-${ids[3]}`, DeliveryEvents.DeliveryRedeliveryRequested, {
+      delivery_id: ids[3],
+      due_at: due,
+    });
+    await caughtUp();
+    expect(fanOut.openDeliveryCount()).toBe(4);
+
+    // A disable cancels exactly those four, as the view says at its position.
+    await append(`webhookendpoint-${ENDPOINT}`, EndpointEvents.EndpointDisabled, { endpoint_id: ENDPOINT });
+    await caughtUp();
+    const cancelled = (await store.readAll({ maxCount: 100_000 }))
+      .filter((e) => e.type === DeliveryEvents.DeliveryCancelled && e.data.reason === 'endpoint disabled or deleted')
+      .map((e) => e.data.delivery_id as string);
+    expect(cancelled.sort()).toEqual([ids[0], ids[1], ids[2], ids[3]].sort());
+    await caughtUp();
+    expect(fanOut.openDeliveryCount()).toBe(0);
+  });
+});
