@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -100,5 +101,20 @@ describe('SqliteEventStore writer thread', () => {
     expect(await reopened.readStream('q')).toHaveLength(50);
     await reopened.close();
     store = new SqliteEventStore({ file: ':memory:' }); // for afterEach
+  });
+
+  // In a process with nothing else to do, a close() that races the thread's boot used to let the
+  // boot unref the thread: the event loop emptied and the process exited inside `await close()`.
+  it('a store closed while its thread is still booting keeps the process alive until it has closed', () => {
+    const script = `
+      const { SqliteEventStore } = require(${JSON.stringify(join(__dirname, 'sqlite-event-store'))});
+      const store = new SqliteEventStore({ file: ${JSON.stringify(join(dir, 'booting.db'))} });
+      store.close().then(() => console.log('closed'));
+    `;
+    const out = execFileSync(process.execPath, ['-r', '@swc-node/register', '-e', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(out).toContain('closed');
   });
 });

@@ -74,6 +74,8 @@ export class WriterThread {
   private worker: Worker | null = null;
   private booted: Promise<void> = Promise.resolve();
   private nextId = 0;
+  /** Set by close(): from then on the thread stays ref'd until it exits. */
+  private closing = false;
   private readonly calls = new Map<number, { resolve(outcomes: WriteOutcome[]): void; reject(err: Error): void }>();
 
   constructor(private readonly options: WriterThreadOptions) {
@@ -102,6 +104,7 @@ export class WriterThread {
   async close(): Promise<void> {
     const worker = this.worker;
     if (!worker) return;
+    this.closing = true;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     // Idle, the thread is unref'd: waiting for it must keep the process alive.
     worker.ref();
@@ -109,12 +112,18 @@ export class WriterThread {
     await exited;
   }
 
+  // A boot or an answer arriving after close() must not unref the thread close() waits for.
+  private unrefIfIdle(worker: Worker): void {
+    if (this.calls.size === 0 && !this.closing) worker.unref();
+  }
+
   private start(): Worker {
     // Ref'd while it boots (someone may be waiting on ready()), unref'd once idle.
     const worker = spawnWriter(this.options);
+    this.closing = false;
     this.booted = new Promise<void>((resolve, reject) => {
       worker.once('message', () => {
-        if (this.calls.size === 0) worker.unref();
+        this.unrefIfIdle(worker);
         resolve();
       });
       worker.once('exit', () =>
@@ -127,7 +136,7 @@ export class WriterThread {
       if (answer === 'ready') return;
       const call = this.calls.get(answer.id);
       this.calls.delete(answer.id);
-      if (this.calls.size === 0) worker.unref();
+      this.unrefIfIdle(worker);
       call?.resolve(answer.outcomes.map(decodeOutcome));
     });
     let failure: Error | undefined;
