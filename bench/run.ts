@@ -32,7 +32,18 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
+let finished = false;
+// A bench awaiting something that holds no handle would otherwise end the run silently, exit 0.
+process.on('beforeExit', () => {
+  if (finished) return;
+  console.error('bench: the event loop emptied before the benchmarks finished');
   process.exit(1);
 });
+
+main().then(
+  () => (finished = true),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
