@@ -7,7 +7,6 @@ import {
   expectedVersion,
   FamilyController,
   IfMatch,
-  newResourceId,
   ReadYourWrites,
   ResourceIdPipe,
   withETag,
@@ -37,7 +36,7 @@ export class OrdersController extends FamilyController({
     @Ctx() ctx: CommandContext,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<OrderView> {
-    return this.created(reply, OrderAggregate.command(ctx, { kind: 'submit', id: newResourceId(), input: dto }));
+    return this.created(reply, OrderAggregate.create(ctx, { kind: 'submit', input: dto }));
   }
 
   /** submitted → cancelled; anything else is a 409 naming the current status. */

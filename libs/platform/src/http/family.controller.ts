@@ -2,7 +2,7 @@ import { EVENT_STORE, type EventStore, type StreamRevision } from '@filing/event
 import { Body, Get, Inject, Param, Patch, Post, Query, Res, type Type, UsePipes } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyReply } from 'fastify';
-import { expectedVersion, newResourceId, requireAccount, type WriteCommand } from '../commands/define-aggregate';
+import { expectedVersion, requireAccount, type WriteCommand } from '../commands/define-aggregate';
 import { NotFoundError } from '../errors/domain-errors';
 import { type CommandContext, streamName } from '../events/envelope';
 import { AccountId } from './account-id';
@@ -47,6 +47,8 @@ export interface FamilyAggregate {
    * handles those kinds when it declares those routes.
    */
   command(context: CommandContext, command: never): WriteCommand<{ id: string }>;
+  /** `command` for a new resource under an id it mints (`{ kind: 'create', input }`). */
+  create(context: CommandContext, command: never): WriteCommand<{ id: string }>;
 }
 
 export interface FamilyRoutes<V> {
@@ -220,10 +222,7 @@ function withPost<V extends ResourceAnswer>(
       @Ctx() ctx: CommandContext,
       @Res({ passthrough: true }) reply: FastifyReply,
     ): Promise<V> {
-      return this.created(
-        reply,
-        family.aggregate.command(ctx, { kind: 'create', id: newResourceId(), input } as never),
-      );
+      return this.created(reply, family.aggregate.create(ctx, { kind: 'create', input } as never));
     }
   }
   setParamType(PostRoute, 'create', 0, body);
