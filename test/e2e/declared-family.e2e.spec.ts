@@ -5,7 +5,7 @@
  * family shares (test/support/family.ts), on both event stores.
  */
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
-import { ProjectionRunner } from '@filing/platform';
+import { ProjectionRunner, ReadYourWrites } from '@filing/platform';
 import { commonBadInputs, expectProblem, expectRefusedWithoutEvents } from '../support/api';
 import { describeResourceFamily, familyFixture } from '../support/family';
 import { NOTE_CREATED, NOTE_UPDATED, NotesModule } from '../support/notes.family';
@@ -41,6 +41,27 @@ describe.each(['sqlite', 'esdb'] as const)('a family declared in a test (notes) 
         .app.get(ProjectionRunner)
         .registered.map((p) => p.name),
     ).toContain('notes');
+  });
+
+  it('answers a write its read model has not reached yet from the command, as GET answers it later', async () => {
+    const runner = env.service().app.get(ProjectionRunner);
+    await runner.stop();
+    // The bounded read-your-writes wait, run out: the row is not there when the answer is made.
+    const wait = jest.spyOn(env.service().app.get(ReadYourWrites), 'await').mockResolvedValue(undefined);
+    let created;
+    try {
+      created = await api.call(env.owner(), 'POST', '/notes', { entity_id: env.entityId(), title: 'Ahead of its row' });
+    } finally {
+      wait.mockRestore();
+      await runner.start();
+    }
+    expect(created.status).toBe(201);
+    expect(created.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(await runner.waitFor(await runner.headPosition(), 10_000)).toBe(true);
+    const got = await api.call(env.owner(), 'GET', `/notes/${created.body.id}`);
+    expect(created.body).toEqual(got.body);
+    expect(created.headers.etag).toBe(got.headers.etag);
+    expect(created.headers.location).toBe(`/external-api/v1/notes/${created.body.id}`);
   });
 
   it('has its operations, resource and bodies in the OpenAPI document, with the shared answers', async () => {

@@ -18,7 +18,7 @@ import { DeleteDocumentCommand } from '../commands/delete-document';
 import { DocumentContentStore } from '../content/document-content.store';
 import { DocumentAggregate } from '../document.aggregate';
 import { DOCUMENT_DELETED } from '../document.events';
-import { DocumentsQueries, type DocumentView } from '../read-model/documents.queries';
+import { DocumentsQueries } from '../read-model/documents.queries';
 import { CreateDocumentDto, DocumentDto, ListDocumentsQueryDto, UpdateDocumentDto } from './documents.dto';
 
 /**
@@ -45,7 +45,7 @@ export class DocumentsController extends FamilyController({
     @Body() dto: CreateDocumentDto,
     @Ctx() ctx: CommandContext,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<DocumentView> {
+  ): Promise<string> {
     const { content_base64, ...metadata } = dto;
     return this.created(
       reply,

@@ -47,11 +47,11 @@ export class AddJurisdictionHandler implements ICommandHandler<AddJurisdictionCo
         `Entity ${checked.entity_id} is already registered in ${existing.code} (jurisdiction ${existing.id}); change that one with PATCH`,
       );
     }
-    return JurisdictionAggregate.run(this.store, context, {
-      kind: 'add',
-      id: newResourceId(),
-      account_id: accountId,
-      input: checked,
-    });
+    return JurisdictionAggregate.run(
+      this.store,
+      context,
+      { kind: 'add', id: newResourceId(), account_id: accountId, input: checked },
+      { newStream: true },
+    );
   }
 }

@@ -4,7 +4,7 @@ import { ApiConflictResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AddJurisdictionCommand } from '../commands/add-jurisdiction';
 import { JurisdictionAggregate } from '../jurisdiction.aggregate';
-import { JurisdictionsQueries, type JurisdictionView } from '../read-model/jurisdictions.queries';
+import { JurisdictionsQueries } from '../read-model/jurisdictions.queries';
 import {
   AddJurisdictionDto,
   JurisdictionDto,
@@ -31,7 +31,7 @@ export class JurisdictionsController extends FamilyController({
     @Body() dto: AddJurisdictionDto,
     @Ctx() ctx: CommandContext,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<JurisdictionView> {
+  ): Promise<string> {
     return this.created(reply, new AddJurisdictionCommand(ctx, dto));
   }
 }

@@ -7,7 +7,6 @@ import {
   expectedVersion,
   FamilyController,
   IfMatch,
-  newResourceId,
   ReadYourWrites,
   ResourceIdPipe,
   withETag,
@@ -18,7 +17,7 @@ import { ApiBody, ApiConflictResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { CompleteOrderCommand } from '../commands/complete-order';
 import { OrderAggregate } from '../order.aggregate';
-import { type OperatorOrderView, OrdersQueries, type OrderView } from '../read-model/orders.queries';
+import { type OperatorOrderView, OrdersQueries } from '../read-model/orders.queries';
 import { CancelOrderDto, ListOrdersQueryDto, OrderDto, SubmitOrderDto } from './orders.dto';
 
 /** The customer's orders: the family routes (no PATCH: an order changes by its lifecycle), submit and cancel. */
@@ -36,8 +35,8 @@ export class OrdersController extends FamilyController({
     @Body() dto: SubmitOrderDto,
     @Ctx() ctx: CommandContext,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<OrderView> {
-    return this.created(reply, OrderAggregate.command(ctx, { kind: 'submit', id: newResourceId(), input: dto }));
+  ): Promise<string> {
+    return this.created(reply, OrderAggregate.create(ctx, { kind: 'submit', input: dto }));
   }
 
   /** submitted → cancelled; anything else is a 409 naming the current status. */
@@ -52,7 +51,7 @@ export class OrdersController extends FamilyController({
     @IfMatch() ifMatch: StreamRevision | undefined,
     @Ctx() ctx: CommandContext,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<OrderView> {
+  ): Promise<string> {
     const command = OrderAggregate.command(ctx, {
       kind: 'cancel',
       id,

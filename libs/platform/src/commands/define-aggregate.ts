@@ -44,6 +44,14 @@ export interface DomainCommand {
 /** A domain command as a route sends it: the account comes from the request's context. */
 export type WithoutAccount<C> = C extends unknown ? Omit<C, 'account_id'> : never;
 
+/** A creation as a route sends it: the aggregate mints the new resource's id too. */
+export type Creation<C> = C extends unknown ? Omit<C, 'account_id' | 'id'> : never;
+
+/** How a command runs: `newStream` when its id was minted for it (see `HandleCommandOptions`). */
+export interface RunOptions {
+  readonly newStream?: boolean;
+}
+
 /** What a family declares: its streams and its pure domain (as Emmett's `CommandHandler({ evolve, initialState })`). */
 export interface AggregateDeclaration<S, E extends DomainEvent, C extends DomainCommand> {
   /** Streams are `<streamPrefix>-<id>` (`task-0193…`); also the resource's name in a 404. */
@@ -70,9 +78,19 @@ export interface Aggregate<S, E extends DomainEvent, C extends DomainCommand> ex
    * Load → decide → append with the expected revision (retried on a concurrent write). The
    * resource after it: decide() either wrote or threw for a missing one, so it exists.
    */
-  run(store: EventStore, context: CommandContext, command: C): Promise<WriteResult<NonNullable<S>>>;
+  run(
+    store: EventStore,
+    context: CommandContext,
+    command: C,
+    options?: RunOptions,
+  ): Promise<WriteResult<NonNullable<S>>>;
   /** The CQRS command for `command`, run in the context's account with the references checked. */
   command(context: CommandContext, command: WithoutAccount<C>): WriteCommand<NonNullable<S>>;
+  /**
+   * `command` for a new resource, under an id minted here (`newResourceId`): no stream can exist
+   * under it, so the command decides without reading one.
+   */
+  create(context: CommandContext, command: Creation<C>): WriteCommand<NonNullable<S>>;
   /** The provider that executes `command(…)`: list it in the family's module. */
   readonly Handler: Type<ICommandHandler>;
 }
@@ -87,8 +105,14 @@ export function defineAggregate<S, E extends DomainEvent, C extends DomainComman
   const { streamPrefix, initialState, evolve, decide, schemaVersions = {}, references = [] } = declaration;
   const streamId = (id: string) => streamName(streamPrefix, id);
 
-  const run = async (store: EventStore, context: CommandContext, command: C): Promise<WriteResult<NonNullable<S>>> => {
+  const run = async (
+    store: EventStore,
+    context: CommandContext,
+    command: C,
+    options: RunOptions = {},
+  ): Promise<WriteResult<NonNullable<S>>> => {
     const result = await handleCommand<S, E, C>({
+      ...options,
       store,
       streamId: streamId(command.id),
       initialState,
@@ -105,6 +129,7 @@ export function defineAggregate<S, E extends DomainEvent, C extends DomainComman
     constructor(
       readonly context: CommandContext,
       readonly command: WithoutAccount<C>,
+      readonly options: RunOptions = {},
     ) {
       super();
     }
@@ -117,14 +142,14 @@ export function defineAggregate<S, E extends DomainEvent, C extends DomainComman
       private readonly referenceChecker: ReferenceChecker,
     ) {}
 
-    async execute({ context, command }: AggregateCommand): Promise<WriteResult<NonNullable<S>>> {
+    async execute({ context, command, options }: AggregateCommand): Promise<WriteResult<NonNullable<S>>> {
       const account_id = requireAccount(context);
       const { input } = command as { input?: object };
       const checked =
         input && references.length > 0
           ? { input: await this.referenceChecker.normalized(account_id, input, references) }
           : {};
-      return run(this.store, context, { ...command, account_id, ...checked } as unknown as C);
+      return run(this.store, context, { ...command, account_id, ...checked } as unknown as C, options);
     }
   }
   // Named after the family in Nest's logs and DI errors (every family's class is this one class expression).
@@ -136,6 +161,8 @@ export function defineAggregate<S, E extends DomainEvent, C extends DomainComman
     load: (store, id) => loadAggregate(store, streamId(id), initialState, evolve),
     run,
     command: (context, command) => new AggregateCommand(context, command),
+    create: (context, command) =>
+      new AggregateCommand(context, { ...command, id: newResourceId() } as WithoutAccount<C>, { newStream: true }),
     Handler: AggregateCommandHandler,
   };
 }

@@ -80,6 +80,23 @@ describe('handleCommand', () => {
     expect(stored.metadata).toEqual(buildMetadata(context, now, 3));
   });
 
+  it('decides a new stream without reading it, and appends it as a new stream', async () => {
+    const read = jest.spyOn(store, 'readStream');
+    const result = await run({ kind: 'add', n: 5 }, { newStream: true });
+    expect(read).not.toHaveBeenCalled();
+    expect(result.nextExpectedRevision).toBe(0n);
+    expect(result.state).toEqual({ total: 5, status: 'open' });
+    expect((await store.readStream('counter-1')).map((e) => e.data)).toEqual([{ n: 5 }]);
+  });
+
+  it('decides a "new" stream that exists after all on what it holds, never appending blind', async () => {
+    await run({ kind: 'close' });
+    const append = jest.spyOn(store, 'appendToStream');
+    await expect(run({ kind: 'add', n: 5 }, { newStream: true })).rejects.toBeInstanceOf(ConflictError);
+    expect(append).toHaveBeenCalledTimes(1); // expected no stream, refused; then reloaded and decided
+    expect((await store.readStream('counter-1')).map((e) => e.type)).toEqual(['test.Closed']);
+  });
+
   it('reads back the positions of several events appended together', async () => {
     await run({ kind: 'add', n: 1 });
     const result = await run({ kind: 'add-twice', n: 2 });

@@ -34,6 +34,12 @@ export interface HandleCommandOptions<S, E extends DomainEvent, C> {
   /** schema_version of each event type (default 1). */
   readonly schemaVersion?: (eventType: string) => number;
   readonly now?: () => Date;
+  /**
+   * The stream's id was minted for this command (a new resource's id), so no stream can exist:
+   * the first attempt decides on `initialState` without reading it. The append still expects
+   * no stream; should one exist after all, its conflict reloads as any concurrent write does.
+   */
+  readonly newStream?: boolean;
 }
 
 export interface HandleCommandResult<S, E extends DomainEvent> {
@@ -75,7 +81,10 @@ export async function handleCommand<S, E extends DomainEvent, C>(
   const schemaVersion = options.schemaVersion ?? (() => 1);
 
   for (let attempt = 0; ; attempt++) {
-    const loaded = await loadAggregate(store, streamId, initialState, evolve);
+    const loaded =
+      attempt === 0 && options.newStream
+        ? { state: initialState, revision: null }
+        : await loadAggregate(store, streamId, initialState, evolve);
     if (ifMatch !== undefined && loaded.revision !== ifMatch) throw new PreconditionFailedError();
 
     const decided = decide(loaded.state, command);

@@ -2,7 +2,7 @@ import { EVENT_STORE, type EventStore, type StreamRevision } from '@filing/event
 import { Body, Get, Inject, Param, Patch, Post, Query, Res, type Type, UsePipes } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyReply } from 'fastify';
-import { expectedVersion, newResourceId, requireAccount, type WriteCommand } from '../commands/define-aggregate';
+import { expectedVersion, requireAccount, type WriteCommand } from '../commands/define-aggregate';
 import { NotFoundError } from '../errors/domain-errors';
 import { type CommandContext, streamName } from '../events/envelope';
 import { AccountId } from './account-id';
@@ -47,6 +47,8 @@ export interface FamilyAggregate {
    * handles those kinds when it declares those routes.
    */
   command(context: CommandContext, command: never): WriteCommand<{ id: string }>;
+  /** `command` for a new resource under an id it mints (`{ kind: 'create', input }`). */
+  create(context: CommandContext, command: never): WriteCommand<{ id: string }>;
 }
 
 export interface FamilyRoutes<V> {
@@ -154,24 +156,35 @@ function readRoutes<V extends ResourceAnswer>(family: FamilyRoutes<V>) {
     }
 
     /** A create's answer: `written`, plus `Location` (the route declares 201). */
-    protected async created(reply: FastifyReply, command: WriteCommand<{ id: string }>): Promise<V> {
-      const view = await this.written(reply, command);
-      reply.header('location', `${EXTERNAL_API_PATH}/${family.path}/${view.id}`);
-      return view;
+    protected async created(reply: FastifyReply, command: WriteCommand<{ id: string }>): Promise<string> {
+      const { id, json } = await this.answer(reply, command);
+      reply.header('location', `${EXTERNAL_API_PATH}/${family.path}/${id}`);
+      return json;
     }
 
     /**
      * Sends the command, then read-your-writes: waits until the read model has the write and
-     * answers from it with its ETag, as a GET would; if the projections are late (the wait is
-     * bounded), from the command's state.
+     * answers its stored JSON with its ETag, as a GET would; if the projections are late (the
+     * wait is bounded), the command's state serialised.
      */
-    protected async written(reply: FastifyReply, command: WriteCommand<{ id: string }>): Promise<V> {
+    protected async written(reply: FastifyReply, command: WriteCommand<{ id: string }>): Promise<string> {
+      return (await this.answer(reply, command)).json;
+    }
+
+    private async answer(
+      reply: FastifyReply,
+      command: WriteCommand<{ id: string }>,
+    ): Promise<{ readonly id: string; readonly json: string }> {
       const result = await this.commands.execute(command);
       await this.readYourWrites.await(result.position);
-      return withETag(
-        reply,
-        this.queries.get(requireAccount(command.context), result.resource.id) ?? this.queries.view(result.resource),
-      );
+      const { id } = result.resource;
+      reply.type(JSON_CONTENT_TYPE);
+      const found = this.queries.getJson(requireAccount(command.context), id);
+      if (found) {
+        reply.header('etag', etagOf(found.version));
+        return { id, json: found.json };
+      }
+      return { id, json: JSON.stringify(withETag(reply, this.queries.view(result.resource))) };
     }
   }
   // The list's query is the family's DTO (its filters), not the PageQueryDto of this generic
@@ -197,7 +210,7 @@ function withPatch<V extends ResourceAnswer>(
       @IfMatch() ifMatch: StreamRevision | undefined,
       @Ctx() ctx: CommandContext,
       @Res({ passthrough: true }) reply: FastifyReply,
-    ): Promise<V> {
+    ): Promise<string> {
       const command = { kind: 'update', id, changes, expected_version: expectedVersion(ifMatch) };
       return this.written(reply, family.aggregate.command(ctx, command as never));
     }
@@ -219,11 +232,8 @@ function withPost<V extends ResourceAnswer>(
       @Body() input: object,
       @Ctx() ctx: CommandContext,
       @Res({ passthrough: true }) reply: FastifyReply,
-    ): Promise<V> {
-      return this.created(
-        reply,
-        family.aggregate.command(ctx, { kind: 'create', id: newResourceId(), input } as never),
-      );
+    ): Promise<string> {
+      return this.created(reply, family.aggregate.create(ctx, { kind: 'create', input } as never));
     }
   }
   setParamType(PostRoute, 'create', 0, body);
