@@ -38,13 +38,13 @@ export function keysetPage<Row extends object, T>(db: Database.Database, options
 }
 
 /**
- * The same page as the JSON text `JSON.stringify({data, next_cursor})` gives, from a column of
+ * The same page as the JSON text `JSON.stringify({data, next_cursor})` gives, as UTF-8, from a column of
  * ready answers, each holding the key column under its own name (`{"id":…}`): only that column is
  * read (one value per row is the cheapest read better-sqlite3 has), the answers are joined as they
  * are, and only the last one is parsed, for the next cursor's key. A page asked for again while the
  * database is unchanged is answered from memory (page-cache.ts).
  */
-export function keysetPageJson(db: Database.Database, options: KeysetPageJsonOptions): string {
+export function keysetPageJson(db: Database.Database, options: KeysetPageJsonOptions): Buffer {
   const key = options.keyColumn ?? 'id';
   const { sql, params } = keysetQuery(options, `"${options.jsonColumn}"`);
   // The collection names the next cursor; the SQL holds the table, the filters and the column.

@@ -46,7 +46,7 @@ describe('keysetPageJson: pages kept while the database is unchanged', () => {
         page: { limit: options.limit ?? 50, after: null, cursors: options.codec ?? cursors },
         collection: 'things',
         jsonColumn: 'api_json',
-      }),
+      }).toString(),
     ) as { data: { id: string }[]; next_cursor: string | null };
   const ids = (page: { data: { id: string }[] }) => page.data.map((t) => t.id);
 

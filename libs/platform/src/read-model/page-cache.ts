@@ -5,7 +5,8 @@ import { cachedStatement } from '../projections/statements';
 const MAX_PAGES = 512;
 
 interface Cached {
-  readonly text: string;
+  /** UTF-8: the bytes an answer sends, encoded once rather than on every send. */
+  readonly bytes: Buffer;
   /** What the page was made with besides the query (the codec that signed its next_cursor). */
   readonly madeWith: object;
 }
@@ -33,8 +34,8 @@ interface PageCache {
  */
 const caches = new WeakMap<Database.Database, PageCache>();
 
-/** The page under `key`, read with `read` when the database changed since, or it was never read. */
-export function cachedPage(db: Database.Database, key: string, madeWith: object, read: () => string): string {
+/** The page under `key` as UTF-8, read with `read` when the database changed since, or it was never read. */
+export function cachedPage(db: Database.Database, key: string, madeWith: object, read: () => string): Buffer {
   const changes = cachedStatement(db, 'SELECT total_changes()').pluck().get() as number;
   let cache = caches.get(db);
   if (!cache) caches.set(db, (cache = { changes, pages: new Map() }));
@@ -43,8 +44,8 @@ export function cachedPage(db: Database.Database, key: string, madeWith: object,
     cache.changes = changes;
   }
   const hit = cache.pages.get(key);
-  if (hit !== undefined && hit.madeWith === madeWith) return hit.text;
-  const text = read();
-  cache.pages.set(key, { text, madeWith });
-  return text;
+  if (hit !== undefined && hit.madeWith === madeWith) return hit.bytes;
+  const bytes = Buffer.from(read());
+  cache.pages.set(key, { bytes, madeWith });
+  return bytes;
 }
