@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { cachedStatement } from '../projections/statements';
 
 /** Pages kept per database; past it the cache starts over rather than evict one by one. */
-const MAX_PAGES = 512;
+const MAX_PAGES = 256;
 
 interface Cached {
   /** UTF-8: the bytes an answer sends, encoded once rather than on every send. */
