@@ -18,6 +18,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { answerCpuUsage } from './report';
 
 /** Today's `entities` table (the service's may hold more columns, e.g. a rendered answer). */
 const ENTITY_SCHEMA =
@@ -106,6 +107,7 @@ async function main(): Promise<void> {
     throw new Error(`Unknown baseline ${mode}: bare or raw`);
   }
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  answerCpuUsage();
   process.stdout.write(JSON.stringify({ url }) + '\n');
   process.once('SIGTERM', () => {
     void app.close().finally(() => {

@@ -3,7 +3,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
-import { rate } from './report';
+import { cpuUsageOf, rate } from './report';
 
 const ROUND_MS = Number(process.env.BENCH_API_ROUND_MS ?? 1_000);
 const ROUNDS = 5;
@@ -25,11 +25,15 @@ interface Measured {
   failed: number;
   ms: number;
   latencies: number[];
+  /** CPU time (µs) of the server process answering the row, over its rounds. */
+  cpu: number;
 }
 
 interface Row {
   readonly label: string;
   readonly request: () => Promise<boolean>;
+  /** The process answering it. */
+  readonly server: ChildProcess;
   readonly baseline?: 'bare' | 'raw';
 }
 
@@ -37,7 +41,9 @@ interface Row {
  * The list under load: the service in one process (bench/api.server.ts: sqlite store, temp
  * DATA_DIR, one account with 10k entities), each baseline in a process of its own
  * (bench/api.baseline.ts), the load from this process over undici keep-alive pools at a fixed
- * concurrency. Figures as req/s with p50/p99 latency, measured in alternating rounds:
+ * concurrency. Figures as req/s with p50/p99 latency and the answering server's CPU time per
+ * request (which other work on the machine skews far less than req/s), measured in alternating
+ * rounds:
  *
  * - baselines: a bare Fastify route answering the first page as a literal body, and raw Fastify +
  *   better-sqlite3 doing today's work (token lookup, `SELECT *` page, JSON.stringify);
@@ -56,8 +62,10 @@ export async function apiBench(): Promise<void> {
   try {
     const server = start(children, 'api.server.ts', []);
     const target = await firstLine<Target>(server);
-    const bare = await firstLine<{ url: string }>(start(children, 'api.baseline.ts', ['bare', target.dataDir]));
-    const raw = await firstLine<{ url: string }>(start(children, 'api.baseline.ts', ['raw', target.dataDir]));
+    const bareServer = start(children, 'api.baseline.ts', ['bare', target.dataDir]);
+    const bare = await firstLine<{ url: string }>(bareServer);
+    const rawServer = start(children, 'api.baseline.ts', ['raw', target.dataDir]);
+    const raw = await firstLine<{ url: string }>(rawServer);
     const pool = (url: string) => {
       const p = new Pool(url, { connections: CONCURRENCY, pipelining: 1 });
       pools.push(p);
@@ -95,28 +103,33 @@ export async function apiBench(): Promise<void> {
       {
         label: 'baseline: bare Fastify, literal 50-row body',
         request: get(pool(bare.url), list, {}),
+        server: bareServer,
         baseline: 'bare',
       },
       {
         label: 'baseline: raw Fastify + better-sqlite3, today’s work',
         request: get(pool(raw.url), list, auth),
+        server: rawServer,
         baseline: 'raw',
       },
-      { label: 'app: GET /_probe (public, no guard, no database)', request: get(service, '/_probe', {}) },
-      { label: 'app: GET /entities?limit=50 (first page)', request: get(service, list, auth) },
+      { label: 'app: GET /_probe (public, no guard, no database)', request: get(service, '/_probe', {}), server },
+      { label: 'app: GET /entities?limit=50 (first page)', request: get(service, list, auth), server },
       {
         label: `app: GET /entities?limit=50 (page ${target.entities - 50} deep)`,
         request: get(service, `${list}&cursor=${deepCursor}`, auth),
+        server,
       },
     ];
     const rows = all.filter((row) => !ONLY || row.baseline !== undefined || row.label.includes(ONLY));
     // Warm-up, then the figures in alternating rounds, so a change in the machine's load during
     // the run weighs on all of them alike.
     for (const { request } of rows) await load(request, ROUND_MS);
-    const totals = rows.map((): Measured => ({ ok: 0, failed: 0, ms: 0, latencies: [] }));
+    const totals = rows.map((): Measured => ({ ok: 0, failed: 0, ms: 0, latencies: [], cpu: 0 }));
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [i, { request }] of rows.entries()) {
+      for (const [i, { request, server: answering }] of rows.entries()) {
+        const cpuBefore = await cpuUsageOf(answering);
         const r = await load(request, ROUND_MS);
+        totals[i].cpu += (await cpuUsageOf(answering)) - cpuBefore;
         totals[i].ok += r.ok;
         totals[i].failed += r.failed;
         totals[i].ms += r.ms;
@@ -132,7 +145,7 @@ export async function apiBench(): Promise<void> {
     const baselineRate = (kind: 'bare' | 'raw') => rateOf(rows.findIndex((row) => row.baseline === kind));
     console.log(
       `${'request'.padEnd(54)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ` +
-        `${'/ bare'.padStart(7)} ${'/ raw'.padStart(7)}`,
+        `${'/ bare'.padStart(7)} ${'/ raw'.padStart(7)} ${'server CPU µs/req'.padStart(18)}`,
     );
     for (const [i, { label }] of rows.entries()) {
       const t = totals[i];
@@ -140,7 +153,8 @@ export async function apiBench(): Promise<void> {
       console.log(
         `${label.padEnd(54)} ${Math.round(perSecond).toLocaleString('en-US').padStart(8)} ` +
           `${percentile(t.latencies, 0.5).toFixed(1).padStart(7)} ${percentile(t.latencies, 0.99).toFixed(1).padStart(7)} ` +
-          `${(perSecond / baselineRate('bare')).toFixed(2).padStart(7)} ${(perSecond / baselineRate('raw')).toFixed(2).padStart(7)}`,
+          `${(perSecond / baselineRate('bare')).toFixed(2).padStart(7)} ${(perSecond / baselineRate('raw')).toFixed(2).padStart(7)} ` +
+          `${(t.cpu / (t.ok + t.failed)).toFixed(1).padStart(18)}`,
       );
     }
     console.log('targets (#16): the first page ≥ 10,000 req/s, p99 ≤ 20 ms, ≥ 2.00 × raw, ≥ 0.33 × bare');
@@ -155,7 +169,8 @@ export async function apiBench(): Promise<void> {
 /** A bench server in a process of its own (TypeScript through swc, as `npm run bench` itself). */
 function start(children: ChildProcess[], script: string, args: string[]): ChildProcess {
   const child = spawn(process.execPath, ['-r', '@swc-node/register', join(__dirname, script), ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    // The IPC channel answers CPU-time questions (report.ts: answerCpuUsage).
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   children.push(child);
   return child;
@@ -163,7 +178,7 @@ function start(children: ChildProcess[], script: string, args: string[]): ChildP
 
 /** `CONCURRENCY` callers, each sending one request after another until `durationMs` is over. */
 async function load(request: () => Promise<boolean>, durationMs: number): Promise<Measured> {
-  const result: Measured = { ok: 0, failed: 0, ms: 0, latencies: [] };
+  const result: Measured = { ok: 0, failed: 0, ms: 0, latencies: [], cpu: 0 };
   const started = performance.now();
   const until = started + durationMs;
   await Promise.all(

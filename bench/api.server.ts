@@ -13,6 +13,7 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { seedEntities, serveUntilSigterm, startBenchService } from './bench-service';
+import { answerCpuUsage } from './report';
 
 const ENTITIES = Number(process.env.BENCH_API_ENTITIES ?? 10_000);
 
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
 
   const profile = process.env.BENCH_API_PROFILE ? await startProfile(process.env.BENCH_API_PROFILE) : undefined;
   const { url, client, dataDir } = service;
+  answerCpuUsage();
   process.stdout.write(JSON.stringify({ url, token: client.token, entities: ENTITIES, seedMs, dataDir }) + '\n');
   serveUntilSigterm(service, profile);
 }

@@ -1,3 +1,5 @@
+import type { ChildProcess } from 'node:child_process';
+
 /** Shared output format of the benchmarks: figure, baseline, ratio. */
 export function rate(count: number, ms: number): number {
   return count / (ms / 1000);
@@ -21,3 +23,25 @@ export function printComparison(
  * limit stays on (its guard's cost is in the figures) at a rate no run reaches.
  */
 export const UNREACHABLE_RATE_LIMIT = '1000000/1s';
+
+/**
+ * In a bench server spawned with an IPC channel: answers each `'cpu'` message with the process's
+ * CPU time so far (user + system, µs, every thread), so the bench can report CPU per request,
+ * which a machine loaded by other work skews far less than throughput.
+ */
+export function answerCpuUsage(): void {
+  if (!process.send) return;
+  process.on('message', (message) => {
+    if (message !== 'cpu') return;
+    const { user, system } = process.cpuUsage();
+    process.send!(user + system);
+  });
+}
+
+/** A bench server's CPU time so far (µs), from its `answerCpuUsage`. */
+export function cpuUsageOf(child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    child.once('message', (micros) => resolve(micros as number));
+    if (!child.send('cpu')) reject(new Error('The bench server has no IPC channel'));
+  });
+}

@@ -67,6 +67,20 @@ describe.each(['sqlite', 'esdb'] as const)('entities over HTTP on the %s store',
       expect(list.body.data).toContainEqual(res.body);
     });
 
+    it('shows each write in the very next list, though that same page was just listed and kept', async () => {
+      const page = '/entities?limit=200';
+      for (let i = 0; i < 5; i++) {
+        const listed = (await call(owner, 'GET', page)).body.data;
+        expect((await call(owner, 'GET', page)).body.data).toEqual(listed);
+        const created = await createEntity(owner, { name: `Kept page ${i}` });
+        expect((await call(owner, 'GET', page)).body.data).toEqual([...listed, created]);
+        const patched = await call(owner, 'PATCH', `/entities/${created.id}`, { name: `Kept page ${i}, renamed` });
+        expect((await call(owner, 'GET', page)).body.data).toEqual([...listed, patched.body]);
+        // The other account's same query is its own page.
+        expect((await call(other, 'GET', page)).body.data).not.toContainEqual(patched.body);
+      }
+    });
+
     it('keeps formation jurisdiction and date', async () => {
       const entity = await createEntity(owner, {
         entity_type: 'corporation',

@@ -139,7 +139,7 @@ function describeOperation(
   // ValidationPipe (body, query), ResourceIdPipe, parseIfMatch, IdempotencyInterceptor; and the
   // guard's RFC 6750 invalid_request (application/json) for a token sent outside the header, on any route.
   const invalid = [
-    // JsonBodyInterceptor: a route without a body or query parameters refuses any by name.
+    // JsonBodyGuard: a route without a body or query parameters refuses any by name.
     hasBody ? 'body fields (or a body that is not a JSON object)' : 'any body field (it takes none)',
     hasQuery ? 'query parameters (an unknown one too)' : 'any query parameter (it takes none)',
     ...pathParams.map((p) => `\`${p.name}\` (not a UUID)`),
@@ -183,7 +183,7 @@ function describeOperation(
   ];
   if (conflicts.length > 0 || responses[409]) add(409, conflicts.join('; or '));
   if (ifMatch) add(412, 'If-Match does not name the current version (its ETag): nothing is changed');
-  // Fastify's bodyLimit and its parsers, then JsonBodyInterceptor.
+  // Fastify's bodyLimit and its parsers, then JsonBodyGuard.
   if (hasBody) {
     add(413, `The body is larger than ${bodyLimitBytes / (1024 * 1024)} MiB`);
     add(415, 'The body is not JSON (application/json or a +json type)');

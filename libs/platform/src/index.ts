@@ -27,7 +27,7 @@ export * from './http/idempotency.interceptor';
 export * from './http/references';
 export * from './http/history';
 export * from './http/resource-api.module';
-export * from './http/json-body.interceptor';
+export * from './http/json-body.guard';
 export * from './http/json-body-parser';
 export * from './http/http-edge';
 export * from './crypto/service-keys';

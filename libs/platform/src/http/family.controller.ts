@@ -32,8 +32,8 @@ export interface FamilyReads<V> {
   /** `get`'s answer as JSON text, and its version. */
   getJson(accountId: string, id: string): { readonly version: number; readonly json: string } | null;
   list(accountId: string, filters: object, page: PageRequest<string>): Page<V>;
-  /** `list`'s page as JSON text. */
-  listJson(accountId: string, filters: object, page: PageRequest<string>): string;
+  /** `list`'s page as JSON text, in UTF-8 (sent as it is). */
+  listJson(accountId: string, filters: object, page: PageRequest<string>): Buffer;
   /** The API's view of the aggregate's state, for a write whose read-back found no row yet. */
   view(source: object): V;
 }
@@ -107,7 +107,7 @@ function readRoutes<V extends ResourceAnswer>(family: FamilyRoutes<V>) {
       @Query() query: PageQueryDto,
       @AccountId() accountId: string,
       @Res({ passthrough: true }) reply: FastifyReply,
-    ): string {
+    ): Buffer {
       const page = pageRequest<string>(query, family.path, 'string', this.cursors);
       reply.type(JSON_CONTENT_TYPE);
       return this.queries.listJson(accountId, query, page);

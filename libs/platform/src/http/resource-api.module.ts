@@ -1,6 +1,5 @@
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { type DynamicModule, Global, Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { SecretBox } from '../crypto/secret-box';
 import { ServiceKeys } from '../crypto/service-keys';
 import {
@@ -10,9 +9,10 @@ import {
   type IdempotencyOptions,
 } from './idempotency.interceptor';
 import { IDEMPOTENCY_IN_FLIGHT_WAIT_MS, IdempotencyStore } from './idempotency.store';
-import { JSON_API_PREFIXES, JsonBodyInterceptor } from './json-body.interceptor';
+import { JSON_API_PREFIXES, JsonBodyGuard } from './json-body.guard';
 import { CursorCodec } from './cursor-codec';
 import { ReferencesModule } from './references';
+import { RouteEnhancers } from './route-enhancers';
 
 export interface ResourceApiModuleOptions {
   /**
@@ -34,8 +34,9 @@ export interface ResourceApiModuleOptions {
 }
 
 /**
- * The HTTP mechanisms every resource family shares and that need wiring: the global JSON-only
- * and Idempotency-Key interceptors (with the key store, in the event store), the CursorCodec that
+ * The HTTP mechanisms every resource family shares and that need wiring: the JSON-only guard on
+ * every route and the Idempotency-Key interceptor on every POST (with the key store, in the event
+ * store), the CursorCodec that
  * signs and checks pagination cursors (pass it to `pageRequest`), the ServiceKeys and the
  * SecretBox they make, plus the cross-family reference checker (ReferencesModule). Needs the event
  * store and the projections module (both global).
@@ -59,10 +60,10 @@ export class ResourceApiModule {
           useFactory: (store: EventStore) => new IdempotencyStore({ store, ttlMs: options.idempotencyTtlMs }),
           inject: [EVENT_STORE],
         },
-        // Global interceptors run in this order: a non-JSON body is refused before a key is reserved.
-        { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
+        // A guard runs before any interceptor: a non-JSON body is refused before a key is reserved.
+        JsonBodyGuard,
         IdempotencyInterceptor,
-        { provide: APP_INTERCEPTOR, useExisting: IdempotencyInterceptor },
+        RouteEnhancers,
         IdempotencyHooks,
         {
           provide: ServiceKeys,

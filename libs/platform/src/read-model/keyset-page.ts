@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { type Page, type PageRequest, toPage } from '../http/page.dto';
 import { cachedStatement } from '../projections/statements';
+import { cachedPage } from './page-cache';
 
 /** A condition and its parameter; skipped when the parameter is undefined (an absent filter). */
 export type Filter = readonly [sql: string, param: unknown];
@@ -37,24 +38,41 @@ export function keysetPage<Row extends object, T>(db: Database.Database, options
 }
 
 /**
- * The same page as the JSON text `JSON.stringify({data, next_cursor})` gives, from a column of
+ * The same page as the JSON text `JSON.stringify({data, next_cursor})` gives, as UTF-8, from a column of
  * ready answers, each holding the key column under its own name (`{"id":…}`): only that column is
  * read (one value per row is the cheapest read better-sqlite3 has), the answers are joined as they
- * are, and only the last one is parsed, for the next cursor's key.
+ * are, and only the last one is parsed, for the next cursor's key. A page asked for again while the
+ * database is unchanged is answered from memory (page-cache.ts).
  */
-export function keysetPageJson(db: Database.Database, options: KeysetPageJsonOptions): string {
+export function keysetPageJson(db: Database.Database, options: KeysetPageJsonOptions): Buffer {
   const key = options.keyColumn ?? 'id';
-  const answers = keysetRows(db, options, `"${options.jsonColumn}"`, true) as string[];
-  const page = toPage(
-    answers,
-    options.page,
-    options.collection,
-    (json) => (JSON.parse(json) as Record<string, string>)[key],
-  );
-  return `{"data":[${page.data.join(',')}],"next_cursor":${JSON.stringify(page.next_cursor)}}`;
+  const { sql, params } = keysetQuery(options, `"${options.jsonColumn}"`);
+  // The collection names the next cursor; the SQL holds the table, the filters and the column.
+  const cacheKey = JSON.stringify([options.collection, sql, params]);
+  return cachedPage(db, cacheKey, options.page.cursors, () => {
+    const answers = cachedStatement(db, sql)
+      .pluck(true)
+      .all(...params) as string[];
+    const page = toPage(
+      answers,
+      options.page,
+      options.collection,
+      (json) => (JSON.parse(json) as Record<string, string>)[key],
+    );
+    return `{"data":[${page.data.join(',')}],"next_cursor":${JSON.stringify(page.next_cursor)}}`;
+  });
 }
 
-function keysetRows(db: Database.Database, options: KeysetQuery, columns: string, pluck = false): unknown[] {
+function keysetRows(db: Database.Database, options: KeysetQuery, columns: string): unknown[] {
+  const { sql, params } = keysetQuery(options, columns);
+  // A statement per SQL text: the plucked ones (one column) are never read as rows here.
+  return cachedStatement(db, sql)
+    .pluck(false)
+    .all(...params);
+}
+
+/** The page's SQL and its parameters, the limit (one more than the page, for the next cursor) last. */
+function keysetQuery(options: KeysetQuery, columns: string): { sql: string; params: unknown[] } {
   const key = options.keyColumn ?? 'id';
   const active = options.where.filter(([, param]) => param !== undefined);
   const conditions = active.map(([sql]) => `(${sql})`);
@@ -63,12 +81,10 @@ function keysetRows(db: Database.Database, options: KeysetQuery, columns: string
     conditions.push(`"${key}" > ?`);
     params.push(options.page.after);
   }
+  params.push(options.page.limit + 1);
   const sql =
     `SELECT ${columns} FROM "${options.table}"` +
     (conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '') +
     ` ORDER BY "${key}" LIMIT ?`;
-  // A statement per SQL text: the plucked ones (one column) are never read as rows elsewhere.
-  return cachedStatement(db, sql)
-    .pluck(pluck)
-    .all(...params, options.page.limit + 1);
+  return { sql, params };
 }

@@ -338,10 +338,10 @@ export class ResourceQueries<V, Filters extends object = object> {
   }
 
   /**
-   * `list` as the JSON text of its page, from the stored answers: byte for byte
+   * `list` as the JSON text of its page in UTF-8, from the stored answers: byte for byte
    * `JSON.stringify(this.list(...))`, without reading the rows' columns or building objects.
    */
-  listJson(accountId: string, filters: Filters, page: PageRequest<string>): string {
+  listJson(accountId: string, filters: Filters, page: PageRequest<string>): Buffer {
     return keysetPageJson(this.runner.db, {
       table: this.table.name,
       where: [['account_id = ?', accountId], ...this.where(filters)],

@@ -1,14 +1,7 @@
-import {
-  type CallHandler,
-  type ExecutionContext,
-  Injectable,
-  type NestInterceptor,
-  UnsupportedMediaTypeException,
-} from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable, UnsupportedMediaTypeException } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import type { FastifyRequest } from 'fastify';
-import type { Observable } from 'rxjs';
 import { ValidationError } from '../errors/domain-errors';
 
 export const JSON_API_PREFIXES = ['/external-api/v1/', '/internal-api/v1/'] as const;
@@ -18,13 +11,17 @@ export const JSON_API_PREFIXES = ['/external-api/v1/', '/internal-api/v1/'] as c
  * endpoint, so a form body sent to an API route is refused here rather than validated as a DTO.
  * A request without a body is left alone, whatever its Content-Type (e.g. `POST /orders/{id}/cancel`, a GET).
  * It also refuses, by name, query parameters and body fields sent to a route that declares none.
+ *
+ * A guard, bound to every route after all other guards (`RouteEnhancers`): it runs where an
+ * interceptor would (after authentication and the rate limit, before Idempotency-Key and the
+ * pipes), without the Observable pipeline an interceptor puts on every request.
  */
 @Injectable()
-export class JsonBodyInterceptor implements NestInterceptor {
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (context.getType() !== 'http') return next.handle();
+export class JsonBodyGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    if (context.getType() !== 'http') return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    if (!JSON_API_PREFIXES.some((p) => request.url.startsWith(p))) return next.handle();
+    if (!JSON_API_PREFIXES.some((p) => request.url.startsWith(p))) return true;
     const type = request.headers['content-type'];
     if (type !== undefined && hasBody(request) && !isJson(type)) {
       throw new UnsupportedMediaTypeException(`Unsupported media type ${type.split(';')[0]}; send application/json`);
@@ -50,7 +47,7 @@ export class JsonBodyInterceptor implements NestInterceptor {
         );
       }
     }
-    return next.handle();
+    return true;
   }
 }
 
