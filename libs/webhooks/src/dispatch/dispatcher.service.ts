@@ -48,6 +48,12 @@ export class DispatcherService {
   private cursor: string | null = null;
   /** The last listing held every endpoint with due work (fewer than its limit). */
   private fewWithDueWork = false;
+  /**
+   * That listing, kept while nothing can have added an endpoint to it: new work rings the signal
+   * and a retry time passing is seen here (both clear it, as does the tick). An endpoint whose
+   * due work ran out since only gets an empty turn, so the picks are those of a fresh listing.
+   */
+  private allWithDueWork: string[] | null = null;
   private running = false;
   private pumpScheduled = false;
   private nextDue: NodeJS.Timeout | null = null;
@@ -83,6 +89,7 @@ export class DispatcherService {
     this.running = true;
     this.offSignal = this.signal.on(() => {
       this.nextRetry = undefined;
+      this.allWithDueWork = null;
       this.schedulePump();
     });
     this.schedulePump();
@@ -92,6 +99,7 @@ export class DispatcherService {
   @Interval('webhooks.dispatcher-tick', TICK_MS)
   tick(): void {
     this.nextRetry = undefined;
+    this.allWithDueWork = null;
     this.schedulePump();
   }
 
@@ -165,14 +173,20 @@ export class DispatcherService {
   /** Up to `limit` endpoints with due work, starting after the cursor and wrapping around. */
   private endpointsInTurn(now: Date, limit: number): string[] {
     const cursor = this.cursor;
+    // A retry that has come due may be another endpoint's: list again.
+    if (this.nextRetry === undefined || (this.nextRetry !== null && this.nextRetry <= now.getTime())) {
+      this.allWithDueWork = null;
+    }
     if (cursor !== null && this.fewWithDueWork) {
       // All of them fitted last time (the usual case): one listing, turned to start after the cursor.
-      const all = this.queue.endpointsWithDueWork(now, null, limit);
+      const all = this.allWithDueWork ?? this.queue.endpointsWithDueWork(now, null, limit);
       if (all.length < limit) {
+        this.allWithDueWork = all;
         const turn = all.findIndex((id) => id > cursor);
         return turn <= 0 ? all : [...all.slice(turn), ...all.slice(0, turn)];
       }
     }
+    this.allWithDueWork = null;
     const after = this.queue.endpointsWithDueWork(now, cursor, limit);
     if (after.length >= limit || cursor === null) {
       this.fewWithDueWork = after.length < limit;
