@@ -15,6 +15,7 @@ let server: EsdbTestServer;
 
 describeEventStoreConformance('esdb (test server)', {
   serverBacked: true,
+  sharedByInstances: true,
   setup: async () => {
     server = await startEsdbTestServer();
     const open = () =>
@@ -60,6 +61,7 @@ const realServer = process.env.EVENTSTORE_CONNECTION_STRING;
 if (realServer) {
   describeEventStoreConformance('esdb (EVENTSTORE_CONNECTION_STRING)', {
     serverBacked: false,
+    sharedByInstances: true,
     setup: async () => ({
       store: new EsdbEventStore(realServer),
       openAnother: async () => new EsdbEventStore(realServer),

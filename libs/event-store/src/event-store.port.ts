@@ -126,8 +126,21 @@ export interface StreamMetadata {
 export interface EventStore {
   /** Which adapter this is: `sqlite` or `esdb`. */
   readonly kind: string;
+  /**
+   * Whether several service instances may append to this store at once (EventStoreDB), or one
+   * process owns it (sqlite: the DATA_DIR lock, CONTRACT "one process per DATA_DIR"). On a store
+   * one process owns, what that process holds in memory already says who is writing what, so
+   * callers may skip writes that only arbitrate between instances (the webhook claim).
+   */
+  readonly sharedByInstances: boolean;
   /** All events of one call commit together or not at all. */
   appendToStream(streamId: string, events: readonly EventData[], options?: AppendOptions): Promise<AppendResult>;
+  /**
+   * The revision an append's expected revision is compared with: the stream's newest event's, or
+   * null when it has none. Reads no event body: a cheap check that a state folded earlier is
+   * still the stream's current one.
+   */
+  streamRevision(streamId: string): Promise<StreamRevision | null>;
   /** A missing stream reads as an empty list. */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** Application events only: EventStoreDB system events (`$`-prefixed) are never returned. */

@@ -9,6 +9,7 @@ import type {
   ReadStreamOptions,
   RecordedEvent,
   StreamMetadata,
+  StreamRevision,
   SubscribeToAllOptions,
 } from './event-store.port';
 
@@ -25,6 +26,10 @@ export class ObservedEventStore implements EventStore {
 
   get kind(): string {
     return this.inner.kind;
+  }
+
+  get sharedByInstances(): boolean {
+    return this.inner.sharedByInstances;
   }
 
   onAppend(observer: AppendObserver): () => void {
@@ -44,6 +49,9 @@ export class ObservedEventStore implements EventStore {
     return result;
   }
 
+  streamRevision(streamId: string): Promise<StreamRevision | null> {
+    return this.inner.streamRevision(streamId);
+  }
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
     return this.inner.readStream(streamId, options);
   }

@@ -21,6 +21,7 @@ import {
   type ReadStreamOptions,
   type RecordedEvent,
   type StreamMetadata,
+  type StreamRevision,
   type SubscribeToAllOptions,
 } from '../event-store.port';
 import { EventStoreUnavailableError } from '../errors';
@@ -48,6 +49,8 @@ const READ_ALL_PAGE = 512;
  */
 export class EsdbEventStore implements EventStore {
   readonly kind = 'esdb';
+  /** Several instances may append to one server at once: they arbitrate with expected revisions. */
+  readonly sharedByInstances: boolean = true;
   private readonly client: EventStoreDBClient;
   private readonly subscriptions = new Set<ResilientSubscription>();
   private readonly resubscribeDelayMs: { min: number; max: number };
@@ -96,6 +99,12 @@ export class EsdbEventStore implements EventStore {
       throw new EventStoreUnavailableError(`Appended ${streamId}@${revision} but cannot read it back`);
     }
     return event.position;
+  }
+
+  async streamRevision(streamId: string): Promise<StreamRevision | null> {
+    // The server has no revision-only read: the newest event, backwards.
+    const [last] = await this.readStream(streamId, { direction: 'backwards', maxCount: 1 });
+    return last?.revision ?? null;
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

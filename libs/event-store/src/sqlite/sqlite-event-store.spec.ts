@@ -9,6 +9,7 @@ const file = join(dir, 'events.db');
 
 describeEventStoreConformance('sqlite', {
   serverBacked: false,
+  sharedByInstances: false,
   setup: async () => ({
     store: new SqliteEventStore({ file, pollIntervalMs: 50 }),
     openAnother: async () => new SqliteEventStore({ file, pollIntervalMs: 50 }),

@@ -12,6 +12,7 @@ import {
   type ReadStreamOptions,
   type RecordedEvent,
   type StreamMetadata,
+  type StreamRevision,
   type SubscribeToAllOptions,
   type SubscriptionFilter,
   type SubscriptionMessage,
@@ -78,6 +79,8 @@ const SCAN_BATCH = 512;
  */
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite';
+  /** One process per DATA_DIR (the service locks it before opening this file). */
+  readonly sharedByInstances: boolean = false;
   private readonly db: Database.Database;
   private readonly writer: {
     send(requests: readonly WriteRequest[]): Promise<WriteOutcome[]>;
@@ -193,6 +196,11 @@ export class SqliteEventStore implements EventStore {
     );
     this.inFlight.add(done);
     void done.finally(() => this.inFlight.delete(done));
+  }
+
+  async streamRevision(streamId: string): Promise<StreamRevision | null> {
+    this.assertOpen();
+    return this.stmt.lastRevision.get(streamId)?.revision ?? null;
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

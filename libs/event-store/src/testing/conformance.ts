@@ -33,10 +33,12 @@ export interface ConformanceOptions {
   teardown?: () => Promise<void>;
   /** The fixture provides `restartServer`: the dropped-connection cases run. */
   serverBacked: boolean;
+  /** What the adapter must say of itself: several instances may share it (EventStoreDB), or one process owns it (sqlite). */
+  sharedByInstances: boolean;
 }
 
 export function describeEventStoreConformance(adapterName: string, options: ConformanceOptions): void {
-  const { setup, teardown = async () => {}, serverBacked } = options;
+  const { setup, teardown = async () => {}, serverBacked, sharedByInstances } = options;
   describe(`EventStore conformance: ${adapterName}`, () => {
     let fixture: ConformanceFixture;
     let store: EventStore;
@@ -126,6 +128,34 @@ export function describeEventStoreConformance(adapterName: string, options: Conf
         const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
         expect(rejected.reason).toBeInstanceOf(WrongExpectedVersionError);
         expect(await store.readStream(s)).toHaveLength(2);
+      });
+    });
+
+    describe('the stream revision appends are checked against', () => {
+      it('is null for a missing stream, then the newest revision, and an append expecting it succeeds', async () => {
+        const s = stream();
+        expect(await store.streamRevision(s)).toBeNull();
+        await store.appendToStream(s, [ev('t.A'), ev('t.A'), ev('t.A')]);
+        expect(await store.streamRevision(s)).toBe(2n);
+        const r = await store.appendToStream(s, [ev('t.B')], { expectedRevision: (await store.streamRevision(s))! });
+        expect(r.nextExpectedRevision).toBe(3n);
+        expect(await store.streamRevision(s)).toBe(3n);
+      });
+
+      it("moves with another client's append", async () => {
+        const s = stream();
+        await store.appendToStream(s, [ev('t.A')]);
+        const other = await fixture.openAnother();
+        try {
+          await other.appendToStream(s, [ev('t.B')], { expectedRevision: 0n });
+        } finally {
+          await other.close();
+        }
+        expect(await store.streamRevision(s)).toBe(1n);
+      });
+
+      it(`says whether instances share the store (${String(sharedByInstances)} for ${adapterName})`, () => {
+        expect(store.sharedByInstances).toBe(sharedByInstances);
       });
     });
 

@@ -59,6 +59,13 @@ export class DeliveryCommands {
    * instances (or a customer's redelivery, a cancel) writing at once, one wins. Returns the state
    * after the claim, or null when something was written first or the claim is not allowed: the
    * caller then leaves the delivery alone (another instance has it, or its read model was stale).
+   *
+   * On a store one process owns (`sharedByInstances` false: sqlite) no `DeliveryClaimed` is
+   * written: there is no other instance to arbitrate with, and the dispatcher's in-flight and
+   * settling maps already keep one attempt per delivery. What is left is a write the loaded state
+   * missed (a cancel, a redelivery, an attempt recorded before a restart): it moved the stream's
+   * revision, so the claim holds exactly when the revision is still the loaded one, and the
+   * attempt is then recorded expecting it, as after a written claim.
    */
   async claim(
     loaded: { state: DeliveryState; revision: StreamRevision | null },
@@ -66,6 +73,10 @@ export class DeliveryCommands {
   ): Promise<{ state: DeliveryState; revision: StreamRevision } | null> {
     const events = decideDelivery(loaded.state, command);
     if (events.length === 0 || loaded.revision === null) return null;
+    if (!this.store.sharedByInstances) {
+      const current = await this.store.streamRevision(streamName(DELIVERY_STREAM, command.deliveryId));
+      return current === loaded.revision ? { state: loaded.state, revision: loaded.revision } : null;
+    }
     const metadata = buildMetadata(
       { ...SYSTEM, account_id: loaded.state.accountId, correlation_id: randomUUID() },
       command.now,

@@ -32,7 +32,17 @@ const scheduled = (deliveryId: string): DeliveryEvent => ({
   },
 });
 
-describe('DeliveryStates: the dispatcher copy of pending deliveries', () => {
+/** The same file as if several instances appended to it: claims are written (as on EventStoreDB). */
+class SharedSqliteEventStore extends SqliteEventStore {
+  override readonly sharedByInstances = true;
+}
+
+const modes = [
+  ['one process owns the store (sqlite): no claim event', () => new SqliteEventStore({ file: ':memory:' })],
+  ['instances share the store: claims written', () => new SharedSqliteEventStore({ file: ':memory:' })],
+] as const;
+
+describe.each(modes)('DeliveryStates: the dispatcher copy of pending deliveries; %s', (_, openStore) => {
   let store: SqliteEventStore;
   let states: DeliveryStates;
   let sent: string[];
@@ -68,7 +78,7 @@ describe('DeliveryStates: the dispatcher copy of pending deliveries', () => {
     );
 
   beforeEach(() => {
-    store = new SqliteEventStore({ file: ':memory:' });
+    store = openStore();
     states = new DeliveryStates();
     sent = [];
     observed = new Map();
@@ -150,18 +160,76 @@ describe('DeliveryStates: the dispatcher copy of pending deliveries', () => {
   it('a copy behind a live claim of another instance leaves the delivery alone', async () => {
     await append('D', scheduled('D'));
     await observe('D');
-    const loaded = await load('D');
-    const claimed = await commands.claim(loaded, {
-      kind: 'claim',
-      deliveryId: 'D',
-      instance: 'other',
-      now: new Date(),
-      leaseMs: 15_000,
+    // Written directly: on a store one process owns, only a former version (or instance) left one.
+    await append('D', {
+      type: 'webhooks.DeliveryClaimed',
+      data: {
+        delivery_id: 'D',
+        attempt: 1,
+        instance: 'other',
+        lease_until: new Date(Date.now() + 15_000).toISOString(),
+      },
     });
-    expect(claimed).not.toBeNull();
     await pipeline.run('D');
     expect(sent).toEqual([]);
     expect((await load('D')).state).toMatchObject({ status: 'pending', attemptCount: 0 });
+  });
+
+  it('a delivered stream holds a claim only where instances share the store', async () => {
+    await append('D', scheduled('D'));
+    await observe('D');
+    await pipeline.run('D');
+    expect(sent).toEqual(['ev-D']);
+    const types = (await store.readStream(streamName(DELIVERY_STREAM, 'D'))).map((e) =>
+      e.type.replace('webhooks.', ''),
+    );
+    const claim = store.sharedByInstances ? ['DeliveryClaimed'] : [];
+    expect(types).toEqual(['DeliveryScheduled', ...claim, 'DeliveryAttempted', 'DeliverySucceeded']);
+  });
+
+  it('a cancel racing the attempt: sent only while the stream held no cancel, recorded either way', async () => {
+    const ids = Array.from({ length: 24 }, (_, i) => `D${i}`);
+    const sawCancel: string[] = [];
+    const racing = makePipeline(
+      {
+        send: async (_url: string, headers: Record<string, string>) => {
+          // What the stream holds the moment the request goes out (the inline writer commits between ticks).
+          const events = await store.readStream(streamName(DELIVERY_STREAM, headers['webhook-id'].slice(3)));
+          if (events.some((e) => e.type === 'webhooks.DeliveryCancelled')) sawCancel.push(headers['webhook-id']);
+          sent.push(headers['webhook-id']);
+          return { result: { kind: 'response', statusCode: 204 }, durationMs: 1, retryAfterMs: null };
+        },
+      } as unknown as WebhookSender,
+      states,
+    );
+    for (const id of ids) {
+      await append(id, scheduled(id));
+      await observe(id);
+    }
+    const turns = async (n: number) => {
+      for (let k = 0; k < n; k++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    // Each cancel starts from 0 to 3 event-loop turns before or after its attempt.
+    await Promise.all(
+      ids.map(async (id, i) => {
+        const [first, second] =
+          i % 2 === 0
+            ? [() => racing.run(id), () => commands.cancel(id, 'endpoint disabled or deleted')]
+            : [() => commands.cancel(id, 'endpoint disabled or deleted'), () => racing.run(id)];
+        const started = first();
+        await turns(Math.floor(i / 2) % 4);
+        await Promise.all([started, second()]);
+      }),
+    );
+    expect(sawCancel).toEqual([]);
+    // The race went both ways: some were sent before their cancel, some were stopped by it.
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.length).toBeLessThan(ids.length);
+    for (const id of ids) {
+      const { state } = await load(id);
+      expect(state.status === 'delivered' || state.status === 'cancelled').toBe(true);
+      expect(state.attemptCount).toBe(sent.includes(`ev-${id}`) ? 1 : 0);
+    }
   });
 
   it('a retry uses the copy the projection kept up to date, and is sent once', async () => {

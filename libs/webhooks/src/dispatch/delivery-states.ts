@@ -15,8 +15,9 @@ export interface KnownDelivery {
  * The pending deliveries' states folded from their events as the deliveries projection applies
  * them, so an attempt need not read its stream first. Only a hint: an entry is the fold of its
  * stream's events 0..revision with none missing (an event out of order drops it), and the claim
- * appends expecting that revision, so an entry that missed a later write (another instance's, a
- * cancel) fails the claim and the pipeline reads the stream instead. A delivery that is no longer
+ * appends expecting that revision (or, on a store one process owns, checks it is still the
+ * stream's), so an entry that missed a later write (another instance's, a cancel) fails the claim
+ * and the pipeline reads the stream instead. A delivery that is no longer
  * pending is forgotten. One per app (a factory provider: the limit is a plain argument).
  */
 export class DeliveryStates {

@@ -64,7 +64,8 @@ export interface AttemptHooks {
  *   `DeliveryTarget` (one read-model query), the
  *   send/cancel rule (`decideDispatch`), the claim (a `DeliveryClaimed` appended expecting the
  *   revision just read: of several instances reaching for one attempt, one wins and the others
- *   skip it), then the signed request;
+ *   skip it; on a store one process owns, only a check of that revision: DeliveryCommands.claim),
+ *   then the signed request;
  * - `send`: the POST, nothing else;
  * - `record`: the attempt and its outcome as events on the delivery's stream, expecting the
  *   claim's revision; a 410 Gone also

@@ -48,9 +48,22 @@ export class DispatcherService {
   private cursor: string | null = null;
   /** The last listing held every endpoint with due work (fewer than its limit). */
   private fewWithDueWork = false;
+  /**
+   * That listing, kept while nothing can have added an endpoint to it: new work rings the signal
+   * and a retry time passing is seen here (both clear it, as does the tick). An endpoint whose
+   * due work ran out since only gets an empty turn, so the picks are those of a fresh listing.
+   */
+  private allWithDueWork: string[] | null = null;
   private running = false;
   private pumpScheduled = false;
   private nextDue: NodeJS.Timeout | null = null;
+  /**
+   * The earliest future retry time as last read (null: none), or undefined: read it again. Only
+   * a projection commit that adds work can bring an earlier one, and those ring the signal, which
+   * clears it (so does the tick); a retry leaving the queue early only makes it too early, which
+   * costs one idle pump.
+   */
+  private nextRetry: number | null | undefined = undefined;
   private readonly pacer = new EndpointPacer();
   private offSignal: (() => void) | null = null;
   private readonly active = new Set<Promise<void>>();
@@ -74,13 +87,19 @@ export class DispatcherService {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.offSignal = this.signal.on(() => this.schedulePump());
+    this.offSignal = this.signal.on(() => {
+      this.nextRetry = undefined;
+      this.allWithDueWork = null;
+      this.schedulePump();
+    });
     this.schedulePump();
   }
 
   /** The safety net: due retries are found even if no signal rang (e.g. after a restart). Idle until started. */
   @Interval('webhooks.dispatcher-tick', TICK_MS)
   tick(): void {
+    this.nextRetry = undefined;
+    this.allWithDueWork = null;
     this.schedulePump();
   }
 
@@ -137,31 +156,37 @@ export class DispatcherService {
 
   /**
    * The endpoint's `wanted` longest-due deliveries not in flight or settling here. A row of
-   * those `held` still reads as due until the read model shows its claim: only when some did is
-   * the queue asked again for that many more (most of the time the claims are already shown).
+   * those `held` may still read as due (until the read model shows its claim or outcome; on a
+   * store with no claims, all the time it is in flight), so the queue is asked for that many more
+   * at once: one query, and the first `wanted` of the others are among them.
    */
   private longestDue(endpointId: string, now: Date, wanted: number, held: number): string[] {
-    const notHeld = (id: string) => !this.inFlight.has(id) && !this.settling.has(id);
-    const rows = this.queue.dueOf(endpointId, now, wanted);
-    const free = rows.filter(notHeld);
-    if (free.length === rows.length || rows.length < wanted || held === 0) return free;
-    return this.queue
-      .dueOf(endpointId, now, wanted + held)
-      .filter(notHeld)
-      .slice(0, wanted);
+    const rows = this.queue.dueOf(endpointId, now, wanted + held);
+    const free: string[] = [];
+    for (const id of rows) {
+      if (free.length === wanted) break;
+      if (!this.inFlight.has(id) && !this.settling.has(id)) free.push(id);
+    }
+    return free;
   }
 
   /** Up to `limit` endpoints with due work, starting after the cursor and wrapping around. */
   private endpointsInTurn(now: Date, limit: number): string[] {
     const cursor = this.cursor;
+    // A retry that has come due may be another endpoint's: list again.
+    if (this.nextRetry === undefined || (this.nextRetry !== null && this.nextRetry <= now.getTime())) {
+      this.allWithDueWork = null;
+    }
     if (cursor !== null && this.fewWithDueWork) {
       // All of them fitted last time (the usual case): one listing, turned to start after the cursor.
-      const all = this.queue.endpointsWithDueWork(now, null, limit);
+      const all = this.allWithDueWork ?? this.queue.endpointsWithDueWork(now, null, limit);
       if (all.length < limit) {
+        this.allWithDueWork = all;
         const turn = all.findIndex((id) => id > cursor);
         return turn <= 0 ? all : [...all.slice(turn), ...all.slice(0, turn)];
       }
     }
+    this.allWithDueWork = null;
     const after = this.queue.endpointsWithDueWork(now, cursor, limit);
     if (after.length >= limit || cursor === null) {
       this.fewWithDueWork = after.length < limit;
@@ -174,9 +199,8 @@ export class DispatcherService {
 
   private heldByEndpoint(): Map<string, number> {
     const held = new Map<string, number>();
-    for (const endpointId of [...this.inFlight.values(), ...[...this.settling.values()].map((s) => s.endpointId)]) {
-      held.set(endpointId, (held.get(endpointId) ?? 0) + 1);
-    }
+    for (const endpointId of this.inFlight.values()) held.set(endpointId, (held.get(endpointId) ?? 0) + 1);
+    for (const { endpointId } of this.settling.values()) held.set(endpointId, (held.get(endpointId) ?? 0) + 1);
     return held;
   }
 
@@ -215,9 +239,11 @@ export class DispatcherService {
       .finally(() => {
         if (!sent) this.pacer.release(endpointId);
         this.inFlight.delete(deliveryId);
-        freeSlot();
         this.active.delete(task);
-        this.schedulePump();
+        // A slot freed when the request was answered has already pumped, and moving from in
+        // flight to settling frees nothing: pump again only if this frees a slot or pacer room.
+        if (slotHeld) freeSlot();
+        else if (!sent) this.schedulePump();
       });
     this.active.add(task);
   }
@@ -237,8 +263,11 @@ export class DispatcherService {
   private armNextDue(opening: number | null): void {
     if (this.nextDue) clearTimeout(this.nextDue);
     this.nextDue = null;
-    const retry = this.queue.nextDueAfter(new Date());
-    const times = [retry === null ? null : Date.parse(retry), opening].filter((t): t is number => t !== null);
+    if (this.nextRetry === undefined || (this.nextRetry !== null && this.nextRetry <= Date.now())) {
+      const retry = this.queue.nextDueAfter(new Date());
+      this.nextRetry = retry === null ? null : Date.parse(retry);
+    }
+    const times = [this.nextRetry, opening].filter((t): t is number => t !== null);
     if (times.length === 0) return;
     const delay = Math.min(...times) - Date.now();
     if (delay > TICK_MS) return;
