@@ -243,20 +243,20 @@ export class ResourceProjection implements Projection {
       return;
     }
     const values = this.valueOf.map((value) => value(data));
-    const { account_id, occurred_at } = event.metadata;
+    const { occurred_at } = event.metadata;
     const id = data[idField];
+    // In a batch, what the batch's first event of the resource would have inserted, if no row exists.
+    const first = this.pending?.get(id);
     const row: PendingRow = {
       id,
-      account_id,
+      account_id: first ? first.account_id : event.metadata.account_id,
       values,
-      created_at: occurred_at,
+      created_at: first ? first.created_at : occurred_at,
       updated_at: occurred_at,
       version: Number(event.revision),
     };
     if (!this.pending) return this.write(db, row);
-    // What the batch's first event of the resource would have inserted, if no row exists.
-    const first = this.pending.get(id);
-    this.pending.set(id, first ? { ...row, account_id: first.account_id, created_at: first.created_at } : row);
+    this.pending.set(id, row);
   }
 
   /** Inserts the row, or updates it keeping its account and created_at (the first event's). */
