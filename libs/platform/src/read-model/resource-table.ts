@@ -66,17 +66,17 @@ function declaredColumns(table: ResourceTable): [name: string, type: string][] {
 }
 
 /**
- * Whether SQLite stores `value` in a column of `declaredType` so that it reads back as the same
+ * Whether SQLite stores a value in a column of `declaredType` so that it reads back as the same
  * JSON (its type affinity converts no value of that kind): a string in a TEXT or untyped column,
  * a finite number in any but a TEXT one, null anywhere. Anything else is rendered from the stored
- * row instead (see ResourceProjection.apply).
+ * row instead (see ResourceProjection.apply). Decided once per column, then asked per value.
  */
-function storedAsIs(value: unknown, declaredType: string): boolean {
-  if (value === null) return true;
+function storedAsIs(declaredType: string): (value: unknown) => boolean {
   const text = /CHAR|CLOB|TEXT/.test(declaredType) && !declaredType.includes('INT');
   const untyped = declaredType === '' || (declaredType.includes('BLOB') && !declaredType.includes('INT'));
-  if (typeof value === 'string') return text || untyped;
-  return typeof value === 'number' && Number.isFinite(value) && !text;
+  return (value) =>
+    value === null ||
+    (typeof value === 'string' ? text || untyped : typeof value === 'number' && Number.isFinite(value) && !text);
 }
 
 /**
@@ -87,11 +87,18 @@ function storedAsIs(value: unknown, declaredType: string): boolean {
 class ResourceAnswer<V> {
   readonly answered: readonly string[];
   private readonly json: readonly string[];
+  /** The answered declared columns: each one's place among the declared columns, and whether it holds JSON. */
+  private readonly fields: readonly { readonly index: number; readonly name: string; readonly json: boolean }[];
 
   constructor(table: ResourceTable) {
     const fields = columnNames(table).filter((column) => !table.derived?.[column]);
     this.answered = ['id', ...fields, 'created_at', 'updated_at', 'version'];
     this.json = table.json ?? [];
+    this.fields = fields.map((name) => ({
+      index: columnNames(table).indexOf(name),
+      name,
+      json: this.json.includes(name),
+    }));
   }
 
   /** Exactly the API's fields, in the table's order, from a row or from the aggregate's state. */
@@ -111,6 +118,24 @@ class ResourceAnswer<V> {
   /** What `api_json` holds: the row's answer as the API sends it. */
   render(row: object): string {
     return JSON.stringify(this.fromRow(row));
+  }
+
+  /**
+   * `render` of a row not yet stored, from its declared columns' values in order (a JSON
+   * column's as its text): the same answer, without building the row first.
+   */
+  renderValues(
+    id: unknown,
+    values: readonly unknown[],
+    times: { readonly created_at: string; readonly updated_at: string; readonly version: number },
+  ): string {
+    const answer: Record<string, unknown> = { id };
+    for (const { index, name, json } of this.fields)
+      answer[name] = json ? JSON.parse(values[index] as string) : values[index];
+    answer.created_at = times.created_at;
+    answer.updated_at = times.updated_at;
+    answer.version = times.version;
+    return JSON.stringify(answer);
   }
 }
 
@@ -140,8 +165,10 @@ export class ResourceProjection implements Projection {
   /** The runner's version: the family's (`familyVersion`) and the platform's row layout, e.g. 201. */
   readonly version: number;
   private readonly columns: readonly string[];
-  /** Whether each answered column's value reads back as written, by declared type (see storedAsIs). */
-  private readonly answeredTypes: readonly [name: string, type: string][];
+  /** The event data → each declared column's value (a JSON column's as its text). */
+  private readonly valueOf: readonly ((data: Readonly<Record<string, unknown>>) => unknown)[];
+  /** For each answered column, its place among the declared ones and whether its value reads back as written. */
+  private readonly answeredStored: readonly { readonly index: number; readonly asIs: (value: unknown) => boolean }[];
   private readonly answer: ResourceAnswer<object>;
   private readonly upsert: string;
 
@@ -157,7 +184,13 @@ export class ResourceProjection implements Projection {
     this.version = RESOURCE_TABLE_LAYOUT * 100 + familyVersion;
     this.columns = columnNames(table);
     this.answer = new ResourceAnswer(table);
-    this.answeredTypes = declaredColumns(table).filter(([c]) => !table.derived?.[c]);
+    const { derived = {}, json = [] } = table;
+    this.valueOf = this.columns.map((c) =>
+      derived[c] ? derived[c] : json.includes(c) ? (data) => JSON.stringify(data[c]) : (data) => data[c],
+    );
+    this.answeredStored = declaredColumns(table).flatMap(([c, type], index) =>
+      derived[c] ? [] : [{ index, asIs: storedAsIs(type) }],
+    );
     const all = ['id', 'account_id', ...this.columns, 'created_at', 'updated_at', 'version', API_JSON_COLUMN];
     const replaced = [...this.columns, 'updated_at', 'version'].map((c) => `${c} = excluded.${c}`);
     // One statement per event: on an update the answer's text around its created_at comes bound
@@ -202,44 +235,40 @@ export class ResourceProjection implements Projection {
   }
 
   apply(db: Database.Database, event: RecordedEnvelope): void {
-    const { name, idField, derived = {}, json = [] } = this.table;
+    const { name, idField } = this.table;
     const data = event.data as Readonly<Record<string, unknown>>;
     if (event.type === this.table.deletedBy) {
       this.pending?.delete(data[idField]);
       cachedStatement(db, `DELETE FROM ${name} WHERE id = ?`).run(data[idField]);
       return;
     }
-    const values = this.columns.map((c) =>
-      derived[c] ? derived[c](data) : json.includes(c) ? JSON.stringify(data[c]) : data[c],
-    );
-    const { account_id, occurred_at } = event.metadata;
+    const values = this.valueOf.map((value) => value(data));
+    const { occurred_at } = event.metadata;
     const id = data[idField];
+    // In a batch, what the batch's first event of the resource would have inserted, if no row exists.
+    const first = this.pending?.get(id);
     const row: PendingRow = {
       id,
-      account_id,
+      account_id: first ? first.account_id : event.metadata.account_id,
       values,
-      created_at: occurred_at,
+      created_at: first ? first.created_at : occurred_at,
       updated_at: occurred_at,
       version: Number(event.revision),
     };
     if (!this.pending) return this.write(db, row);
-    // What the batch's first event of the resource would have inserted, if no row exists.
-    const first = this.pending.get(id);
-    this.pending.set(id, first ? { ...row, account_id: first.account_id, created_at: first.created_at } : row);
+    this.pending.set(id, row);
   }
 
   /** Inserts the row, or updates it keeping its account and created_at (the first event's). */
   private write(db: Database.Database, pending: PendingRow): void {
     const { id, account_id, values, created_at, updated_at, version } = pending;
-    const row: Record<string, unknown> = Object.fromEntries(this.columns.map((c, i) => [c, values[i]]));
-    Object.assign(row, { id, created_at: CREATED_AT_MARK, updated_at, version });
-    const exact = typeof id === 'string' && this.answeredTypes.every(([c, type]) => storedAsIs(row[c], type));
+    const exact = typeof id === 'string' && this.answeredStored.every(({ index, asIs }) => asIs(values[index]));
     // The answer as a read of the stored row will give it: created_at is the first event's.
     let before: string | null = null;
     let after: string | null = null;
     let inserted = '';
     if (exact) {
-      const rendered = this.answer.render(row);
+      const rendered = this.answer.renderValues(id, values, { created_at: CREATED_AT_MARK, updated_at, version });
       const at = rendered.lastIndexOf(CREATED_AT_JSON);
       before = rendered.slice(0, at);
       after = rendered.slice(at + CREATED_AT_JSON.length);

@@ -46,10 +46,13 @@ export class NotificationsProjection implements Projection {
    */
   private batchFacts: Map<string, ResourceFacts | null> | null = null;
   private readonly changedFacts = new Set<string>();
+  /** In a rebuild the tables start empty and each event is applied once, in `$all` order. */
+  private rebuilding = false;
 
-  beginBatch(): void {
+  beginBatch(_db: Database.Database, batch: { readonly rebuild: boolean }): void {
     this.batchFacts = new Map();
     this.changedFacts.clear();
+    this.rebuilding = batch.rebuild;
   }
 
   endBatch(db: Database.Database): void {
@@ -61,7 +64,8 @@ export class NotificationsProjection implements Projection {
   }
 
   apply(db: Database.Database, event: RecordedEnvelope): void {
-    const known = this.factsOf(db, event.streamId);
+    // A rebuild meets a stream's first event before any other of it: no facts to look up yet.
+    const known = this.rebuilding && event.revision === 0n ? null : this.factsOf(db, event.streamId);
     const { notification, facts, accountId, occurredAt } = notificationOf(event, known ?? undefined);
     if (facts) {
       if (this.batchFacts) {

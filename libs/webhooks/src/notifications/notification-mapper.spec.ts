@@ -238,4 +238,34 @@ describe('notification mapper', () => {
       `{"event_id":"ev-1","timestamp":"${at}","event_type":"entity.created","entity_id":"E1","status":"active"}`,
     );
   });
+  it('keeps each payload and the facts it leaves byte for byte: key order is part of what is stored and sent', () => {
+    const bytes = (type: string, streamId: string, data: MappableEvent['data'], known?: ResourceFacts) => {
+      const r = mapNotification({ id: 'ev-1', type, streamId, data, occurredAt: at }, known);
+      return [JSON.stringify(r.notification), JSON.stringify(r.facts)];
+    };
+    const head = `"event_id":"ev-1","timestamp":"${at}"`;
+    expect(
+      bytes('jurisdictions.JurisdictionAdded', 'jurisdiction-J1', { jurisdiction_id: 'J1', entity_id: 'E1' }),
+    ).toEqual([
+      `{${head},"event_type":"jurisdiction.created","jurisdiction_id":"J1","entity_id":"E1","status":"pending"}`,
+      '{"entity_id":"E1","order_id":null,"status":"pending"}',
+    ]);
+    const known = { entity_id: 'E1', order_id: 'O1', status: 'available' };
+    expect(bytes('documents.DocumentDeleted', 'document-D1', { document_id: 'D1' }, known)).toEqual([
+      `{${head},"event_type":"document.deleted","document_id":"D1","entity_id":"E1","order_id":"O1","status":"deleted"}`,
+      '{"entity_id":"E1","order_id":"O1","status":"deleted"}',
+    ]);
+    expect(bytes('tasks.TaskUpdated', 'task-T1', { task_id: 'T1', status: 'done' }, known)).toEqual([
+      'null',
+      '{"entity_id":"E1","order_id":"O1","status":"done"}',
+    ]);
+    expect(bytes('orders.OrderCancelled', 'order-O1', { order_id: 'O1' }, known)).toEqual([
+      `{${head},"event_type":"order.cancelled","order_id":"O1","entity_id":"E1","status":"cancelled"}`,
+      '{"entity_id":"E1","order_id":"O1","status":"cancelled"}',
+    ]);
+    expect(bytes('entities.EntityUpdated', 'entity-E1', { name: 'x' }, known)).toEqual([
+      `{${head},"event_type":"entity.updated","entity_id":"E1","status":"available"}`,
+      '{"entity_id":"E1","order_id":"O1","status":"available"}',
+    ]);
+  });
 });

@@ -63,40 +63,53 @@ function streamResourceId(streamId: string): string {
   return dash >= 0 ? streamId.slice(dash + 1) : streamId;
 }
 
+/** The resource's facts after an event: what the event says, else what was known, else the default status. */
+function mergedFacts(d: JsonObject, prior: ResourceFacts, status: string | null): ResourceFacts {
+  return {
+    entity_id: str(d.entity_id) ?? prior.entity_id ?? null,
+    order_id: d.order_id === null ? null : (str(d.order_id) ?? prior.order_id ?? null),
+    status: str(d.status) ?? prior.status ?? status,
+  };
+}
+
+/** The resource's id: its id field, else `id`, else the stream's. */
+function resourceId(event: MappableEvent, idField: string): string {
+  return str(event.data[idField]) ?? str(event.data.id) ?? streamResourceId(event.streamId);
+}
+
+const NO_FACTS: ResourceFacts = {};
+
 /**
  * Domain event → notification, exactly per the contract's table. Pure and deterministic: the
- * payload depends only on the event and the facts the earlier events of its stream left.
+ * payload depends only on the event and the facts the earlier events of its stream left. Each
+ * notification is one literal, its keys in the payload's order (a rebuild maps every event, so
+ * no intermediate objects).
  */
 export function mapNotification(event: MappableEvent, known: ResourceFacts | undefined): MapResult {
   const d = event.data;
-  const prior = known ?? {};
-  const base = { event_id: event.id, timestamp: event.occurredAt };
-  const merged = (idField: string, defaults: ResourceFacts): { id: string; facts: ResourceFacts } => {
-    const facts: ResourceFacts = {
-      entity_id: str(d.entity_id) ?? prior.entity_id ?? defaults.entity_id ?? null,
-      order_id: d.order_id === null ? null : (str(d.order_id) ?? prior.order_id ?? defaults.order_id ?? null),
-      status: str(d.status) ?? prior.status ?? defaults.status ?? null,
-    };
-    return { id: str(d[idField]) ?? str(d.id) ?? streamResourceId(event.streamId), facts };
-  };
+  const prior = known ?? NO_FACTS;
+  const { id: event_id, occurredAt: timestamp } = event;
 
   switch (event.type) {
     case 'entities.EntityCreated':
     case 'entities.EntityUpdated': {
-      const { id, facts } = merged('entity_id', { status: 'active' });
+      const id = resourceId(event, 'entity_id');
+      const facts = mergedFacts(d, prior, 'active');
       const type = event.type === 'entities.EntityCreated' ? 'entity.created' : 'entity.updated';
       return {
-        notification: { ...base, event_type: type, entity_id: id, status: facts.status ?? 'active' },
-        facts: { ...facts, entity_id: id },
+        notification: { event_id, timestamp, event_type: type, entity_id: id, status: facts.status ?? 'active' },
+        facts: { entity_id: id, order_id: facts.order_id, status: facts.status },
       };
     }
     case 'jurisdictions.JurisdictionAdded':
     case 'jurisdictions.JurisdictionUpdated': {
-      const { id, facts } = merged('jurisdiction_id', { status: 'pending' });
+      const id = resourceId(event, 'jurisdiction_id');
+      const facts = mergedFacts(d, prior, 'pending');
       const type = event.type === 'jurisdictions.JurisdictionAdded' ? 'jurisdiction.created' : 'jurisdiction.updated';
       return {
         notification: {
-          ...base,
+          event_id,
+          timestamp,
           event_type: type,
           jurisdiction_id: id,
           entity_id: facts.entity_id ?? null,
@@ -108,7 +121,8 @@ export function mapNotification(event: MappableEvent, known: ResourceFacts | und
     case 'documents.DocumentAdded':
     case 'documents.DocumentUpdated':
     case 'documents.DocumentDeleted': {
-      const { id, facts } = merged('document_id', {});
+      const id = resourceId(event, 'document_id');
+      const facts = mergedFacts(d, prior, null);
       const deleted = event.type === 'documents.DocumentDeleted';
       const type =
         event.type === 'documents.DocumentAdded'
@@ -116,23 +130,27 @@ export function mapNotification(event: MappableEvent, known: ResourceFacts | und
           : deleted
             ? 'document.deleted'
             : 'document.updated';
+      const status = deleted ? 'deleted' : 'available';
       return {
         notification: {
-          ...base,
+          event_id,
+          timestamp,
           event_type: type,
           document_id: id,
           entity_id: facts.entity_id ?? null,
           order_id: facts.order_id ?? null,
-          status: deleted ? 'deleted' : 'available',
+          status,
         },
-        facts: { ...facts, status: deleted ? 'deleted' : 'available' },
+        facts: { entity_id: facts.entity_id, order_id: facts.order_id, status },
       };
     }
     case 'tasks.TaskCreated': {
-      const { id, facts } = merged('task_id', { status: 'open' });
+      const id = resourceId(event, 'task_id');
+      const facts = mergedFacts(d, prior, 'open');
       return {
         notification: {
-          ...base,
+          event_id,
+          timestamp,
           event_type: 'task.created',
           task_id: id,
           entity_id: facts.entity_id ?? null,
@@ -143,7 +161,7 @@ export function mapNotification(event: MappableEvent, known: ResourceFacts | und
     }
     case 'tasks.TaskUpdated':
       // Not one of the eleven notifications; remembered only so facts stay right.
-      return { notification: null, facts: merged('task_id', {}).facts };
+      return { notification: null, facts: mergedFacts(d, prior, null) };
     case 'orders.OrderSubmitted':
     case 'orders.OrderCancelled':
     case 'orders.OrderCompleted': {
@@ -153,11 +171,18 @@ export function mapNotification(event: MappableEvent, known: ResourceFacts | und
           : event.type === 'orders.OrderCancelled'
             ? 'cancelled'
             : 'completed';
-      const { id, facts } = merged('order_id', {});
-      const type = `order.${status}`;
+      const id = resourceId(event, 'order_id');
+      const facts = mergedFacts(d, prior, null);
       return {
-        notification: { ...base, event_type: type, order_id: id, entity_id: facts.entity_id ?? null, status },
-        facts: { ...facts, order_id: id, status },
+        notification: {
+          event_id,
+          timestamp,
+          event_type: `order.${status}`,
+          order_id: id,
+          entity_id: facts.entity_id ?? null,
+          status,
+        },
+        facts: { entity_id: facts.entity_id, order_id: id, status },
       };
     }
     case EndpointEvents.EndpointDisabled: {
@@ -167,7 +192,8 @@ export function mapNotification(event: MappableEvent, known: ResourceFacts | und
       const endpointId = str(d.endpoint_id) ?? streamResourceId(event.streamId);
       return {
         notification: {
-          ...base,
+          event_id,
+          timestamp,
           event_type: 'webhook_endpoint.disabled',
           endpoint_id: endpointId,
           reason,
@@ -206,9 +232,9 @@ export interface SourceNotification extends MapResult {
  */
 export function notificationOf(event: SourceEvent, known: ResourceFacts | undefined): SourceNotification {
   const occurredAt = str(event.metadata.occurred_at) ?? event.created?.toISOString() ?? '';
-  const mapped = mapNotification(
+  const { notification, facts } = mapNotification(
     { id: event.id, type: event.type, streamId: event.streamId, data: event.data, occurredAt },
     known,
   );
-  return { ...mapped, accountId: str(event.metadata.account_id ?? undefined), occurredAt };
+  return { notification, facts, accountId: str(event.metadata.account_id ?? undefined), occurredAt };
 }
