@@ -109,7 +109,7 @@ function describeOperation(
   const hasBody = op.requestBody !== undefined;
   const ifMatch = params.some((p) => p.in === 'header' && p.name === 'If-Match');
   const write = method !== 'get';
-  // IdempotencyInterceptor: every POST under /external-api/v1/ but those marked @SkipIdempotency().
+  // IdempotencyGuard: every POST under /external-api/v1/ but those marked @SkipIdempotency().
   const idempotent = method === 'post' && !(IDEMPOTENCY_IGNORED_EXTENSION in op);
   const realm = 'external-api';
   const scope = write ? 'write' : 'read';
@@ -136,7 +136,7 @@ function describeOperation(
     };
   };
 
-  // ValidationPipe (body, query), ResourceIdPipe, parseIfMatch, IdempotencyInterceptor; and the
+  // ValidationPipe (body, query), ResourceIdPipe, parseIfMatch, IdempotencyGuard; and the
   // guard's RFC 6750 invalid_request (application/json) for a token sent outside the header, on any route.
   const invalid = [
     // JsonBodyGuard: a route without a body or query parameters refuses any by name.
@@ -174,7 +174,7 @@ function describeOperation(
   if (pathParams.length > 0)
     add(404, "No such resource in the token's account (another account's is answered the same way)");
 
-  // 409: an Idempotency-Key still in flight (IdempotencyInterceptor); handleCommand giving up
+  // 409: an Idempotency-Key still in flight (IdempotencyGuard); handleCommand giving up
   // after its retries on concurrent writes to an existing resource (a create's stream is new).
   const existing = write && !(method === 'post' && pathParams.length === 0);
   const conflicts = [

@@ -1,11 +1,13 @@
 import {
   applyDecorators,
-  type CallHandler,
+  type ArgumentsHost,
+  type CanActivate,
+  Catch,
+  type ExceptionFilter,
   type ExecutionContext,
   Inject,
   Injectable,
   Logger,
-  type NestInterceptor,
   type OnModuleInit,
   SetMetadata,
 } from '@nestjs/common';
@@ -13,10 +15,9 @@ import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { ApiExtension } from '@nestjs/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
-import { from, type Observable, of, switchMap } from 'rxjs';
 import { ConflictError, UnprocessableError, ValidationError } from '../errors/domain-errors';
-import { type IdempotencyClaim, IdempotencyStore, type Reservation, type StoredResponse } from './idempotency.store';
-import { commandContextOf, getPrincipal } from './principal';
+import { type IdempotencyClaim, IdempotencyStore, type StoredResponse } from './idempotency.store';
+import { commandContextOf, getPrincipal, type Principal } from './principal';
 
 export const IDEMPOTENCY_OPTIONS = Symbol('IDEMPOTENCY_OPTIONS');
 
@@ -75,68 +76,100 @@ type MarkedRequest = FastifyRequest & { [PENDING]?: Pending };
  * replays it; a 409 if it does not come in time. Keys are scoped by account and kept in the event
  * store (IdempotencyStore), so this holds across every instance on one store.
  *
- * The interceptor decides; the answer is recorded in Fastify's onSend hook (see
- * `IdempotencyHooks`), because only there are the final status, headers and serialized body
- * known, including the problem+json that the exception filter makes of a 4xx. 400, 429 and 5xx
- * are never recorded: the key is released and a retry runs again.
+ * A guard, bound to each POST route after all its other guards (`RouteEnhancers`), so it decides
+ * where an interceptor would (after authentication, the rate limit and the JSON-only check, before
+ * the pipes), without the Observable pipeline an interceptor puts on every request, most of which
+ * carry no key. A replay is thrown (`IdempotentReplay`) and answered by `IdempotentReplayFilter`,
+ * bound to the same routes: the handler does not run.
+ *
+ * The answer is recorded in Fastify's onSend hook (see `IdempotencyHooks`), because only there
+ * are the final status, headers and serialized body known, including the problem+json that the
+ * exception filter makes of a 4xx. 400, 429 and 5xx are never recorded: the key is released and a
+ * retry runs again.
  */
 @Injectable()
-export class IdempotencyInterceptor implements NestInterceptor {
+export class IdempotencyGuard implements CanActivate {
   constructor(
     private readonly store: IdempotencyStore,
     @Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyOptions,
     private readonly reflector: Reflector,
   ) {}
 
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (context.getType() !== 'http') return next.handle();
+  canActivate(context: ExecutionContext): true | Promise<true> {
+    if (context.getType() !== 'http') return true;
     const request = context.switchToHttp().getRequest<MarkedRequest>();
-    if (request.method !== 'POST' || !this.options.pathPrefixes.some((p) => request.url.startsWith(p))) {
-      return next.handle();
-    }
+    if (request.method !== 'POST' || !this.options.pathPrefixes.some((p) => request.url.startsWith(p))) return true;
     const header = request.headers['idempotency-key'];
-    if (header === undefined) return next.handle();
+    if (header === undefined) return true;
     if (this.reflector.getAllAndOverride<boolean>(SKIP_IDEMPOTENCY, [context.getHandler(), context.getClass()])) {
-      return next.handle();
+      return true;
     }
     if (typeof header !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(header)) {
       throw ValidationError.field('Idempotency-Key', IDEMPOTENCY_KEY_RULE);
     }
     const principal = getPrincipal(request);
-    if (!principal) return next.handle(); // unauthenticated routes have no account to scope keys by
-    const scope = principal.accountId ?? `${principal.kind}:${principal.subjectId}`;
+    if (!principal) return true; // unauthenticated routes have no account to scope keys by
     const redact =
       this.reflector.getAllAndOverride<string[]>(REDACT_ON_REPLAY, [context.getHandler(), context.getClass()]) ?? [];
+    return this.reserve(request, header, principal, redact);
+  }
 
-    const reserved = this.store.reserve(
+  private async reserve(
+    request: MarkedRequest,
+    key: string,
+    principal: Principal,
+    redact: readonly string[],
+  ): Promise<true> {
+    const scope = principal.accountId ?? `${principal.kind}:${principal.subjectId}`;
+    const reservation = await this.store.reserve(
       scope,
-      header,
+      key,
       fingerprint(request),
       commandContextOf(principal, request.headers['x-request-id']),
       this.options.inFlightWaitMs,
     );
-    return from(reserved).pipe(
-      switchMap((reservation: Reservation) => {
-        switch (reservation.kind) {
-          case 'mismatch':
-            throw new UnprocessableError('This Idempotency-Key was already used with another request; use a new key');
-          case 'in-flight':
-            throw new ConflictError('A request with this Idempotency-Key is still being processed; retry shortly');
-          case 'replay':
-            return of(toWebResponse(reservation.response));
-          case 'reserved':
-            request[PENDING] = { claim: reservation.claim, redact };
-            return next.handle();
-        }
-      }),
-    );
+    switch (reservation.kind) {
+      case 'mismatch':
+        throw new UnprocessableError('This Idempotency-Key was already used with another request; use a new key');
+      case 'in-flight':
+        throw new ConflictError('A request with this Idempotency-Key is still being processed; retry shortly');
+      case 'replay':
+        throw new IdempotentReplay(reservation.response);
+      case 'reserved':
+        request[PENDING] = { claim: reservation.claim, redact };
+        return true;
+    }
+  }
+}
+
+/** The recorded answer to a retry: thrown by IdempotencyGuard so that the handler does not run. */
+export class IdempotentReplay extends Error {
+  constructor(readonly response: StoredResponse) {
+    super('Answered with the recorded response of an earlier request with this Idempotency-Key');
+  }
+}
+
+/**
+ * Sends a replay as recorded: its status and headers win over any set before it (as the rate
+ * limit's), plus `Idempotent-Replayed: true`. Caught here, before the global filter, which would
+ * make a problem of it.
+ */
+@Catch(IdempotentReplay)
+export class IdempotentReplayFilter implements ExceptionFilter<IdempotentReplay> {
+  catch({ response }: IdempotentReplay, host: ArgumentsHost): void {
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const noBody = response.status === 204 || response.status === 205 || response.status === 304;
+    reply
+      .status(response.status)
+      .headers({ ...response.headers, 'idempotent-replayed': 'true' })
+      .send(noBody ? undefined : response.body);
   }
 }
 
 /** Registers the Fastify hooks that record (or release) a reserved key's answer. */
 @Injectable()
 export class IdempotencyHooks implements OnModuleInit {
-  private readonly logger = new Logger(IdempotencyInterceptor.name);
+  private readonly logger = new Logger(IdempotencyGuard.name);
 
   constructor(
     private readonly store: IdempotencyStore,
@@ -217,15 +250,6 @@ function storedHeaders(reply: FastifyReply): Record<string, string> {
     headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
   }
   return headers;
-}
-
-/** Returned by an interceptor, a web Response is the whole answer: its status and headers win. */
-function toWebResponse(stored: StoredResponse): Response {
-  const noBody = stored.status === 204 || stored.status === 205 || stored.status === 304;
-  return new Response(noBody ? null : stored.body, {
-    status: stored.status,
-    headers: { ...stored.headers, 'idempotent-replayed': 'true' },
-  });
 }
 
 function fingerprint(request: FastifyRequest): string {

@@ -188,7 +188,7 @@ export const ApiIfMatchHeader = () =>
     schema: { type: 'string', example: '"3"' },
   });
 
-/** `Idempotency-Key` as the IdempotencyInterceptor checks it (a parameter object: added to POSTs when the document is built). */
+/** `Idempotency-Key` as the IdempotencyGuard checks it (a parameter object: added to POSTs when the document is built). */
 export const IDEMPOTENCY_KEY_HEADER = {
   name: 'Idempotency-Key',
   in: 'header',

@@ -5,7 +5,7 @@ import { ServiceKeys } from '../crypto/service-keys';
 import {
   IDEMPOTENCY_OPTIONS,
   IdempotencyHooks,
-  IdempotencyInterceptor,
+  IdempotencyGuard,
   type IdempotencyOptions,
 } from './idempotency.interceptor';
 import { IDEMPOTENCY_IN_FLIGHT_WAIT_MS, IdempotencyStore } from './idempotency.store';
@@ -35,7 +35,7 @@ export interface ResourceApiModuleOptions {
 
 /**
  * The HTTP mechanisms every resource family shares and that need wiring: the JSON-only guard on
- * every route and the Idempotency-Key interceptor on every POST (with the key store, in the event
+ * every route and the Idempotency-Key guard on every POST (with the key store, in the event
  * store), the CursorCodec that
  * signs and checks pagination cursors (pass it to `pageRequest`), the ServiceKeys and the
  * SecretBox they make, plus the cross-family reference checker (ReferencesModule). Needs the event
@@ -60,9 +60,9 @@ export class ResourceApiModule {
           useFactory: (store: EventStore) => new IdempotencyStore({ store, ttlMs: options.idempotencyTtlMs }),
           inject: [EVENT_STORE],
         },
-        // A guard runs before any interceptor: a non-JSON body is refused before a key is reserved.
+        // Bound in this order: a non-JSON body is refused before a key is reserved.
         JsonBodyGuard,
-        IdempotencyInterceptor,
+        IdempotencyGuard,
         RouteEnhancers,
         IdempotencyHooks,
         {

@@ -1,15 +1,8 @@
-import {
-  type CanActivate,
-  type ExecutionContext,
-  Injectable,
-  type NestInterceptor,
-  type OnModuleInit,
-  RequestMethod,
-} from '@nestjs/common';
-import { GUARDS_METADATA, INTERCEPTORS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { type CanActivate, type ExecutionContext, Injectable, type OnModuleInit, RequestMethod } from '@nestjs/common';
+import { EXCEPTION_FILTERS_METADATA, GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { HttpAdapterHost, MetadataScanner, ModulesContainer } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
-import { IdempotencyInterceptor } from './idempotency.interceptor';
+import { IdempotencyGuard, IdempotentReplayFilter } from './idempotency.interceptor';
 import { JsonBodyGuard } from './json-body.guard';
 
 /** The request decorator through which a route's shared enhancers reach its own app's. */
@@ -17,7 +10,7 @@ const APP_ENHANCERS = 'filingRouteEnhancers';
 
 interface AppEnhancers {
   readonly jsonBody: CanActivate;
-  readonly idempotency: NestInterceptor;
+  readonly idempotency: CanActivate;
 }
 
 function appEnhancers(context: ExecutionContext): AppEnhancers | undefined {
@@ -32,18 +25,20 @@ function appEnhancers(context: ExecutionContext): AppEnhancers | undefined {
 const JSON_BODY: CanActivate = {
   canActivate: (context) => appEnhancers(context)?.jsonBody.canActivate(context) ?? true,
 };
-const IDEMPOTENCY: NestInterceptor = {
-  intercept: (context, next) => appEnhancers(context)?.idempotency.intercept(context, next) ?? next.handle(),
+const IDEMPOTENCY: CanActivate = {
+  canActivate: (context) => appEnhancers(context)?.idempotency.canActivate(context) ?? true,
 };
+/** Holds nothing of an app's: it sends the answer it is thrown. */
+const IDEMPOTENT_REPLAY = new IdempotentReplayFilter();
 
 /**
- * Binds the APIs' shared checks to each route as the route's own guard and interceptor, rather
- * than as APP_GUARD / APP_INTERCEPTOR:
+ * Binds the APIs' shared checks to each route as the route's own guards, rather than as
+ * APP_GUARD / APP_INTERCEPTOR:
  * - JsonBodyGuard on every route, after the route's own guards; the global guards (bearer, rate
  *   limit) run before any route's, so it runs after them all, where it ran as a global interceptor;
- * - IdempotencyInterceptor on the routes that answer POST, the only method it acts on. An
- *   interceptor puts an rxjs pipeline (and close listeners) on every request it wraps; a route
- *   with none, such as every GET, is answered without one.
+ * - IdempotencyGuard after it on the routes that answer POST, the only method it acts on, with
+ *   the filter that sends its replays. As guards, neither puts an rxjs pipeline (and close
+ *   listeners) on the requests: no route of the APIs runs an interceptor.
  */
 @Injectable()
 export class RouteEnhancers implements OnModuleInit {
@@ -51,7 +46,7 @@ export class RouteEnhancers implements OnModuleInit {
     modules: ModulesContainer,
     private readonly adapterHost: HttpAdapterHost,
     private readonly jsonBody: JsonBodyGuard,
-    private readonly idempotency: IdempotencyInterceptor,
+    private readonly idempotency: IdempotencyGuard,
   ) {
     // Here, not in onModuleInit: every controller has been scanned when the providers are made,
     // and Nest reads route metadata when it registers the routes, before that hook.
@@ -79,8 +74,10 @@ function bindRoutes(modules: ModulesContainer): void {
         if (Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
         append(GUARDS_METADATA, handler, JSON_BODY);
         const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod;
-        if (method === RequestMethod.POST || method === RequestMethod.ALL)
-          append(INTERCEPTORS_METADATA, handler, IDEMPOTENCY);
+        if (method === RequestMethod.POST || method === RequestMethod.ALL) {
+          append(GUARDS_METADATA, handler, IDEMPOTENCY);
+          append(EXCEPTION_FILTERS_METADATA, handler, IDEMPOTENT_REPLAY);
+        }
       }
     }
   }

@@ -29,6 +29,15 @@ describe('fan-out service memory', () => {
     const head = (await store.headPosition())!;
     while ((fanOut.position()?.commit ?? -1n) < head.commit) await new Promise((r) => setTimeout(r, 10));
   };
+  /** One enabled endpoint taking every event type, notifications switched on. */
+  const subscribeToAll = async () => {
+    await append(`webhookendpoint-${ENDPOINT}`, EndpointEvents.EndpointCreated, {
+      endpoint_id: ENDPOINT,
+      event_types: [],
+    });
+    await append(`webhookendpoint-${ENDPOINT}`, EndpointEvents.EndpointEnabled, { endpoint_id: ENDPOINT });
+    await append(`webhooksettings-${ACCOUNT}`, NOTIFICATIONS_SWITCHED, { account_id: ACCOUNT, enabled: true });
+  };
   const scheduledIds = async () =>
     (await store.readAll({ maxCount: 100_000 }))
       .filter((e) => e.type === DeliveryEvents.DeliveryScheduled)
@@ -46,12 +55,7 @@ describe('fan-out service memory', () => {
 
   it('holds only the open deliveries: closed ones leave the view, a redelivery brings one back, also after a restart', async () => {
     start();
-    await append(`webhookendpoint-${ENDPOINT}`, EndpointEvents.EndpointCreated, {
-      endpoint_id: ENDPOINT,
-      event_types: [],
-    });
-    await append(`webhookendpoint-${ENDPOINT}`, EndpointEvents.EndpointEnabled, { endpoint_id: ENDPOINT });
-    await append(`webhooksettings-${ACCOUNT}`, NOTIFICATIONS_SWITCHED, { account_id: ACCOUNT, enabled: true });
+    await subscribeToAll();
     for (let i = 0; i < 50; i++) {
       const id = `0193a000-0000-7000-8000-${String(i).padStart(12, '0')}`;
       await append(`entity-${id}`, 'entities.EntityCreated', { entity_id: id, status: 'active' });
@@ -98,5 +102,38 @@ describe('fan-out service memory', () => {
     expect(cancelled.sort()).toEqual([ids[0], ids[1], ids[2], ids[3]].sort());
     await caughtUp();
     expect(fanOut.openDeliveryCount()).toBe(0);
+  });
+
+  it("a later event's payload carries what its stream's earlier events said, across batches, a restart and a delete", async () => {
+    start();
+    await subscribeToAll();
+    const [kept, deleted, fresh] = ['e1', 'e2', 'e3'].map((n) => `0193a000-0000-7000-8000-0000000000${n}`);
+    const created = (id: string, data: JsonObject) => append(`entity-${id}`, 'entities.EntityCreated', data);
+    const updated = (id: string) => append(`entity-${id}`, 'entities.EntityUpdated', { name: 'renamed' });
+    await created(kept, { entity_id: kept, status: 'inactive' });
+    await created(deleted, { entity_id: deleted, status: 'inactive' });
+    await caughtUp();
+    await updated(kept); // a later batch
+    await caughtUp();
+    await fanOut.stop();
+    start();
+    await updated(kept); // after a restart: from the fan-out's file
+    await store.deleteStream(`entity-${deleted}`);
+    await updated(deleted); // revision 1 of a stream that reads as empty
+    await created(fresh, { entity_id: fresh }); // nothing earlier: the default
+    await caughtUp();
+
+    const payloads = (await store.readAll({ maxCount: 100_000 }))
+      .filter((e) => e.type === DeliveryEvents.DeliveryScheduled)
+      .map((e) => e.data.payload as { event_type: string; entity_id: string; status: string })
+      .map(({ event_type, entity_id, status }) => ({ event_type, entity_id, status }));
+    expect(payloads).toEqual([
+      { event_type: 'entity.created', entity_id: kept, status: 'inactive' },
+      { event_type: 'entity.created', entity_id: deleted, status: 'inactive' },
+      { event_type: 'entity.updated', entity_id: kept, status: 'inactive' },
+      { event_type: 'entity.updated', entity_id: kept, status: 'inactive' },
+      { event_type: 'entity.updated', entity_id: deleted, status: 'inactive' },
+      { event_type: 'entity.created', entity_id: fresh, status: 'active' },
+    ]);
   });
 });

@@ -52,6 +52,7 @@ const DELIVERY_CLOSED = new Set<string>([
   DeliveryEvents.DeliveryCancelled,
 ]);
 const MAX_BATCH = 500;
+const noFacts = (): undefined => undefined;
 /**
  * DeliveryScheduled appends in flight at once: enough for the store to commit them in groups,
  * few enough that a burst (a batch fanned out to many endpoints) waits here, not in its queue.
@@ -205,7 +206,9 @@ export class FanOutService {
       }
       let step: ReturnType<typeof fanOutStep>;
       try {
-        step = fanOutStep(this.view, factsOf, event);
+        // A stream's first event has no earlier ones to have left facts (a deleted stream's next
+        // append continues its revisions): no read. Every order, entity, … begins one.
+        step = fanOutStep(this.view, event.revision === 0n ? noFacts : factsOf, event);
       } catch (cause) {
         // Named, so the supervisor can tell a poison event from a passing store failure.
         throw new EventHandlingError('webhook-fanout', event, { cause });
