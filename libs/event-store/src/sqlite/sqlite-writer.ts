@@ -33,6 +33,9 @@ export type WriteRequest =
 export type WriteOutcome =
   { readonly ok: true; readonly result?: AppendResult } | { readonly ok: false; readonly error: unknown };
 
+/** Page cache per connection to the event log, in KiB. */
+const EVENTS_CACHE_KIB = 4096;
+
 /** Opens the event log (WAL), creating its tables. Every connection to it is opened here. */
 export function openEventsDatabase(file: string, synchronous: 'full' | 'normal' = 'full'): Database.Database {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -41,6 +44,10 @@ export function openEventsDatabase(file: string, synchronous: 'full' | 'normal' 
   db.pragma(`synchronous = ${synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
   // Another process (the CLI) may hold the write lock for a moment.
   db.pragma('busy_timeout = 5000');
+  // 4 MiB of page cache, not better-sqlite3's 16: the writer touches the b-trees' right edges,
+  // and a reader's cache is dropped whenever the writer commits; each connection's cache is
+  // resident memory (issue #16: RSS in a burst of appends).
+  db.pragma(`cache_size = -${EVENTS_CACHE_KIB}`);
   db.defaultSafeIntegers(true);
   db.exec(`
     CREATE TABLE IF NOT EXISTS events (

@@ -60,6 +60,21 @@ describe('SqliteEventStore writer thread', () => {
     expect(await store.readStream('after')).toHaveLength(1);
   });
 
+  it("commits a burst of appends far larger than the thread's young generation", async () => {
+    // Near the API's body limit each: the writer's small young generation must not cap what a batch carries.
+    const blob = (i: number) => `${i}`.padEnd(12 * 1024 * 1024, 'x');
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        store.appendToStream(`big-${i}`, [{ id: randomUUID(), type: 't.Big', data: { blob: blob(i) } }]),
+      ),
+    );
+    expect(results.map((r) => r.nextExpectedRevision)).toEqual(Array(6).fill(0n));
+    for (let i = 0; i < 6; i++) {
+      const [read] = await store.readStream(`big-${i}`);
+      expect((read.data as { blob: string }).blob === blob(i)).toBe(true);
+    }
+  });
+
   it('a commit that fails answers every request of its transaction with EventStoreUnavailableError, writing nothing', () => {
     // A deferred foreign key is checked at COMMIT only: a poisoned event makes the commit itself fail.
     const db = openEventsDatabase(join(dir, 'poisoned.db'));

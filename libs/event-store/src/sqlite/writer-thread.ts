@@ -163,10 +163,18 @@ export class WriterThread {
 function spawnWriter(options: WriterThreadOptions): Worker {
   const ext = extname(__filename);
   const entry = join(__dirname, `sqlite-writer.worker${ext}`);
-  if (ext !== '.ts') return new Worker(entry, { workerData: options });
+  if (ext !== '.ts') return new Worker(entry, { workerData: options, resourceLimits: WRITER_LIMITS });
   const hook = require.resolve('@swc-node/register');
   return new Worker(`require(${JSON.stringify(hook)}); require(${JSON.stringify(entry)});`, {
     eval: true,
     workerData: options,
+    resourceLimits: WRITER_LIMITS,
   });
 }
+
+/**
+ * The writer's young generation: everything it allocates dies with its batch, and V8's default
+ * lets each isolate's semi-spaces grow to 16 MB in a burst of appends (resident memory, issue
+ * #16). Its old generation keeps the process's limit: a batch may carry many 15 MB bodies.
+ */
+const WRITER_LIMITS = { maxYoungGenerationSizeMb: 6 };

@@ -42,6 +42,8 @@ export class WalCheckpointer {
     this.worker = new Worker(PROGRAM, {
       eval: true,
       workerData: { file, intervalMs, driver: require.resolve('better-sqlite3') },
+      // It allocates next to nothing: a small young generation keeps its isolate's memory small.
+      resourceLimits: { maxYoungGenerationSizeMb: 3 },
     });
     // Never what keeps the process alive.
     this.worker.unref();
