@@ -142,7 +142,8 @@ export class ProjectionRunner {
 
   /** Opens the read database; a live one (WAL) is checkpointed by a thread, off the event loop. */
   private open(file: string, bulk = false): Database.Database {
-    this.walCheckpointer?.stop();
+    // The old file stays where it is (a swap closes it after): no need to wait for the thread.
+    void this.walCheckpointer?.stop();
     this.walCheckpointer = null;
     const db = openReadDatabase(file, bulk);
     if (!bulk && file !== ':memory:') {
@@ -202,7 +203,8 @@ export class ProjectionRunner {
   async close(): Promise<void> {
     await this.stop();
     this.settleAll(false);
-    this.walCheckpointer?.stop();
+    await this.walCheckpointer?.stop();
+    this.walCheckpointer = null;
     if (this.current.open) this.current.close();
   }
 

@@ -33,6 +33,7 @@ parentPort.once('message', () => {
  */
 export class WalCheckpointer {
   private readonly worker: Worker;
+  private readonly exited: Promise<void>;
 
   constructor(
     readonly file: string,
@@ -45,15 +46,24 @@ export class WalCheckpointer {
       // It allocates next to nothing: a small young generation keeps its isolate's memory small.
       resourceLimits: { maxYoungGenerationSizeMb: 3 },
     });
-    // Never what keeps the process alive.
-    this.worker.unref();
     this.worker.on('message', onError);
     this.worker.on('error', (err) => onError(String(err)));
+    // Never what keeps the process alive (after the listeners: a 'message' listener refs the port).
+    this.worker.unref();
+    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
   }
 
-  /** Closes the thread's connection; the file can be closed or replaced meanwhile. */
-  stop(): void {
+  /**
+   * Closes the thread's connection; the file can be closed or replaced meanwhile. Resolves once
+   * the thread is gone, so its connection no longer holds the file's `-wal`/`-shm` (a directory
+   * removed right after a close would otherwise race it).
+   */
+  stop(): Promise<void> {
+    // Waiting on an unref'd thread would not keep the process alive: one with nothing else to do
+    // (a CLI command closing its runner) would exit silently inside the await.
+    this.worker.ref();
     this.worker.postMessage('stop');
+    return this.exited;
   }
 }
 
