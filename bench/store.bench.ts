@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteEventStore } from '@filing/event-store';
+import { openRawEvents } from './raw-events-db';
 import { printComparison, rate } from './report';
 
 const APPENDS = Number(process.env.BENCH_STORE_APPENDS ?? 20_000);
@@ -61,15 +62,7 @@ export async function adapterAppends(file: string, appends = APPENDS): Promise<n
 }
 
 function rawInserts(file: string): number {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.exec(`CREATE TABLE events (position INTEGER PRIMARY KEY, stream_id TEXT NOT NULL, revision INTEGER NOT NULL,
-    event_id TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, created INTEGER NOT NULL,
-    UNIQUE (stream_id, revision))`);
-  const insert = db.prepare(
-    'INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
+  const { db, insert } = openRawEvents(file);
   const started = performance.now();
   for (let i = 0; i < APPENDS; i++) {
     insert.run(

@@ -5,13 +5,13 @@
  * fsync), answering 201 only after the commit. No auth, no validation, no read model. Prints
  * `{url}` on stdout; event-loop delay over IPC (bench/event-loop-delay.ts).
  */
-import Database from 'better-sqlite3';
 import Fastify from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serveEventLoopDelay } from './event-loop-delay';
+import { openRawEvents } from './raw-events-db';
 
 interface Waiting {
   readonly row: unknown[];
@@ -20,15 +20,7 @@ interface Waiting {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-write-raw-'));
-  const db = new Database(join(dir, 'raw.db'));
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.exec(`CREATE TABLE events (position INTEGER PRIMARY KEY, stream_id TEXT NOT NULL, revision INTEGER NOT NULL,
-    event_id TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, created INTEGER NOT NULL,
-    UNIQUE (stream_id, revision))`);
-  const insert = db.prepare(
-    'INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
+  const { db, insert } = openRawEvents(join(dir, 'raw.db'));
   const commit = db.transaction((rows: Waiting[]) => {
     for (const w of rows) insert.run(...w.row);
   });
