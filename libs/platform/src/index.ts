@@ -23,7 +23,7 @@ export * from './http/page.dto';
 export * from './http/etag';
 export * from './http/resource-id.pipe';
 export * from './http/idempotency.store';
-export * from './http/idempotency.interceptor';
+export * from './http/idempotency.guard';
 export * from './http/references';
 export * from './http/history';
 export * from './http/resource-api.module';

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { EVENT_STORE, type EventStore, SqliteEventStore } from '@filing/event-store';
 import { ConflictError, ValidationError } from '../errors/domain-errors';
 import { IfMatch } from './etag';
-import { RedactOnReplay, SkipIdempotency } from './idempotency.interceptor';
+import { RedactOnReplay, SkipIdempotency } from './idempotency.guard';
 import { type IdempotencyClaim, IdempotencyStore, idempotencyStream, type Reservation } from './idempotency.store';
 import { PROBLEM_CONTENT_TYPE, ProblemDetailsFilter } from './problem-details.filter';
 import { setPrincipal } from './principal';

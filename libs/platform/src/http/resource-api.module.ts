@@ -2,12 +2,7 @@ import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { SecretBox } from '../crypto/secret-box';
 import { ServiceKeys } from '../crypto/service-keys';
-import {
-  IDEMPOTENCY_OPTIONS,
-  IdempotencyHooks,
-  IdempotencyGuard,
-  type IdempotencyOptions,
-} from './idempotency.interceptor';
+import { IDEMPOTENCY_OPTIONS, IdempotencyHooks, IdempotencyGuard, type IdempotencyOptions } from './idempotency.guard';
 import { IDEMPOTENCY_IN_FLIGHT_WAIT_MS, IdempotencyStore } from './idempotency.store';
 import { JSON_API_PREFIXES, JsonBodyGuard } from './json-body.guard';
 import { CursorCodec } from './cursor-codec';

@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Injectable, type OnModuleInit,
 import { EXCEPTION_FILTERS_METADATA, GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { HttpAdapterHost, MetadataScanner, ModulesContainer } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
-import { IdempotencyGuard, IdempotentReplayFilter } from './idempotency.interceptor';
+import { IdempotencyGuard, IdempotentReplayFilter } from './idempotency.guard';
 import { JsonBodyGuard } from './json-body.guard';
 
 /** The request decorator through which a route's shared enhancers reach its own app's. */
