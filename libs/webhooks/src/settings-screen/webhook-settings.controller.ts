@@ -6,7 +6,7 @@ import {
   NotFoundError,
   ValidationError,
 } from '@filing/platform';
-import { Body, Controller, Get, Param, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Query, Res, type Type, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DeliveriesQueries } from '../read-model/deliveries.queries';
 import { STATS_WINDOW_MS } from '../endpoint-health/endpoint-health';
@@ -83,14 +83,8 @@ export class WebhookSettingsController {
     const values = formValues(body);
     let created: EndpointView;
     try {
-      requireUrl(values);
-      const input = (await this.pipe.transform(toInput(values), {
-        type: 'body',
-        metatype: CreateEndpointDto,
-      })) as CreateEndpointDto;
-      created = await this.endpoints.create(ctx, input);
+      created = await this.endpoints.create(ctx, await this.input(values, CreateEndpointDto));
     } catch (err) {
-      if (!(err instanceof ValidationError)) throw err;
       return this.renderProfile(reply, ctx, current, { values, errors: fieldErrors(err) }, 400);
     }
     setFlash(reply, current.token, `Endpoint ${created.url} was created. It stays disabled until you enable it.`);
@@ -119,14 +113,8 @@ export class WebhookSettingsController {
     const endpoint = this.endpoints.details(ctx, checkId(id));
     const values = formValues(body);
     try {
-      requireUrl(values);
-      const input = (await this.pipe.transform(toInput(values), {
-        type: 'body',
-        metatype: UpdateEndpointDto,
-      })) as UpdateEndpointDto;
-      await this.endpoints.update(ctx, endpoint.id, input);
+      await this.endpoints.update(ctx, endpoint.id, await this.input(values, UpdateEndpointDto));
     } catch (err) {
-      if (!(err instanceof ValidationError)) throw err;
       return this.renderEndpoint(reply, ctx, current, endpoint, { values, errors: fieldErrors(err) }, 400);
     }
     setFlash(reply, current.token, 'Your changes to the endpoint were saved.');
@@ -220,6 +208,12 @@ export class WebhookSettingsController {
     const delivery = await this.redelivery.request(ctx, current.session.accountId, checkId(id));
     setFlash(reply, current.token, 'The delivery will be sent again.');
     redirect(reply, `${endpointUrl(delivery.endpoint_id)}#deliveries`);
+  }
+
+  /** The form as the API's body, validated by the API's DTO (a ValidationError names the field). */
+  private async input<T>(values: EndpointFormValues, metatype: Type<T>): Promise<T> {
+    requireUrl(values);
+    return (await this.pipe.transform(toInput(values), { type: 'body', metatype })) as T;
   }
 
   private async toggle(
@@ -336,8 +330,9 @@ function valuesOf(endpoint: EndpointView): EndpointFormValues {
   };
 }
 
-/** `event_types[2]` → `event_types`: one message per form field. */
-function fieldErrors(err: ValidationError): FieldErrors {
+/** `event_types[2]` → `event_types`: one message per form field. Anything else is not the form's fault: thrown on. */
+function fieldErrors(err: unknown): FieldErrors {
+  if (!(err instanceof ValidationError)) throw err;
   const errors: Record<string, string> = {};
   for (const e of err.errors) {
     const field = e.field.split(/[.[]/, 1)[0] || 'url';
