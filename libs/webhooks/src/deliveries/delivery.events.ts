@@ -43,6 +43,14 @@ export type DeliveryAttempted = DomainEvent<
     status_code: number | null;
     error: string | null;
     duration_ms: number;
+    /**
+     * 'succeeded': this attempt delivered a pending delivery, and no `DeliverySucceeded` follows
+     * (one event where streams written before hold Attempted, then Succeeded). Absent: the
+     * delivery's outcome, if the attempt changed it, is the next event (a retry, a failure, or in
+     * those older streams the success). Stated, never derived from `status_code` on replay: the
+     * classification of answers may change between versions.
+     */
+    outcome?: 'succeeded';
   }
 >;
 /**
@@ -58,6 +66,7 @@ export type DeliveryRetryScheduled = DomainEvent<
   typeof DeliveryEvents.DeliveryRetryScheduled,
   { delivery_id: string; next_attempt_at: string }
 >;
+/** No longer appended (an attempt that delivers says so itself); older streams hold it after their attempt. */
 export type DeliverySucceeded = DomainEvent<
   typeof DeliveryEvents.DeliverySucceeded,
   { delivery_id: string; attempt: number }
@@ -81,3 +90,25 @@ export type DeliveryEvent =
   | DeliveryFailed
   | DeliveryCancelled
   | DeliveryRedeliveryRequested;
+
+/** How a delivery ended. */
+export type DeliveryEnd = 'delivered' | 'failed' | 'cancelled';
+
+/**
+ * The end an event gives its delivery, or null: `DeliverySucceeded` (older streams) and a
+ * `DeliveryAttempted` with outcome 'succeeded' (since) both mean delivered.
+ */
+export function deliveryEnd(event: { readonly type: string; readonly data: object }): DeliveryEnd | null {
+  switch (event.type) {
+    case DeliveryEvents.DeliveryAttempted:
+      return (event.data as DeliveryAttempted['data']).outcome === 'succeeded' ? 'delivered' : null;
+    case DeliveryEvents.DeliverySucceeded:
+      return 'delivered';
+    case DeliveryEvents.DeliveryFailed:
+      return 'failed';
+    case DeliveryEvents.DeliveryCancelled:
+      return 'cancelled';
+    default:
+      return null;
+  }
+}

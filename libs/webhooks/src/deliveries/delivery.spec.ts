@@ -67,18 +67,47 @@ describe('delivery', () => {
     );
   });
 
-  it('a 2xx attempt delivers it', () => {
+  it('a 2xx attempt delivers it, in one event that says so', () => {
     const events = record(pending, attempt({ statusCode: 200, verdict: 'delivered' }));
-    expect(events.map((e) => e.type)).toEqual(['webhooks.DeliveryAttempted', 'webhooks.DeliverySucceeded']);
-    expect(events[0].data).toEqual({
-      delivery_id: 'D',
-      attempt: 1,
-      attempted_at: at.toISOString(),
-      status_code: 200,
-      error: null,
-      duration_ms: 10,
-    });
-    expect(fold(pending, events).status).toBe('delivered');
+    expect(events).toEqual([
+      {
+        type: 'webhooks.DeliveryAttempted',
+        data: {
+          delivery_id: 'D',
+          attempt: 1,
+          attempted_at: at.toISOString(),
+          status_code: 200,
+          error: null,
+          duration_ms: 10,
+          outcome: 'succeeded',
+        },
+      },
+    ]);
+    expect(fold(pending, events)).toEqual(
+      expect.objectContaining({ status: 'delivered', attemptCount: 1, nextAttemptAt: null, claimedUntil: null }),
+    );
+  });
+
+  it('an older stream, its attempt then DeliverySucceeded, folds to the same state as the one event', () => {
+    const claimed = fold(pending, claim(pending, 'i-1', at));
+    const [attempted] = record(claimed, attempt({ statusCode: 200, verdict: 'delivered' }));
+    const { outcome, ...withoutOutcome } = attempted.data as { outcome?: string };
+    expect(outcome).toBe('succeeded');
+    const older: DeliveryEvent[] = [
+      { ...attempted, data: withoutOutcome } as DeliveryEvent,
+      { type: 'webhooks.DeliverySucceeded', data: { delivery_id: 'D', attempt: 1 } },
+    ];
+    const afterAttemptAlone = fold(claimed, older.slice(0, 1));
+    expect(afterAttemptAlone).toEqual(expect.objectContaining({ status: 'pending', attemptCount: 1 }));
+    expect(fold(claimed, older)).toEqual(fold(claimed, [attempted]));
+  });
+
+  it('a failed or retried attempt states no outcome: the next event is its outcome', () => {
+    for (const a of [attempt({}), attempt({ statusCode: 404, verdict: 'failed' })]) {
+      const [attempted, outcome] = record(pending, a);
+      expect(attempted.data).not.toHaveProperty('outcome');
+      expect(['webhooks.DeliveryRetryScheduled', 'webhooks.DeliveryFailed']).toContain(outcome.type);
+    }
   });
 
   it('retries on the schedule, with growing gaps, then fails when exhausted', () => {
@@ -117,9 +146,11 @@ describe('delivery', () => {
     expect(cancel.map((e) => e.type)).toEqual(['webhooks.DeliveryCancelled']);
     const cancelled = fold(pending, cancel);
     expect(decideDelivery(cancelled, { kind: 'cancel', deliveryId: 'D', reason: 'x' })).toEqual([]);
-    expect(record(cancelled, attempt({ statusCode: 200, verdict: 'delivered' })).map((e) => e.type)).toEqual([
-      'webhooks.DeliveryAttempted',
-    ]);
+    const late = record(cancelled, attempt({ statusCode: 200, verdict: 'delivered' }));
+    expect(late.map((e) => e.type)).toEqual(['webhooks.DeliveryAttempted']);
+    // Not a success of the delivery: it stays cancelled.
+    expect(late[0].data).not.toHaveProperty('outcome');
+    expect(fold(cancelled, late).status).toBe('cancelled');
   });
 
   it('redelivers failed or cancelled deliveries of the same account, with a fresh schedule', () => {

@@ -36,6 +36,13 @@ export const initialDelivery: DeliveryState = {
   claimedUntil: null,
 };
 
+const delivered = (state: DeliveryState): DeliveryState => ({
+  ...state,
+  status: 'delivered',
+  nextAttemptAt: null,
+  claimedUntil: null,
+});
+
 export function evolveDelivery(state: DeliveryState, event: RecordedEnvelope<DeliveryEvent>): DeliveryState {
   switch (event.type) {
     case DeliveryEvents.DeliveryScheduled:
@@ -52,17 +59,19 @@ export function evolveDelivery(state: DeliveryState, event: RecordedEnvelope<Del
       };
     case DeliveryEvents.DeliveryClaimed:
       return { ...state, claimedUntil: event.data.lease_until };
-    case DeliveryEvents.DeliveryAttempted:
-      return {
+    case DeliveryEvents.DeliveryAttempted: {
+      const attempted = {
         ...state,
         attemptCount: state.attemptCount + 1,
         roundAttempts: state.roundAttempts + 1,
         claimedUntil: null,
       };
+      return event.data.outcome === 'succeeded' ? delivered(attempted) : attempted;
+    }
     case DeliveryEvents.DeliveryRetryScheduled:
       return { ...state, nextAttemptAt: event.data.next_attempt_at };
     case DeliveryEvents.DeliverySucceeded:
-      return { ...state, status: 'delivered', nextAttemptAt: null, claimedUntil: null };
+      return delivered(state);
     case DeliveryEvents.DeliveryFailed:
       return { ...state, status: 'failed', nextAttemptAt: null, claimedUntil: null };
     case DeliveryEvents.DeliveryCancelled:
@@ -187,7 +196,7 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
     case 'record-attempt': {
       const a = command.attempt;
       const number = state.attemptCount + 1;
-      const attempted: DeliveryEvent = {
+      const attempted = {
         type: DeliveryEvents.DeliveryAttempted,
         data: {
           delivery_id,
@@ -197,11 +206,11 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
           error: a.error,
           duration_ms: Math.round(a.durationMs),
         },
-      };
+      } satisfies DeliveryEvent;
       // Cancelled (or finished) while the request was in flight: the attempt is still a fact.
       if (state.status !== 'pending') return [attempted];
-      if (a.verdict === 'delivered')
-        return [attempted, { type: DeliveryEvents.DeliverySucceeded, data: { delivery_id, attempt: number } }];
+      // One event, not Attempted + Succeeded: each event costs every projection and subscriber.
+      if (a.verdict === 'delivered') return [{ ...attempted, data: { ...attempted.data, outcome: 'succeeded' } }];
       if (a.verdict === 'failed') {
         const reason =
           a.statusCode !== null ? `the receiver answered ${a.statusCode}` : (a.error ?? 'the attempt failed');

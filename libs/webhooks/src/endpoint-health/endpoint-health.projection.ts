@@ -62,10 +62,18 @@ export class EndpointHealthProjection implements Projection {
            SELECT delivery_id, ?, endpoint_id, ?, ?, ?, ? FROM webhook_health_deliveries WHERE delivery_id = ?
            ON CONFLICT DO NOTHING`,
         ).run(d.attempt, d.attempted_at, isSuccessfulAttempt(d.status_code) ? 1 : 0, d.status_code, d.duration_ms, id);
-        stmt(db, 'UPDATE webhook_health_deliveries SET last_attempt_at = ? WHERE delivery_id = ?').run(
-          d.attempted_at,
-          id,
-        );
+        if (d.outcome === 'succeeded') {
+          // Also the older streams' DeliverySucceeded (same occurred_at: one append): one UPDATE.
+          stmt(
+            db,
+            `UPDATE webhook_health_deliveries SET last_attempt_at = ?, status = 'delivered', status_at = ? WHERE delivery_id = ?`,
+          ).run(d.attempted_at, at, id);
+        } else {
+          stmt(db, 'UPDATE webhook_health_deliveries SET last_attempt_at = ? WHERE delivery_id = ?').run(
+            d.attempted_at,
+            id,
+          );
+        }
         return;
       }
       case DeliveryEvents.DeliverySucceeded:

@@ -65,10 +65,25 @@ describe('fan-out service memory', () => {
     expect(ids).toHaveLength(50);
     expect(fanOut.openDeliveryCount()).toBe(50);
 
-    // 48 end (succeeded, failed, cancelled): the view keeps the 2 still pending.
-    const closing = [DeliveryEvents.DeliverySucceeded, DeliveryEvents.DeliveryFailed, DeliveryEvents.DeliveryCancelled];
-    for (const [i, id] of ids.slice(2).entries())
-      await append(`webhookdelivery-${id}`, closing[i % 3], { delivery_id: id, attempt: 1, reason: 'x' });
+    // 48 end (succeeded: an attempt saying so, or an older stream's DeliverySucceeded; failed;
+    // cancelled): the view keeps the 2 still pending, one of them after an attempt to be retried.
+    const attempted = (id: string, outcome?: 'succeeded'): JsonObject => ({
+      delivery_id: id,
+      attempt: 1,
+      attempted_at: new Date().toISOString(),
+      status_code: outcome ? 200 : 503,
+      error: null,
+      duration_ms: 1,
+      ...(outcome ? { outcome } : {}),
+    });
+    const closing: Array<(id: string) => [string, JsonObject]> = [
+      (id) => [DeliveryEvents.DeliveryAttempted, attempted(id, 'succeeded')],
+      (id) => [DeliveryEvents.DeliverySucceeded, { delivery_id: id, attempt: 1 }],
+      (id) => [DeliveryEvents.DeliveryFailed, { delivery_id: id, reason: 'x' }],
+      (id) => [DeliveryEvents.DeliveryCancelled, { delivery_id: id, reason: 'x' }],
+    ];
+    await append(`webhookdelivery-${ids[0]}`, DeliveryEvents.DeliveryAttempted, attempted(ids[0]));
+    for (const [i, id] of ids.slice(2).entries()) await append(`webhookdelivery-${id}`, ...closing[i % 4](id));
     await caughtUp();
     expect(fanOut.openDeliveryCount()).toBe(2);
 

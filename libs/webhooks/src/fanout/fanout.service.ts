@@ -29,6 +29,7 @@ import {
   DELIVERY_EVENT_PREFIX,
   DELIVERY_STREAM,
   type DeliveryEvent,
+  deliveryEnd,
   DeliveryEvents,
   type DeliveryScheduled,
 } from '../deliveries/delivery.events';
@@ -46,11 +47,6 @@ import { type DeliveryOwner, MemoryFanOutView } from './fanout-view';
 const FILTER_PREFIXES = [
   ...new Set([...NOTIFIABLE_EVENT_PREFIXES, ENDPOINT_EVENT_PREFIX, NOTIFICATIONS_SWITCHED, DELIVERY_EVENT_PREFIX]),
 ];
-const DELIVERY_CLOSED = new Set<string>([
-  DeliveryEvents.DeliverySucceeded,
-  DeliveryEvents.DeliveryFailed,
-  DeliveryEvents.DeliveryCancelled,
-]);
 const MAX_BATCH = 500;
 const noFacts = (): undefined => undefined;
 /**
@@ -325,7 +321,7 @@ export class FanOutService {
       const owner = this.view.owner(endpoint_id, account_id);
       this.view.openDelivery(id, owner);
       changed.set(id, { owner, open: true });
-    } else if (open && DELIVERY_CLOSED.has(event.type)) {
+    } else if (open && deliveryEnd(event) !== null) {
       this.view.closeDelivery(id);
       changed.set(id, { owner: open, open: false });
     } else if (event.type === DeliveryEvents.DeliveryRedeliveryRequested) {

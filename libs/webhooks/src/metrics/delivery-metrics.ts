@@ -1,22 +1,11 @@
-import { EVENT_STORE, type EventData, type EventStore, ObservedEventStore } from '@filing/event-store';
+import { EVENT_STORE, type EventStore, ObservedEventStore } from '@filing/event-store';
 import { Metrics, ProjectionRunner } from '@filing/platform';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
-import { type DeliveryEvent, DeliveryEvents } from '../deliveries/delivery.events';
+import { type DeliveryEnd, deliveryEnd } from '../deliveries/delivery.events';
 import { DeliveryQueue, type PendingStats } from '../read-model/delivery-queue.queries';
 
-type DeliveryOutcome = 'delivered' | 'failed' | 'cancelled';
-
-const OUTCOMES: Partial<Record<DeliveryEvent['type'], DeliveryOutcome>> = {
-  [DeliveryEvents.DeliverySucceeded]: 'delivered',
-  [DeliveryEvents.DeliveryFailed]: 'failed',
-  [DeliveryEvents.DeliveryCancelled]: 'cancelled',
-};
-
-/** The final outcome an event records, or null for any other event. */
-function deliveryOutcome(event: Pick<EventData, 'type'>): DeliveryOutcome | null {
-  return OUTCOMES[event.type as DeliveryEvent['type']] ?? null;
-}
+const ENDS: readonly DeliveryEnd[] = ['delivered', 'failed', 'cancelled'];
 
 /**
  * Delivery metrics beside the dispatcher's per-attempt ones: final outcomes, counted from the
@@ -42,11 +31,11 @@ export class DeliveryMetrics {
       registers: [metrics.registry],
     });
     // Every outcome is exported from the start, so rate() sees the first one.
-    for (const outcome of Object.values(OUTCOMES)) outcomes.inc({ outcome }, 0);
+    for (const outcome of ENDS) outcomes.inc({ outcome }, 0);
     if (store instanceof ObservedEventStore) {
       store.onAppend((_stream, events) => {
         for (const event of events) {
-          const outcome = deliveryOutcome(event);
+          const outcome = deliveryEnd(event);
           if (outcome) outcomes.inc({ outcome });
         }
       });

@@ -6,6 +6,8 @@ import { DeliveryStates } from '../dispatch/delivery-states';
 import { DeliverySignal } from './delivery-signal';
 import { cachedStatement as stmt } from '@filing/platform';
 
+const DELIVERED = "status = 'delivered', next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL";
+
 /** `webhook_deliveries` + `webhook_delivery_attempts`: the delivery log and the dispatcher's queue. */
 @Injectable()
 @RegisterProjection()
@@ -93,7 +95,12 @@ export class DeliveriesProjection implements Projection {
           `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms)
            VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
         ).run(id, d.attempt, d.attempted_at, d.status_code, d.error, d.duration_ms);
-        set('attempt_count = attempt_count + 1, last_attempt_at = ?, claimed_until = NULL', d.attempted_at);
+        // A delivering attempt is also the older streams' DeliverySucceeded: the same row, one UPDATE.
+        if (d.outcome === 'succeeded') {
+          set(`attempt_count = attempt_count + 1, last_attempt_at = ?, ${DELIVERED}`, d.attempted_at);
+        } else {
+          set('attempt_count = attempt_count + 1, last_attempt_at = ?, claimed_until = NULL', d.attempted_at);
+        }
         return;
       }
       case DeliveryEvents.DeliveryRetryScheduled:
@@ -101,7 +108,7 @@ export class DeliveriesProjection implements Projection {
         this.newWork = true;
         return;
       case DeliveryEvents.DeliverySucceeded:
-        set("status = 'delivered', next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL");
+        set(DELIVERED);
         return;
       case DeliveryEvents.DeliveryFailed:
         set("status = 'failed', next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL");
