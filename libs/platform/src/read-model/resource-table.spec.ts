@@ -196,6 +196,26 @@ describe('a declared resource table', () => {
     expect(reads.listJson('acc-1', {}, page).toString()).toBe(JSON.stringify(reads.list('acc-1', {}, page)));
   });
 
+  it('stores the answer a read of the row gives, byte for byte, whatever the text and JSON values hold', () => {
+    const reads = new ResourceQueries<{ id: string }>({ db } as unknown as ProjectionRunner, NOTES);
+    const titles = ['quote " and \\ back', 'line\nbreak \u0001', 'ünïcødé \u2028 😀', ''];
+    const tags = [[], [{ b: 1, 10: 'ten', 2: null }], ['x', 1.5e-7, -0, true, { nested: ['"'] }], [1e21, 'é']];
+    titles.forEach((title, i) =>
+      apply(
+        { type: 'notes.NoteCreated', data: { ...note(`t${i}`, title), tags: tags[i % tags.length] as string[] } },
+        0,
+      ),
+    );
+    for (let i = 0; i < titles.length; i++) {
+      const stored = reads.getJson('acc-1', `t${i}`)!.json;
+      expect(stored).toBe(JSON.stringify(reads.get('acc-1', `t${i}`)));
+      expect(JSON.parse(stored)).toMatchObject({
+        title: titles[i],
+        tags: JSON.parse(JSON.stringify(tags[i % tags.length])),
+      });
+    }
+  });
+
   it("is what the families' read-model specs walk with readModelFixture (pages chained by cursors)", () => {
     const model = readModelFixture(
       new ResourceProjection(NOTES),

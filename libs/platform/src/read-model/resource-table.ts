@@ -88,8 +88,21 @@ function storedAsIs(declaredType: string): (value: unknown) => boolean {
 class ResourceAnswer<V> {
   readonly answered: readonly string[];
   private readonly json: readonly string[];
-  /** The answered declared columns: each one's place among the declared columns, and whether it holds JSON. */
-  private readonly fields: readonly { readonly index: number; readonly name: string; readonly json: boolean }[];
+  /**
+   * The answered declared columns: each one's place among the declared columns, whether it holds
+   * JSON, and the text before its value in the answer (`,"name":`).
+   */
+  private readonly fields: readonly {
+    readonly index: number;
+    readonly name: string;
+    readonly json: boolean;
+    readonly key: string;
+  }[];
+  /**
+   * Whether `renderValues` may write the answer's text itself: no field name an object would
+   * reorder (an array index) or not keep as its own (`__proto__`).
+   */
+  private readonly concatenates: boolean;
 
   constructor(table: ResourceTable) {
     const fields = columnNames(table).filter((column) => !table.derived?.[column]);
@@ -99,7 +112,9 @@ class ResourceAnswer<V> {
       index: columnNames(table).indexOf(name),
       name,
       json: this.json.includes(name),
+      key: `,${JSON.stringify(name)}:`,
     }));
+    this.concatenates = fields.every((name) => !/^(0|[1-9]\d*)$/.test(name) && name !== '__proto__');
   }
 
   /** Exactly the API's fields, in the table's order, from a row or from the aggregate's state. */
@@ -123,13 +138,24 @@ class ResourceAnswer<V> {
 
   /**
    * `render` of a row not yet stored, from its declared columns' values in order (a JSON
-   * column's as its text): the same answer, without building the row first.
+   * column's as its text): the same answer, without building the row first. Written as text —
+   * JSON.stringify of each value, a JSON column's text as it is (the stringify of a parsed
+   * stringify is that stringify) — when the names allow it: the same bytes, no object built.
    */
   renderValues(
     id: unknown,
     values: readonly unknown[],
     times: { readonly created_at: string; readonly updated_at: string; readonly version: number },
   ): string {
+    if (this.concatenates && typeof id === 'string') {
+      let text = `{"id":${JSON.stringify(id)}`;
+      for (const { index, key, json } of this.fields) {
+        const value = values[index];
+        // JSON.stringify leaves out a property whose value is undefined (a JSON column's text never is).
+        if (value !== undefined) text += key + (json ? (value as string) : JSON.stringify(value));
+      }
+      return `${text},"created_at":${JSON.stringify(times.created_at)},"updated_at":${JSON.stringify(times.updated_at)},"version":${JSON.stringify(times.version)}}`;
+    }
     const answer: Record<string, unknown> = { id };
     for (const { index, name, json } of this.fields)
       answer[name] = json ? JSON.parse(values[index] as string) : values[index];
