@@ -18,6 +18,7 @@ export * from './projections/read-model-files';
 export * from './projections/rebuild';
 export * from './projections/audit';
 export * from './projections/statements';
+export * from './projections/multi-row-insert';
 export * from './http/cursor-codec';
 export * from './http/page.dto';
 export * from './http/etag';

@@ -53,6 +53,22 @@ interface EventRow {
   created: number;
 }
 
+/**
+ * A scanned row, as an array (`raw()`): `$all` reads build no object per row. The columns of
+ * `SCAN_COLUMNS`, in order.
+ */
+type ScanRow = [
+  position: bigint,
+  stream_id: string,
+  revision: bigint,
+  event_id: string,
+  type: string,
+  data: string,
+  metadata: string,
+  created: bigint,
+];
+const SCAN_COLUMNS = 'position, stream_id, revision, event_id, type, data, metadata, created';
+
 interface MetadataRow {
   stream_id: string;
   max_age: bigint | null;
@@ -96,7 +112,7 @@ export class SqliteEventStore implements EventStore {
   private readonly appendListeners = new Set<() => void>();
   private readonly pollIntervalMs: number;
   private readonly stmt: ReturnType<SqliteEventStore['prepareStatements']>;
-  private readonly scans = new Map<string, Database.Statement<unknown[], EventRow>>();
+  private readonly scans = new Map<string, Database.Statement<unknown[], ScanRow>>();
 
   constructor(options: SqliteEventStoreOptions) {
     const synchronous = options.synchronous ?? 'full';
@@ -266,15 +282,19 @@ export class SqliteEventStore implements EventStore {
     }
     if (from === 'end') return [];
     const lower = from === 'start' ? 0n : from.commit;
-    return this.scanForwards(lower - 1n, undefined, limit).map(toRecorded);
+    return this.scanForwards(lower - 1n, undefined, limit).map(scanned);
   }
 
   /** Rows with position > after, matching the filter, oldest first. */
-  private scanForwards(after: bigint, filter: SubscriptionFilter | undefined, limit: bigint | number): EventRow[] {
+  private scanForwards(after: bigint, filter: SubscriptionFilter | undefined, limit: bigint | number): ScanRow[] {
     const { sql, params } = filterSql(filter);
     let scan = this.scans.get(sql);
     if (!scan) {
-      scan = this.db.prepare(`SELECT * FROM events WHERE position > ? ${sql} ORDER BY position ASC LIMIT ?`);
+      scan = this.db
+        .prepare<unknown[], ScanRow>(
+          `SELECT ${SCAN_COLUMNS} FROM events WHERE position > ? ${sql} ORDER BY position ASC LIMIT ?`,
+        )
+        .raw(true);
       this.scans.set(sql, scan);
     }
     return scan.all(after, ...params, limit);
@@ -285,7 +305,7 @@ export class SqliteEventStore implements EventStore {
     after: bigint,
     filter: SubscriptionFilter | undefined,
     limit: number,
-  ): { rows: EventRow[]; head: bigint } {
+  ): { rows: ScanRow[]; head: bigint } {
     return this.db.transaction(() => ({ rows: this.scanForwards(after, filter, limit), head: this.headCommit() }))();
   }
 
@@ -307,7 +327,7 @@ export class SqliteEventStore implements EventStore {
           // events committed meanwhile that the page never saw, and skipping to it loses them.
           const { rows, head } = store.scanPage(after, options.filter, SCAN_BATCH);
           for (const row of rows) {
-            const event = toRecorded(row);
+            const event = scanned(row);
             after = event.position.commit;
             yield { kind: 'event', event };
             if (abort.signal.aborted) return;
@@ -403,16 +423,42 @@ function filterSql(filter: SubscriptionFilter | undefined): { sql: string; param
 }
 
 function toRecorded(row: EventRow): RecordedEvent {
-  const position = BigInt(row.position);
+  return recordedEvent(
+    row.position,
+    row.stream_id,
+    row.revision,
+    row.event_id,
+    row.type,
+    row.data,
+    row.metadata,
+    row.created,
+  );
+}
+
+function scanned(row: ScanRow): RecordedEvent {
+  return recordedEvent(...row);
+}
+
+function recordedEvent(
+  position: number | bigint,
+  streamId: string,
+  revision: number | bigint,
+  id: string,
+  type: string,
+  data: string,
+  metadata: string,
+  created: number | bigint,
+): RecordedEvent {
+  const commit = BigInt(position);
   return {
-    id: row.event_id,
-    type: row.type,
-    streamId: row.stream_id,
-    revision: BigInt(row.revision),
-    position: { commit: position, prepare: position },
+    id,
+    type,
+    streamId,
+    revision: BigInt(revision),
+    position: { commit, prepare: commit },
     // Written by appendToStream from validated JSON objects.
-    data: JSON.parse(row.data) as JsonObject,
-    metadata: JSON.parse(row.metadata) as JsonObject,
-    created: new Date(Number(row.created)),
+    data: JSON.parse(data) as JsonObject,
+    metadata: JSON.parse(metadata) as JsonObject,
+    created: new Date(Number(created)),
   };
 }

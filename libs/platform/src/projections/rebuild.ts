@@ -24,8 +24,12 @@ export interface RebuildOptions {
   readonly progressIntervalMs?: number;
 }
 
-/** Events read and applied at a time in a rebuild: one transaction each. */
-const PAGE_SIZE = 5000;
+/**
+ * Events read and applied at a time in a rebuild: one transaction each. A page's events live
+ * until its transaction ends, so every scavenge copies them and promotes most: at 5000 the
+ * garbage collector's threads cost ~2 µs of CPU per event more than at 1000.
+ */
+const PAGE_SIZE = 1000;
 
 /** Builds every read model from the stream into a fresh database, up to one position. */
 export async function rebuildReadModels(options: RebuildOptions): Promise<RebuildProgress> {

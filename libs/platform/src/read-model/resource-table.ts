@@ -4,6 +4,7 @@ import type { Resource } from '../domain/resource';
 import type { RecordedEnvelope } from '../events/envelope';
 import type { Page, PageRequest } from '../http/page.dto';
 import type { Projection } from '../projections/projection';
+import { MultiRowInsert } from '../projections/multi-row-insert';
 import { ProjectionRunner } from '../projections/projection-runner';
 import { cachedStatement } from '../projections/statements';
 import { type Filter, keysetPage, keysetPageJson } from './keyset-page';
@@ -87,8 +88,21 @@ function storedAsIs(declaredType: string): (value: unknown) => boolean {
 class ResourceAnswer<V> {
   readonly answered: readonly string[];
   private readonly json: readonly string[];
-  /** The answered declared columns: each one's place among the declared columns, and whether it holds JSON. */
-  private readonly fields: readonly { readonly index: number; readonly name: string; readonly json: boolean }[];
+  /**
+   * The answered declared columns: each one's place among the declared columns, whether it holds
+   * JSON, and the text before its value in the answer (`,"name":`).
+   */
+  private readonly fields: readonly {
+    readonly index: number;
+    readonly name: string;
+    readonly json: boolean;
+    readonly key: string;
+  }[];
+  /**
+   * Whether `renderValues` may write the answer's text itself: no field name an object would
+   * reorder (an array index) or not keep as its own (`__proto__`).
+   */
+  private readonly concatenates: boolean;
 
   constructor(table: ResourceTable) {
     const fields = columnNames(table).filter((column) => !table.derived?.[column]);
@@ -98,7 +112,9 @@ class ResourceAnswer<V> {
       index: columnNames(table).indexOf(name),
       name,
       json: this.json.includes(name),
+      key: `,${JSON.stringify(name)}:`,
     }));
+    this.concatenates = fields.every((name) => !/^(0|[1-9]\d*)$/.test(name) && name !== '__proto__');
   }
 
   /** Exactly the API's fields, in the table's order, from a row or from the aggregate's state. */
@@ -122,13 +138,24 @@ class ResourceAnswer<V> {
 
   /**
    * `render` of a row not yet stored, from its declared columns' values in order (a JSON
-   * column's as its text): the same answer, without building the row first.
+   * column's as its text): the same answer, without building the row first. Written as text —
+   * JSON.stringify of each value, a JSON column's text as it is (the stringify of a parsed
+   * stringify is that stringify) — when the names allow it: the same bytes, no object built.
    */
   renderValues(
     id: unknown,
     values: readonly unknown[],
     times: { readonly created_at: string; readonly updated_at: string; readonly version: number },
   ): string {
+    if (this.concatenates && typeof id === 'string') {
+      let text = `{"id":${JSON.stringify(id)}`;
+      for (const { index, key, json } of this.fields) {
+        const value = values[index];
+        // JSON.stringify leaves out a property whose value is undefined (a JSON column's text never is).
+        if (value !== undefined) text += key + (json ? (value as string) : JSON.stringify(value));
+      }
+      return `${text},"created_at":${JSON.stringify(times.created_at)},"updated_at":${JSON.stringify(times.updated_at)},"version":${JSON.stringify(times.version)}}`;
+    }
     const answer: Record<string, unknown> = { id };
     for (const { index, name, json } of this.fields)
       answer[name] = json ? JSON.parse(values[index] as string) : values[index];
@@ -171,6 +198,8 @@ export class ResourceProjection implements Projection {
   private readonly answeredStored: readonly { readonly index: number; readonly asIs: (value: unknown) => boolean }[];
   private readonly answer: ResourceAnswer<object>;
   private readonly upsert: string;
+  /** A rebuild's rows, many to a statement: `upsert` with the update's answer computed from the inserted one. */
+  private readonly rebuiltRows: MultiRowInsert;
 
   constructor(
     private readonly table: ResourceTable,
@@ -199,6 +228,19 @@ export class ResourceProjection implements Projection {
     this.upsert = `INSERT INTO ${name} (${all.join(', ')}) VALUES (${all.map(() => '?').join(', ')})
       ON CONFLICT (id) DO UPDATE SET ${replaced.join(', ')},
         ${API_JSON_COLUMN} = coalesce(? || json_quote(created_at) || ?, '')`;
+    // The same upsert for many rows, each bound with its whole answer: an update keeps the answer
+    // but for the created_at it holds, which it takes from the stored row. The answer ends with
+    // created_at, updated_at and version (ResourceAnswer), so the text after created_at is
+    // rebuilt from the row's own columns and the text before it is what precedes both.
+    const after = `',"updated_at":' || json_quote(excluded.updated_at) || ',"version":' || printf('%d', excluded.version) || '}'`;
+    const answer = `excluded.${API_JSON_COLUMN}`;
+    this.rebuiltRows = new MultiRowInsert(
+      `INSERT INTO ${name} (${all.join(', ')})`,
+      all.length,
+      `ON CONFLICT (id) DO UPDATE SET ${replaced.join(', ')},
+        ${API_JSON_COLUMN} = substr(${answer}, 1, length(${answer}) - length(json_quote(excluded.created_at)) - length(${after}))
+          || json_quote(created_at) || ${after}`,
+    );
   }
 
   setup(db: Database.Database): void {
@@ -226,12 +268,25 @@ export class ResourceProjection implements Projection {
 
   beginBatch(_db: Database.Database, batch: { readonly rebuild: boolean }): void {
     this.pending = batch.rebuild ? new Map() : null;
+    this.rebuiltRows.clear();
   }
 
   endBatch(db: Database.Database): void {
     const pending = this.pending;
     this.pending = null;
-    if (pending) for (const row of pending.values()) this.write(db, row);
+    if (!pending) return;
+    for (const row of pending.values()) {
+      const { id, account_id, values, created_at, updated_at, version } = row;
+      if (this.exact(id, values)) {
+        const answer = this.answer.renderValues(id, values, { created_at, updated_at, version });
+        this.rebuiltRows.add(db, id, account_id, ...values, created_at, updated_at, version, answer);
+      } else {
+        // Rows are numbered as they are written: the ones before go first.
+        this.rebuiltRows.flush(db);
+        this.write(db, row);
+      }
+    }
+    this.rebuiltRows.flush(db);
   }
 
   apply(db: Database.Database, event: RecordedEnvelope): void {
@@ -259,10 +314,15 @@ export class ResourceProjection implements Projection {
     this.pending.set(id, row);
   }
 
+  /** Whether the row's answer can be rendered from its values: each reads back from SQLite as written. */
+  private exact(id: unknown, values: readonly unknown[]): boolean {
+    return typeof id === 'string' && this.answeredStored.every(({ index, asIs }) => asIs(values[index]));
+  }
+
   /** Inserts the row, or updates it keeping its account and created_at (the first event's). */
   private write(db: Database.Database, pending: PendingRow): void {
     const { id, account_id, values, created_at, updated_at, version } = pending;
-    const exact = typeof id === 'string' && this.answeredStored.every(({ index, asIs }) => asIs(values[index]));
+    const exact = this.exact(id, values);
     // The answer as a read of the stored row will give it: created_at is the first event's.
     let before: string | null = null;
     let after: string | null = null;

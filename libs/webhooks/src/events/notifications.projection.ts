@@ -1,5 +1,11 @@
 import { positionToString } from '@filing/event-store';
-import { cachedStatement as stmt, RegisterProjection, type Projection, type RecordedEnvelope } from '@filing/platform';
+import {
+  cachedStatement as stmt,
+  MultiRowInsert,
+  RegisterProjection,
+  type Projection,
+  type RecordedEnvelope,
+} from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
 import {
@@ -8,6 +14,8 @@ import {
   type ResourceFacts,
   serializeNotification,
 } from '../notifications/notification-mapper';
+
+const NOTIFICATION_COLUMNS = 'webhook_notifications (account_id, event_id, event_type, occurred_at, position, payload)';
 
 /**
  * `webhook_notifications`: every notification of every account (the operational ones too), one
@@ -48,19 +56,34 @@ export class NotificationsProjection implements Projection {
   private readonly changedFacts = new Set<string>();
   /** In a rebuild the tables start empty and each event is applied once, in `$all` order. */
   private rebuilding = false;
+  /** A rebuild's rows, many to an INSERT (written by the batch's end, in order). */
+  private readonly rebuiltNotifications = new MultiRowInsert(
+    `INSERT INTO ${NOTIFICATION_COLUMNS}`,
+    6,
+    'ON CONFLICT (event_id) DO NOTHING',
+  );
+  private readonly rebuiltFacts = new MultiRowInsert(
+    'INSERT INTO webhook_notification_facts (stream_id, facts)',
+    2,
+    'ON CONFLICT (stream_id) DO UPDATE SET facts = excluded.facts',
+  );
 
   beginBatch(_db: Database.Database, batch: { readonly rebuild: boolean }): void {
     this.batchFacts = new Map();
     this.changedFacts.clear();
     this.rebuilding = batch.rebuild;
+    this.rebuiltNotifications.clear();
+    this.rebuiltFacts.clear();
   }
 
   endBatch(db: Database.Database): void {
     const facts = this.batchFacts;
     this.batchFacts = null;
     if (!facts) return;
+    this.rebuiltNotifications.flush(db);
     for (const streamId of this.changedFacts) this.saveFacts(db, streamId, facts.get(streamId) ?? null);
     this.changedFacts.clear();
+    this.rebuiltFacts.flush(db);
   }
 
   apply(db: Database.Database, event: RecordedEnvelope): void {
@@ -74,18 +97,19 @@ export class NotificationsProjection implements Projection {
       } else this.saveFacts(db, event.streamId, facts);
     }
     if (!notification || !accountId) return;
-    stmt(
-      db,
-      `INSERT INTO webhook_notifications (account_id, event_id, event_type, occurred_at, position, payload)
-       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`,
-    ).run(
+    const row = [
       accountId,
       event.id,
       notification.event_type,
       occurredAt,
       positionToString(event.position),
       serializeNotification(notification),
-    );
+    ] as const;
+    if (this.rebuilding) this.rebuiltNotifications.add(db, ...row);
+    else
+      stmt(db, `INSERT INTO ${NOTIFICATION_COLUMNS} VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`).run(
+        ...row,
+      );
   }
 
   private factsOf(db: Database.Database, streamId: string): ResourceFacts | null {
@@ -100,6 +124,7 @@ export class NotificationsProjection implements Projection {
 
   private saveFacts(db: Database.Database, streamId: string, facts: ResourceFacts | null): void {
     if (!facts) return;
+    if (this.rebuilding) return this.rebuiltFacts.add(db, streamId, JSON.stringify(facts));
     stmt(
       db,
       'INSERT INTO webhook_notification_facts (stream_id, facts) VALUES (?, ?) ON CONFLICT (stream_id) DO UPDATE SET facts = excluded.facts',
