@@ -19,6 +19,7 @@ import {
 } from '../event-store.port';
 import { EventStoreUnavailableError } from '../errors';
 import { validateAppend } from '../validate-events';
+import { filterMatchableInMemory, matchesFilter, RecentAppends, type RecentEvent } from './recent-appends';
 import { openEventsDatabase, SqliteWriter, type WriteOutcome, type WriteRequest } from './sqlite-writer';
 import { WriterThread } from './writer-thread';
 
@@ -68,6 +69,12 @@ interface PendingWrite {
 }
 
 const SCAN_BATCH = 512;
+/**
+ * What the store keeps of its latest appends for live subscribers: a subscriber further behind
+ * reads SQL, as before. Bounded by count and by data (its strings stay alive while held).
+ */
+const RECENT_EVENTS = 4096;
+const RECENT_BYTES = 4 * 1024 * 1024;
 
 /**
  * The embedded event store: one SQLite file in WAL mode. The global position is the rowid.
@@ -94,6 +101,7 @@ export class SqliteEventStore implements EventStore {
   private closing: Promise<void> | null = null;
   private closed = false;
   private readonly appendListeners = new Set<() => void>();
+  private readonly recent = new RecentAppends(RECENT_EVENTS, RECENT_BYTES);
   private readonly pollIntervalMs: number;
   private readonly stmt: ReturnType<SqliteEventStore['prepareStatements']>;
   private readonly scans = new Map<string, Database.Statement<unknown[], EventRow>>();
@@ -185,12 +193,26 @@ export class SqliteEventStore implements EventStore {
       (outcomes) => {
         batch.forEach((p, i) => {
           const o = outcomes[i];
-          if (o.ok) p.resolve(o.result);
-          else p.reject(o.error);
+          if (o.ok) {
+            const { request } = p;
+            if (o.appended && o.result && request.op === 'append') {
+              const { events } = request;
+              const firstRevision = o.result.nextExpectedRevision - BigInt(events.length - 1);
+              // The writer's word that this append's positions are consecutive, checked.
+              if (o.result.position.commit - o.appended.first === BigInt(events.length - 1)) {
+                this.recent.add(request.streamId, events, o.appended.first, firstRevision, o.appended.created);
+              } else {
+                this.recent.clear();
+              }
+            }
+            p.resolve(o.result);
+          } else p.reject(o.error);
         });
         for (const listener of this.appendListeners) listener();
       },
       (err: unknown) => {
+        // Committed or not, nobody knows: the next commit starts a new run of recent appends.
+        this.recent.clear();
         for (const p of batch) p.reject(err);
       },
     );
@@ -293,6 +315,8 @@ export class SqliteEventStore implements EventStore {
     const abort = new AbortController();
     let wake: (() => void) | undefined;
     const onAppend = () => wake?.();
+    const { filter } = options;
+    const fromMemory = filterMatchableInMemory(filter);
 
     async function* run(store: SqliteEventStore): AsyncGenerator<SubscriptionMessage> {
       store.appendListeners.add(onAppend);
@@ -300,8 +324,36 @@ export class SqliteEventStore implements EventStore {
         const from = options.from ?? 'start';
         let after = from === 'start' ? 0n : from === 'end' ? store.headCommit() : from.commit;
         let caughtUp = false;
+        /** Whether a miss of the recent appends must read SQL, or may wait for the next wake. */
+        let scan = true;
         while (!abort.signal.aborted) {
           store.assertOpen();
+          // Live and right behind this process's appends: take them from memory. The run of
+          // recent appends holds everything from after + 1 to its end, so this skips nothing.
+          const recent = caughtUp && fromMemory ? store.recent.after(after, SCAN_BATCH) : null;
+          if (recent) {
+            for (const e of recent) {
+              if (!matchesFilter(filter, e.event.type, e.streamId)) continue;
+              const event = fromRecent(e);
+              after = e.position;
+              yield { kind: 'event', event };
+              if (abort.signal.aborted) return;
+            }
+            const end = recent[recent.length - 1].position;
+            if (end > after) {
+              after = end;
+              yield { kind: 'checkpoint', position: { commit: end, prepare: end } };
+            }
+            scan = false;
+            continue;
+          }
+          // At the newest of this process's appends since the last wake: anything else is
+          // another process's, which its own commits reveal as a gap, or the poll.
+          if (caughtUp && !scan && store.recent.isHead(after)) {
+            await store.nextWake(abort.signal, (w) => (wake = w));
+            scan = true;
+            continue;
+          }
           // The head is read in the same snapshot as the page: it is how far this page looked.
           // Read later (after the consumer had paused on the yields below) it would also cover
           // events committed meanwhile that the page never saw, and skipping to it loses them.
@@ -322,18 +374,8 @@ export class SqliteEventStore implements EventStore {
             caughtUp = true;
             yield { kind: 'caught-up' };
           }
-          // Live: woken by an append in this process, or by the poll for other processes' appends.
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(done, store.pollIntervalMs);
-            abort.signal.addEventListener('abort', done, { once: true });
-            wake = done;
-            function done() {
-              clearTimeout(timer);
-              abort.signal.removeEventListener('abort', done);
-              wake = undefined;
-              resolve();
-            }
-          });
+          await store.nextWake(abort.signal, (w) => (wake = w));
+          scan = true;
         }
       } finally {
         store.appendListeners.delete(onAppend);
@@ -348,6 +390,21 @@ export class SqliteEventStore implements EventStore {
         await iterator.return(undefined);
       },
     };
+  }
+
+  /** Live: woken by an append in this process, or by the poll for other processes' appends. */
+  private nextWake(signal: AbortSignal, setWake: (wake: (() => void) | undefined) => void): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, this.pollIntervalMs);
+      signal.addEventListener('abort', done, { once: true });
+      setWake(done);
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        setWake(undefined);
+        resolve();
+      }
+    });
   }
 
   private headCommit(): bigint {
@@ -403,16 +460,46 @@ function filterSql(filter: SubscriptionFilter | undefined): { sql: string; param
 }
 
 function toRecorded(row: EventRow): RecordedEvent {
-  const position = BigInt(row.position);
+  return recorded(
+    BigInt(row.position),
+    row.stream_id,
+    BigInt(row.revision),
+    row.event_id,
+    row.type,
+    row.data,
+    row.metadata,
+    Number(row.created),
+  );
+}
+
+/**
+ * The same event as its row would give. Parsed for each delivery, as a row is: the subscriber
+ * owns what it is given and may change it, and the appender's objects never reach it.
+ */
+function fromRecent(e: RecentEvent): RecordedEvent {
+  const { id, type, data, metadata } = e.event;
+  return recorded(e.position, e.streamId, e.revision, id, type, data, metadata, e.created);
+}
+
+function recorded(
+  position: bigint,
+  streamId: string,
+  revision: bigint,
+  id: string,
+  type: string,
+  data: string,
+  metadata: string,
+  created: number,
+): RecordedEvent {
   return {
-    id: row.event_id,
-    type: row.type,
-    streamId: row.stream_id,
-    revision: BigInt(row.revision),
+    id,
+    type,
+    streamId,
+    revision,
     position: { commit: position, prepare: position },
     // Written by appendToStream from validated JSON objects.
-    data: JSON.parse(row.data) as JsonObject,
-    metadata: JSON.parse(row.metadata) as JsonObject,
-    created: new Date(Number(row.created)),
+    data: JSON.parse(data) as JsonObject,
+    metadata: JSON.parse(metadata) as JsonObject,
+    created: new Date(created),
   };
 }
