@@ -227,7 +227,8 @@ describe('sqlite live subscriptions take this process’s appends from memory', 
     expect(expected).toHaveLength(committed);
     expect(reader.events.map((e) => e.id)).toEqual(expected.map((e) => e.id));
     expect(reader.events).toEqual(expected);
-    // Most of it came from memory (the rest whenever the consumer fell behind what it keeps).
+    // It fell behind what memory keeps (SQL) and came back to it (memory): both paths were taken.
+    expect(sql.rows).toBeGreaterThan(0);
     expect(sql.rows).toBeLessThan(committed);
   }, 60_000);
 
