@@ -71,6 +71,26 @@ describe('RecentAppends', () => {
     expect(recent.isHead(4n)).toBe(false);
   });
 
+  it('lets go of what every reader has taken, and still knows where its run ends', () => {
+    const recent = new RecentAppends(16, 1 << 20);
+    recent.release(10n);
+    expect(recent.after(0n, 100)).toBeNull();
+    fill(recent, 1, 4);
+    recent.release(2n);
+    expect(positions(recent.after(2n, 100))).toEqual([3, 4]);
+    expect(recent.after(1n, 100)).toBeNull();
+    recent.release(100n);
+    expect(recent.after(3n, 100)).toBeNull();
+    expect(recent.isHead(4n)).toBe(true);
+    // The next commit continues the run; one after a gap starts a new run.
+    fill(recent, 5, 1);
+    expect(positions(recent.after(4n, 100))).toEqual([5]);
+    recent.release(5n);
+    fill(recent, 7, 1);
+    expect(recent.after(5n, 100)).toBeNull();
+    expect(positions(recent.after(6n, 100))).toEqual([7]);
+  });
+
   it('holds nothing after a clear', () => {
     const recent = new RecentAppends(16, 1 << 20);
     fill(recent, 1, 4);

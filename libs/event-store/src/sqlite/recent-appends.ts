@@ -19,10 +19,14 @@ export interface RecentEvent {
  * Positions are rowids, assigned max + 1 under the write lock, so a gap between two commits
  * of this process means someone else committed there (another process, or a commit whose
  * outcome never came back): the run starts again and readers go to SQL for what lies before.
+ * Events are let go once every reader has taken them (`release`), so they die young.
  */
 export class RecentAppends {
   private readonly slots: Array<RecentEvent | undefined>;
-  /** Positions held: low..high (Numbers: rowids stay far below 2^53); low 0 when empty. */
+  /**
+   * Positions held: low..high, none when low > high (Numbers: rowids stay far below 2^53).
+   * `high` is the newest position of the run even when its events are released; 0 before any.
+   */
   private low = 0;
   private high = 0;
   private bytes = 0;
@@ -43,12 +47,15 @@ export class RecentAppends {
     // SQLite stores a lone surrogate in a name as U+FFFD: such an event reads back different.
     const exact = !LONE_SURROGATE.test(streamId) && events.every((e) => !LONE_SURROGATE.test(e.type));
     if (!exact || !Number.isSafeInteger(start + events.length)) return this.clear();
-    if (this.low !== 0 && start !== this.high + 1) this.clear();
+    if (this.high === 0 || start !== this.high + 1) {
+      this.releaseAll();
+      this.low = start;
+    }
     for (let i = 0; i < events.length; i++) {
       const event = events[i];
       const position = start + i;
       // Oldest out first (its slot is the one this event takes when full): the run stays consecutive.
-      if (this.low !== 0 && position - this.low >= this.maxEvents) this.evictOldest();
+      if (position - this.low >= this.maxEvents) this.evictOldest();
       this.slots[position % this.maxEvents] = {
         position: BigInt(position),
         streamId,
@@ -57,37 +64,45 @@ export class RecentAppends {
         created,
       };
       this.bytes += event.data.length + event.metadata.length;
-      if (this.low === 0) this.low = position;
       this.high = position;
       while (this.bytes > this.maxBytes && this.low < this.high) this.evictOldest();
     }
   }
 
+  /** Lets go of the events up to `upTo`: every reader has them. */
+  release(upTo: bigint): void {
+    if (this.high === 0) return;
+    const last = Math.min(Number(upTo), this.high);
+    while (this.low <= last) this.evictOldest();
+  }
+
   /** Forgets everything: the next commit starts a new run. */
   clear(): void {
-    this.slots.fill(undefined);
+    this.releaseAll();
     this.low = 0;
     this.high = 0;
-    this.bytes = 0;
   }
 
   /**
    * Every event committed after `after`, oldest first, at most `limit` — or null when the run
-   * does not start at or before `after + 1` or holds nothing after it (SQL must tell).
+   * does not hold `after + 1` (SQL must tell).
    */
   after(after: bigint, limit: number): RecentEvent[] | null {
-    if (this.low === 0) return null;
     const next = Number(after) + 1;
-    if (next < this.low || next > this.high) return null;
+    if (this.high === 0 || next < this.low || next > this.high) return null;
     const end = Math.min(this.high, next + limit - 1);
     const events: RecentEvent[] = [];
     for (let position = next; position <= end; position++) events.push(this.slots[position % this.maxEvents]!);
     return events;
   }
 
-  /** True when `after` is the newest position this process committed (and the run holds it). */
+  /** True when `after` is the newest position of the run: nothing this process committed is newer. */
   isHead(after: bigint): boolean {
-    return this.low !== 0 && Number(after) === this.high;
+    return this.high !== 0 && Number(after) === this.high;
+  }
+
+  private releaseAll(): void {
+    while (this.low <= this.high && this.high !== 0) this.evictOldest();
   }
 
   private evictOldest(): void {

@@ -103,6 +103,8 @@ export class SqliteEventStore implements EventStore {
   private closed = false;
   private readonly appendListeners = new Set<() => void>();
   private readonly recent = new RecentAppends(RECENT_EVENTS, RECENT_BYTES);
+  /** Where each live subscription that reads recent appends is: they are kept until all have them. */
+  private readonly tailReaders = new Map<object, bigint>();
   private readonly pollIntervalMs: number;
   private readonly stmt: ReturnType<SqliteEventStore['prepareStatements']>;
   private readonly scans = new Map<string, Database.Statement<unknown[], EventRow>>();
@@ -209,6 +211,7 @@ export class SqliteEventStore implements EventStore {
             p.resolve(o.result);
           } else p.reject(o.error);
         });
+        this.releaseRecent();
         for (const listener of this.appendListeners) listener();
       },
       (err: unknown) => {
@@ -319,6 +322,8 @@ export class SqliteEventStore implements EventStore {
     const { filter } = options;
     const fromMemory = filterMatchableInMemory(filter);
 
+    const reader = {};
+
     async function* run(store: SqliteEventStore): AsyncGenerator<SubscriptionMessage> {
       store.appendListeners.add(onAppend);
       try {
@@ -345,6 +350,7 @@ export class SqliteEventStore implements EventStore {
               after = end;
               yield { kind: 'checkpoint', position: { commit: end, prepare: end } };
             }
+            store.readerAt(reader, after);
             scan = false;
             continue;
           }
@@ -375,11 +381,14 @@ export class SqliteEventStore implements EventStore {
             caughtUp = true;
             yield { kind: 'caught-up' };
           }
+          if (fromMemory) store.readerAt(reader, after);
           await store.nextWake(abort.signal, (w) => (wake = w));
           scan = true;
         }
       } finally {
         store.appendListeners.delete(onAppend);
+        store.tailReaders.delete(reader);
+        store.releaseRecent();
       }
     }
 
@@ -391,6 +400,23 @@ export class SqliteEventStore implements EventStore {
         await iterator.return(undefined);
       },
     };
+  }
+
+  /** A live subscription has taken everything up to `after`. */
+  private readerAt(reader: object, after: bigint): void {
+    this.tailReaders.set(reader, after);
+    this.releaseRecent();
+  }
+
+  /**
+   * Lets go of the recent appends every live reader has: held longer, they outlive the young
+   * generation and cost more in GC than reading them back. A reader further behind keeps them
+   * (up to the bounds); with none, nothing is kept, and one that goes live later reads SQL.
+   */
+  private releaseRecent(): void {
+    let least: bigint | null = null;
+    for (const after of this.tailReaders.values()) if (least === null || after < least) least = after;
+    this.recent.release(least ?? BigInt(Number.MAX_SAFE_INTEGER));
   }
 
   /** Live: woken by an append in this process, or by the poll for other processes' appends. */
