@@ -19,6 +19,7 @@ import {
 } from '../event-store.port';
 import { EventStoreUnavailableError } from '../errors';
 import { validateAppend } from '../validate-events';
+import { filterMatchableInMemory, matchesFilter, RecentAppends, type RecentEvent } from './recent-appends';
 import { openEventsDatabase, SqliteWriter, type WriteOutcome, type WriteRequest } from './sqlite-writer';
 import { WriterThread } from './writer-thread';
 
@@ -84,6 +85,13 @@ interface PendingWrite {
 }
 
 const SCAN_BATCH = 512;
+/**
+ * What the store keeps of its latest appends for live subscribers: a subscriber further behind
+ * reads SQL, as before. Enough for the processors under 64 writers; 4,096 took more of a burst
+ * from memory, but what it holds outlives the young generation and the GC gave the gain back.
+ */
+const RECENT_EVENTS = 1024;
+const RECENT_BYTES = 1024 * 1024;
 
 /**
  * The embedded event store: one SQLite file in WAL mode. The global position is the rowid.
@@ -110,6 +118,9 @@ export class SqliteEventStore implements EventStore {
   private closing: Promise<void> | null = null;
   private closed = false;
   private readonly appendListeners = new Set<() => void>();
+  private readonly recent = new RecentAppends(RECENT_EVENTS, RECENT_BYTES);
+  /** Where each live subscription that reads recent appends is: they are kept until all have them. */
+  private readonly tailReaders = new Map<object, bigint>();
   private readonly pollIntervalMs: number;
   private readonly stmt: ReturnType<SqliteEventStore['prepareStatements']>;
   private readonly scans = new Map<string, Database.Statement<unknown[], ScanRow>>();
@@ -201,12 +212,27 @@ export class SqliteEventStore implements EventStore {
       (outcomes) => {
         batch.forEach((p, i) => {
           const o = outcomes[i];
-          if (o.ok) p.resolve(o.result);
-          else p.reject(o.error);
+          if (o.ok) {
+            const { request } = p;
+            if (o.appended && o.result && request.op === 'append') {
+              const { events } = request;
+              const firstRevision = o.result.nextExpectedRevision - BigInt(events.length - 1);
+              // The writer's word that this append's positions are consecutive, checked.
+              if (o.result.position.commit - o.appended.first === BigInt(events.length - 1)) {
+                this.recent.add(request.streamId, events, o.appended.first, firstRevision, o.appended.created);
+              } else {
+                this.recent.clear();
+              }
+            }
+            p.resolve(o.result);
+          } else p.reject(o.error);
         });
+        this.releaseRecent();
         for (const listener of this.appendListeners) listener();
       },
       (err: unknown) => {
+        // Committed or not, nobody knows: the next commit starts a new run of recent appends.
+        this.recent.clear();
         for (const p of batch) p.reject(err);
       },
     );
@@ -313,6 +339,10 @@ export class SqliteEventStore implements EventStore {
     const abort = new AbortController();
     let wake: (() => void) | undefined;
     const onAppend = () => wake?.();
+    const { filter } = options;
+    const fromMemory = filterMatchableInMemory(filter);
+
+    const reader = {};
 
     async function* run(store: SqliteEventStore): AsyncGenerator<SubscriptionMessage> {
       store.appendListeners.add(onAppend);
@@ -320,8 +350,37 @@ export class SqliteEventStore implements EventStore {
         const from = options.from ?? 'start';
         let after = from === 'start' ? 0n : from === 'end' ? store.headCommit() : from.commit;
         let caughtUp = false;
+        /** Whether a miss of the recent appends must read SQL, or may wait for the next wake. */
+        let scan = true;
         while (!abort.signal.aborted) {
           store.assertOpen();
+          // Live and right behind this process's appends: take them from memory. The run of
+          // recent appends holds everything from after + 1 to its end, so this skips nothing.
+          const recent = caughtUp && fromMemory ? store.recent.after(after, SCAN_BATCH) : null;
+          if (recent) {
+            for (const e of recent) {
+              if (!matchesFilter(filter, e.event.type, e.streamId)) continue;
+              const event = fromRecent(e);
+              after = e.position;
+              yield { kind: 'event', event };
+              if (abort.signal.aborted) return;
+            }
+            const end = recent[recent.length - 1].position;
+            if (end > after) {
+              after = end;
+              yield { kind: 'checkpoint', position: { commit: end, prepare: end } };
+            }
+            store.readerAt(reader, after);
+            scan = false;
+            continue;
+          }
+          // At the newest of this process's appends since the last wake: anything else is
+          // another process's, which its own commits reveal as a gap, or the poll.
+          if (caughtUp && !scan && store.recent.isHead(after)) {
+            await store.nextWake(abort.signal, (w) => (wake = w));
+            scan = true;
+            continue;
+          }
           // The head is read in the same snapshot as the page: it is how far this page looked.
           // Read later (after the consumer had paused on the yields below) it would also cover
           // events committed meanwhile that the page never saw, and skipping to it loses them.
@@ -342,21 +401,14 @@ export class SqliteEventStore implements EventStore {
             caughtUp = true;
             yield { kind: 'caught-up' };
           }
-          // Live: woken by an append in this process, or by the poll for other processes' appends.
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(done, store.pollIntervalMs);
-            abort.signal.addEventListener('abort', done, { once: true });
-            wake = done;
-            function done() {
-              clearTimeout(timer);
-              abort.signal.removeEventListener('abort', done);
-              wake = undefined;
-              resolve();
-            }
-          });
+          if (fromMemory) store.readerAt(reader, after);
+          await store.nextWake(abort.signal, (w) => (wake = w));
+          scan = true;
         }
       } finally {
         store.appendListeners.delete(onAppend);
+        store.tailReaders.delete(reader);
+        store.releaseRecent();
       }
     }
 
@@ -368,6 +420,38 @@ export class SqliteEventStore implements EventStore {
         await iterator.return(undefined);
       },
     };
+  }
+
+  /** A live subscription has taken everything up to `after`. */
+  private readerAt(reader: object, after: bigint): void {
+    this.tailReaders.set(reader, after);
+    this.releaseRecent();
+  }
+
+  /**
+   * Lets go of the recent appends every live reader has: held longer, they outlive the young
+   * generation and cost more in GC than reading them back. A reader further behind keeps them
+   * (up to the bounds); with none, nothing is kept, and one that goes live later reads SQL.
+   */
+  private releaseRecent(): void {
+    let least: bigint | null = null;
+    for (const after of this.tailReaders.values()) if (least === null || after < least) least = after;
+    this.recent.release(least ?? BigInt(Number.MAX_SAFE_INTEGER));
+  }
+
+  /** Live: woken by an append in this process, or by the poll for other processes' appends. */
+  private nextWake(signal: AbortSignal, setWake: (wake: (() => void) | undefined) => void): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, this.pollIntervalMs);
+      signal.addEventListener('abort', done, { once: true });
+      setWake(done);
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        setWake(undefined);
+        resolve();
+      }
+    });
   }
 
   private headCommit(): bigint {
@@ -437,6 +521,15 @@ function toRecorded(row: EventRow): RecordedEvent {
 
 function scanned(row: ScanRow): RecordedEvent {
   return recordedEvent(...row);
+}
+
+/**
+ * The same event as its row would give. Parsed for each delivery, as a row is: the subscriber
+ * owns what it is given and may change it, and the appender's objects never reach it.
+ */
+function fromRecent(e: RecentEvent): RecordedEvent {
+  const { id, type, data, metadata } = e.event;
+  return recordedEvent(e.position, e.streamId, e.revision, id, type, data, metadata, e.created);
 }
 
 function recordedEvent(

@@ -31,7 +31,22 @@ export type WriteRequest =
   | { readonly op: 'delete'; readonly streamId: string };
 
 export type WriteOutcome =
-  { readonly ok: true; readonly result?: AppendResult } | { readonly ok: false; readonly error: unknown };
+  | {
+      readonly ok: true;
+      readonly result?: AppendResult;
+      /**
+       * Present when the request inserted events (not a replay of an earlier append): the rowid
+       * of its first event and the `created` stamped on all of them. Its events hold positions
+       * `first` to `result.position`, one after another (one savepoint, nothing inserts between).
+       */
+      readonly appended?: AppendedEvents;
+    }
+  | { readonly ok: false; readonly error: unknown };
+
+export interface AppendedEvents {
+  readonly first: bigint;
+  readonly created: number;
+}
 
 /** Page cache per connection to the event log, in KiB. */
 const EVENTS_CACHE_KIB = 4096;
@@ -117,7 +132,7 @@ export class SqliteWriter {
     this.commitBatch = db.transaction((batch: readonly WriteRequest[]) =>
       batch.map((request): WriteOutcome => {
         try {
-          return { ok: true, result: one(request) };
+          return one(request);
         } catch (error) {
           return { ok: false, error };
         }
@@ -144,29 +159,29 @@ export class SqliteWriter {
     return outcomes;
   }
 
-  private apply(request: WriteRequest): AppendResult | undefined {
+  private apply(request: WriteRequest): WriteOutcome {
     switch (request.op) {
       case 'append':
         return this.append(request.streamId, request.events, request.expected);
       case 'metadata': {
         const { maxAge, maxCount, truncateBefore } = request.metadata;
         this.stmt.setMetadata.run(request.streamId, maxAge ?? null, maxCount ?? null, truncateBefore ?? null);
-        return undefined;
+        return { ok: true };
       }
       case 'delete': {
         const last = this.stmt.lastRevision.get(request.streamId)?.revision ?? -1n;
         this.stmt.softDelete.run(request.streamId, last + 1n);
-        return undefined;
+        return { ok: true };
       }
     }
   }
 
-  private append(streamId: string, events: readonly SerializedEvent[], expected: ExpectedRevision): AppendResult {
+  private append(streamId: string, events: readonly SerializedEvent[], expected: ExpectedRevision): WriteOutcome {
     const last = this.stmt.lastRevision.get(streamId)?.revision ?? -1n;
     const actual = last < 0n ? NO_STREAM : last;
 
     const replay = this.idempotentReplay(streamId, events, expected, last);
-    if (replay) return replay;
+    if (replay) return { ok: true, result: replay };
 
     const matches =
       expected === ANY ||
@@ -179,13 +194,19 @@ export class SqliteWriter {
     this.stmt.undelete.run(streamId);
     const created = Date.now();
     let revision = last;
+    let first = 0n;
     let position = 0n;
     for (const e of events) {
       revision += 1n;
       const info = this.stmt.insert.run(streamId, revision, e.id, e.type, e.data, e.metadata, created);
       position = BigInt(info.lastInsertRowid);
+      if (first === 0n) first = position;
     }
-    return { nextExpectedRevision: revision, position: { commit: position, prepare: position } };
+    return {
+      ok: true,
+      result: { nextExpectedRevision: revision, position: { commit: position, prepare: position } },
+      appended: { first, created },
+    };
   }
 
   /**
