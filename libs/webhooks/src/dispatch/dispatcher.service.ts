@@ -7,6 +7,7 @@ import { DeliverySignal } from '../read-model/delivery-signal';
 import { DeliveryTargets } from '../read-model/delivery-target.queries';
 import { DispatchPipeline } from './dispatch-pipeline';
 import { DispatcherInstance } from './dispatcher-instance';
+import { DUE_WINDOW, DueWindows } from './due-windows';
 import { EndpointPacer } from './endpoint-pacer';
 import { roundRobin } from './round-robin';
 
@@ -75,14 +76,13 @@ export class DispatcherService {
     private readonly signal: DeliverySignal,
     private readonly targets: DeliveryTargets,
     instance: DispatcherInstance,
+    private readonly windows: DueWindows,
   ) {
-    const salt = fnv1a(instance.id);
-    const rank = (id: string) => fnv1a(id, salt);
-    this.instanceOrder = (a, b) => rank(a) - rank(b);
+    this.salt = fnv1a(instance.id);
   }
 
-  /** A pseudo-random order of delivery ids of this instance's own, the same on every pump. */
-  private readonly instanceOrder: (a: string, b: string) => number;
+  /** Seeds this instance's own pseudo-random order of delivery ids (`inInstanceOrder`), the same on every pump. */
+  private readonly salt: number;
 
   start(): void {
     if (this.running) return;
@@ -90,6 +90,7 @@ export class DispatcherService {
     this.offSignal = this.signal.on(() => {
       this.nextRetry = undefined;
       this.allWithDueWork = null;
+      this.windows.renew();
       this.schedulePump();
     });
     this.schedulePump();
@@ -100,6 +101,7 @@ export class DispatcherService {
   tick(): void {
     this.nextRetry = undefined;
     this.allWithDueWork = null;
+    this.windows.clear();
     this.schedulePump();
   }
 
@@ -142,8 +144,7 @@ export class DispatcherService {
       if (spare <= 0) return [];
       // Of the longest due (twice what it takes), each instance takes its own share first
       // (instanceOrder), so instances on one backlog seldom reach for the same delivery.
-      return this.longestDue(endpointId, now, 2 * spare, held.get(endpointId) ?? 0)
-        .sort(this.instanceOrder)
+      return this.inInstanceOrder(this.longestDue(endpointId, now, 2 * spare, held.get(endpointId) ?? 0))
         .slice(0, spare)
         .map((id) => ({ id, endpointId }));
     });
@@ -155,19 +156,38 @@ export class DispatcherService {
   }
 
   /**
-   * The endpoint's `wanted` longest-due deliveries not in flight or settling here. A row of
-   * those `held` may still read as due (until the read model shows its claim or outcome; on a
-   * store with no claims, all the time it is in flight), so the queue is asked for that many more
-   * at once: one query, and the first `wanted` of the others are among them.
+   * The endpoint's `wanted` longest-due deliveries not in flight or settling here, from its
+   * window (DueWindows), read again when that cannot answer. A row of those `held` may still
+   * read as due (until the read model shows its claim or outcome; on a store with no claims, all
+   * the time it is in flight), so the queue is asked for that many more than a window's worth:
+   * one query, and the first of the others are among them.
    */
   private longestDue(endpointId: string, now: Date, wanted: number, held: number): string[] {
-    const rows = this.queue.dueOf(endpointId, now, wanted + held);
+    let window = this.windows.get(endpointId, wanted);
+    if (window === undefined) {
+      const limit = Math.max(wanted, DUE_WINDOW) + held;
+      const rows = this.queue.dueOf(endpointId, now, limit);
+      window = this.windows.fill(
+        endpointId,
+        rows.filter((id) => !this.inFlight.has(id) && !this.settling.has(id)),
+        rows.length < limit,
+      );
+    }
     const free: string[] = [];
-    for (const id of rows) {
+    for (const id of window) {
       if (free.length === wanted) break;
       if (!this.inFlight.has(id) && !this.settling.has(id)) free.push(id);
     }
     return free;
+  }
+
+  /** The ids in this instance's order: each id's hash once, not once per comparison. */
+  private inInstanceOrder(ids: string[]): string[] {
+    if (ids.length < 2) return ids;
+    return ids
+      .map((id) => ({ id, rank: fnv1a(id, this.salt) }))
+      .sort((a, b) => a.rank - b.rank)
+      .map(({ id }) => id);
   }
 
   /** Up to `limit` endpoints with due work, starting after the cursor and wrapping around. */
@@ -176,6 +196,7 @@ export class DispatcherService {
     // A retry that has come due may be another endpoint's: list again.
     if (this.nextRetry === undefined || (this.nextRetry !== null && this.nextRetry <= now.getTime())) {
       this.allWithDueWork = null;
+      this.windows.renew();
     }
     if (cursor !== null && this.fewWithDueWork) {
       // All of them fitted last time (the usual case): one listing, turned to start after the cursor.
@@ -205,6 +226,7 @@ export class DispatcherService {
   }
 
   private launch(deliveryId: string, endpointId: string): void {
+    this.windows.take(deliveryId);
     this.inFlight.set(deliveryId, endpointId);
     this.slots++;
     this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
@@ -237,7 +259,11 @@ export class DispatcherService {
         this.logger.error(`Delivery ${deliveryId}: ${(err as Error).message}`, (err as Error).stack),
       )
       .finally(() => {
-        if (!sent) this.pacer.release(endpointId);
+        if (!sent) {
+          this.pacer.release(endpointId);
+          // It may still be due (held back by a pause, its claim lost) and no window lists it.
+          this.windows.renewOf(endpointId);
+        }
         this.inFlight.delete(deliveryId);
         this.active.delete(task);
         // A slot freed when the request was answered has already pumped, and moving from in
@@ -251,8 +277,12 @@ export class DispatcherService {
   private pruneSettled(): void {
     if (this.settling.size === 0) return;
     const reached = this.runner.position();
-    for (const [id, { position }] of this.settling) {
-      if (reached !== null && comparePositions(reached, position) >= 0) this.settling.delete(id);
+    for (const [id, { endpointId, position }] of this.settling) {
+      if (reached !== null && comparePositions(reached, position) >= 0) {
+        this.settling.delete(id);
+        // Due again, maybe (a retry already due): only a fresh read would list it.
+        this.windows.renewOf(endpointId);
+      }
     }
   }
 

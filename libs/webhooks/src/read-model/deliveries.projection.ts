@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
 import { DELIVERY_EVENT_PREFIX, type DeliveryEvent, DeliveryEvents } from '../deliveries/delivery.events';
 import { DeliveryStates } from '../dispatch/delivery-states';
+import { DueWindows } from '../dispatch/due-windows';
 import { DeliverySignal } from './delivery-signal';
 import { cachedStatement as stmt } from '@filing/platform';
 
@@ -28,6 +29,7 @@ export class DeliveriesProjection implements Projection {
   constructor(
     private readonly signal: DeliverySignal,
     private readonly states: DeliveryStates,
+    private readonly windows: DueWindows,
   ) {}
 
   setup(db: Database.Database): void {
@@ -49,6 +51,8 @@ export class DeliveriesProjection implements Projection {
     const event = envelope as RecordedEnvelope<DeliveryEvent>;
     // The dispatcher's copy of each pending delivery's state (a hint its claim checks).
     this.states.observe(event);
+    // The dispatcher's windows of due ids hold only rows unchanged since they were read.
+    this.windows.changed(event.data.delivery_id);
     const at = event.metadata.occurred_at;
     const version = Number(event.revision);
     const id = event.data.delivery_id;
