@@ -6,7 +6,6 @@ import { DeliveriesProjection } from '../read-model/deliveries.projection';
 import { DeliveryQueue } from '../read-model/delivery-queue.queries';
 import { DeliverySignal } from '../read-model/delivery-signal';
 import { EndpointsProjection } from '../read-model/endpoints.projection';
-import type { DeliveryTargets } from '../read-model/delivery-target.queries';
 import { DeliveryStates } from './delivery-states';
 import type { AttemptHooks, DispatchPipeline } from './dispatch-pipeline';
 import { DispatcherInstance } from './dispatcher-instance';
@@ -137,13 +136,11 @@ describe('the dispatcher reads due deliveries in windows, and a window never han
         });
       },
     } as unknown as DispatchPipeline;
-    const targets = { inOneRound: <R>(work: () => R) => work() } as unknown as DeliveryTargets;
     dispatcher = new DispatcherService(
       runner,
       new DeliveryQueue(runner),
       pipeline,
       signal,
-      targets,
       new DispatcherInstance(),
       windows,
     );

@@ -4,7 +4,6 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { DeliveryQueue } from '../read-model/delivery-queue.queries';
 import { DeliverySignal } from '../read-model/delivery-signal';
-import { DeliveryTargets } from '../read-model/delivery-target.queries';
 import { DispatchPipeline } from './dispatch-pipeline';
 import { DispatcherInstance } from './dispatcher-instance';
 import { DUE_WINDOW, DueWindows } from './due-windows';
@@ -74,7 +73,6 @@ export class DispatcherService {
     private readonly queue: DeliveryQueue,
     private readonly pipeline: DispatchPipeline,
     private readonly signal: DeliverySignal,
-    private readonly targets: DeliveryTargets,
     instance: DispatcherInstance,
     private readonly windows: DueWindows,
   ) {
@@ -137,7 +135,7 @@ export class DispatcherService {
     const full = [...this.perEndpoint.values()].filter((n) => n >= MAX_IN_FLIGHT_PER_ENDPOINT).length;
     const endpoints = this.endpointsInTurn(now, free + full + this.pacer.held(nowMs));
     const held = this.heldByEndpoint();
-    const limits = this.queue.rateLimits(endpoints);
+    const limits = this.queue.rateLimits();
     const queues = endpoints.map((endpointId) => {
       const room = this.pacer.available(endpointId, limits.get(endpointId) ?? null, nowMs);
       const spare = Math.min(MAX_IN_FLIGHT_PER_ENDPOINT - (this.perEndpoint.get(endpointId) ?? 0), room);
@@ -148,9 +146,7 @@ export class DispatcherService {
         .slice(0, spare)
         .map((id) => ({ id, endpointId }));
     });
-    this.targets.inOneRound(() => {
-      for (const { id, endpointId } of roundRobin(queues, free)) this.launch(id, endpointId);
-    });
+    for (const { id, endpointId } of roundRobin(queues, free)) this.launch(id, endpointId);
     if (endpoints.length > 0) this.cursor = endpoints[endpoints.length - 1];
     this.armNextDue(this.pacer.nextOpening(nowMs));
   }
