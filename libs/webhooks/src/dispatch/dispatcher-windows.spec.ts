@@ -29,13 +29,19 @@ describe('the dispatcher reads due deliveries in windows, and a window never han
   let dispatcher: DispatcherService;
   let commit = 0n;
   const revisions = new Map<string, bigint>();
-  /** Every attempt the dispatcher started, in order. */
+  /** Every attempt the dispatcher started, in order, and when the last of each began. */
   let attempted: string[];
+  const startedAt = new Map<string, number>();
   /** Attempts in flight: finish one to record its outcome (as the pipeline would) and free its slot. */
   let inFlight: Map<string, (outcome: 'delivered' | { retryAt: string }) => void>;
 
-  /** One event applied and committed, as the projection runner applies a batch of one. */
-  const apply = (event: DeliveryEvent) => {
+  /** Events applied and committed in one transaction, as the projection runner applies a batch. */
+  const applyBatch = (events: readonly DeliveryEvent[]) => {
+    db.transaction(() => events.forEach(applyOne))();
+    projection.afterCommit();
+  };
+  const apply = (event: DeliveryEvent) => applyBatch([event]);
+  const applyOne = (event: DeliveryEvent) => {
     const id = event.data.delivery_id;
     const revision = revisions.has(id) ? revisions.get(id)! + 1n : 0n;
     revisions.set(id, revision);
@@ -55,23 +61,22 @@ describe('the dispatcher reads due deliveries in windows, and a window never han
       revision,
       position: { commit, prepare: commit },
     } as unknown as RecordedEnvelope;
-    db.transaction(() => projection.apply(db, envelope))();
-    projection.afterCommit();
+    projection.apply(db, envelope);
   };
-  const schedule = (id: string, endpointId: string, dueAt: number) =>
-    apply({
-      type: 'webhooks.DeliveryScheduled',
-      data: {
-        delivery_id: id,
-        endpoint_id: endpointId,
-        account_id: 'A',
-        event_id: `ev-${id}`,
-        event_type: 'entity.created',
-        source_position: '1/1',
-        payload: {},
-        due_at: iso(dueAt),
-      },
-    });
+  const scheduled = (id: string, endpointId: string, dueAt: number): DeliveryEvent => ({
+    type: 'webhooks.DeliveryScheduled',
+    data: {
+      delivery_id: id,
+      endpoint_id: endpointId,
+      account_id: 'A',
+      event_id: `ev-${id}`,
+      event_type: 'entity.created',
+      source_position: '1/1',
+      payload: {},
+      due_at: iso(dueAt),
+    },
+  });
+  const schedule = (id: string, endpointId: string, dueAt: number) => apply(scheduled(id, endpointId, dueAt));
   const attempt = (id: string) =>
     apply({
       type: 'webhooks.DeliveryAttempted',
@@ -103,6 +108,7 @@ describe('the dispatcher reads due deliveries in windows, and a window never han
     commit = 0n;
     revisions.clear();
     attempted = [];
+    startedAt.clear();
     inFlight = new Map();
     const signal = new DeliverySignal();
     const windows = new DueWindows();
@@ -118,6 +124,7 @@ describe('the dispatcher reads due deliveries in windows, and a window never han
     const pipeline = {
       run: (id: string, hooks: AttemptHooks) => {
         attempted.push(id);
+        startedAt.set(id, Date.now());
         hooks.sending?.();
         return new Promise<Position | null>((resolve) => {
           inFlight.set(id, (outcome) => {
@@ -220,5 +227,29 @@ describe('the dispatcher reads due deliveries in windows, and a window never han
     // Only the dispatcher's timer for the next retry can start it again.
     for (let i = 0; i < 500 && count(attempted, 'r1') < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(attempted).toEqual(['r1', 'r2', 'r1']);
+  }, 15_000);
+
+  it('sends a delivery scheduled while its endpoint listed every due one, not one cancelled in the same commit, nor one due later before its time', async () => {
+    schedule('s1', 'E', T0);
+    dispatcher.start();
+    await settle();
+    expect(attempted).toEqual(['s1']);
+    applyBatch([
+      scheduled('s2', 'E', Date.now()),
+      scheduled('gone', 'E', Date.now()),
+      { type: 'webhooks.DeliveryCancelled', data: { delivery_id: 'gone', reason: 'endpoint disabled' } },
+    ]);
+    await settle();
+    expect(attempted).toEqual(['s1', 's2']);
+    // Stamped by another instance whose clock is ahead.
+    const dueLater = Date.now() + 200;
+    schedule('ahead', 'E', dueLater);
+    await settle();
+    expect(attempted).toEqual(['s1', 's2']);
+    await drain();
+    for (let i = 0; i < 500 && !attempted.includes('ahead'); i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(attempted).toEqual(['s1', 's2', 'ahead']);
+    expect(startedAt.get('ahead')).toBeGreaterThanOrEqual(dueLater);
   }, 15_000);
 });

@@ -3,7 +3,7 @@ import { ProjectionRunner } from '@filing/platform';
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { DeliveryQueue } from '../read-model/delivery-queue.queries';
-import { DeliverySignal } from '../read-model/delivery-signal';
+import { DeliverySignal, type NewWork } from '../read-model/delivery-signal';
 import { DispatchPipeline } from './dispatch-pipeline';
 import { DispatcherInstance } from './dispatcher-instance';
 import { DUE_WINDOW, DueWindows } from './due-windows';
@@ -50,7 +50,8 @@ export class DispatcherService {
   private fewWithDueWork = false;
   /**
    * That listing, kept while nothing can have added an endpoint to it: new work rings the signal
-   * and a retry time passing is seen here (both clear it, as does the tick). An endpoint whose
+   * (which clears it unless it only brought deliveries to endpoints listed) and a retry time
+   * passing is seen here (which clears it, as does the tick). An endpoint whose
    * due work ran out since only gets an empty turn, so the picks are those of a fresh listing.
    */
   private allWithDueWork: string[] | null = null;
@@ -60,8 +61,8 @@ export class DispatcherService {
   /**
    * The earliest future retry time as last read (null: none), or undefined: read it again. Only
    * a projection commit that adds work can bring an earlier one, and those ring the signal, which
-   * clears it (so does the tick); a retry leaving the queue early only makes it too early, which
-   * costs one idle pump.
+   * clears it unless they only brought deliveries due now (so does the tick); a retry leaving the
+   * queue early only makes it too early, which costs one idle pump.
    */
   private nextRetry: number | null | undefined = undefined;
   private readonly pacer = new EndpointPacer();
@@ -85,12 +86,31 @@ export class DispatcherService {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.offSignal = this.signal.on(() => {
+    this.offSignal = this.signal.on((work) => this.newWork(work));
+    this.schedulePump();
+  }
+
+  /** The deliveries read model gained work (the signal). */
+  private newWork(work: NewWork): void {
+    if (work.other) {
+      // A retry or a redelivery: where and when it goes, only fresh reads tell.
       this.nextRetry = undefined;
       this.allWithDueWork = null;
       this.windows.renew();
-      this.schedulePump();
-    });
+    } else {
+      // Deliveries due now leave the next future due time as it was.
+      const now = Date.now();
+      for (const { id, endpointId, dueAt } of work.scheduled) {
+        if (Date.parse(dueAt) > now) {
+          // Due later (another instance's clock ahead): it may be the next due time.
+          this.nextRetry = undefined;
+          continue;
+        }
+        this.windows.scheduled(id, endpointId);
+        // The endpoints listed as having due work still are; one not among them is listed again.
+        if (this.allWithDueWork !== null && !this.allWithDueWork.includes(endpointId)) this.allWithDueWork = null;
+      }
+    }
     this.schedulePump();
   }
 
@@ -273,12 +293,8 @@ export class DispatcherService {
   private pruneSettled(): void {
     if (this.settling.size === 0) return;
     const reached = this.runner.position();
-    for (const [id, { endpointId, position }] of this.settling) {
-      if (reached !== null && comparePositions(reached, position) >= 0) {
-        this.settling.delete(id);
-        // Due again, maybe (a retry already due): only a fresh read would list it.
-        this.windows.renewOf(endpointId);
-      }
+    for (const [id, { position }] of this.settling) {
+      if (reached !== null && comparePositions(reached, position) >= 0) this.settling.delete(id);
     }
   }
 

@@ -58,6 +58,19 @@ export class DueWindows {
     this.take(deliveryId);
   }
 
+  /**
+   * A delivery scheduled (due now) since the windows were read: added last to its endpoint's
+   * window if that listed every due one, so it stays a complete list without a read (a fresh read
+   * would order it by due time, usually last too); otherwise it is read with the rest when that
+   * window runs short.
+   */
+  scheduled(deliveryId: string, endpointId: string): void {
+    const window = this.windows.get(endpointId);
+    if (window === undefined || window.completeIn !== this.generation) return;
+    window.ids.add(deliveryId);
+    this.endpointOf.set(deliveryId, endpointId);
+  }
+
   /** Due work may have come that no window lists: complete windows are read again when they run short. */
   renew(): void {
     this.generation++;
