@@ -14,6 +14,7 @@ import { RedeliveryService } from './deliveries/redelivery.service';
 import { DispatchPipeline } from './dispatch/dispatch-pipeline';
 import { DISPATCHER_LIMITS, DispatcherService } from './dispatch/dispatcher.service';
 import { DeliveryStates } from './dispatch/delivery-states';
+import { DueWindows } from './dispatch/due-windows';
 import { claimLeaseMs, DispatcherInstance } from './dispatch/dispatcher-instance';
 import { WEBHOOK_SENDER, WebhookSender } from './dispatch/webhook-sender';
 import { EndpointsService, WEBHOOK_RESOLVER } from './endpoints/endpoints.service';
@@ -46,13 +47,14 @@ import type { Resolver } from './address/address-guard';
   providers: [
     DeliverySignal,
     { provide: DeliveryStates, useFactory: () => new DeliveryStates() },
+    { provide: DueWindows, useFactory: () => new DueWindows() },
     EndpointsProjection,
     DeliveriesProjection,
     NotificationsProjection,
     EndpointHealthProjection,
     ...SETTINGS_SCREEN_PROJECTIONS,
   ],
-  exports: [DeliverySignal, DeliveryStates],
+  exports: [DeliverySignal, DeliveryStates, DueWindows],
 })
 export class WebhooksCoreModule {}
 

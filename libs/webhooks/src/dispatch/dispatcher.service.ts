@@ -3,10 +3,10 @@ import { ProjectionRunner } from '@filing/platform';
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { DeliveryQueue } from '../read-model/delivery-queue.queries';
-import { DeliverySignal } from '../read-model/delivery-signal';
-import { DeliveryTargets } from '../read-model/delivery-target.queries';
+import { DeliverySignal, type NewWork } from '../read-model/delivery-signal';
 import { DispatchPipeline } from './dispatch-pipeline';
 import { DispatcherInstance } from './dispatcher-instance';
+import { DUE_WINDOW, DueWindows } from './due-windows';
 import { EndpointPacer } from './endpoint-pacer';
 import { roundRobin } from './round-robin';
 
@@ -50,7 +50,8 @@ export class DispatcherService {
   private fewWithDueWork = false;
   /**
    * That listing, kept while nothing can have added an endpoint to it: new work rings the signal
-   * and a retry time passing is seen here (both clear it, as does the tick). An endpoint whose
+   * (which clears it unless it only brought deliveries to endpoints listed) and a retry time
+   * passing is seen here (which clears it, as does the tick). An endpoint whose
    * due work ran out since only gets an empty turn, so the picks are those of a fresh listing.
    */
   private allWithDueWork: string[] | null = null;
@@ -60,8 +61,8 @@ export class DispatcherService {
   /**
    * The earliest future retry time as last read (null: none), or undefined: read it again. Only
    * a projection commit that adds work can bring an earlier one, and those ring the signal, which
-   * clears it (so does the tick); a retry leaving the queue early only makes it too early, which
-   * costs one idle pump.
+   * clears it unless they only brought deliveries due now (so does the tick); a retry leaving the
+   * queue early only makes it too early, which costs one idle pump.
    */
   private nextRetry: number | null | undefined = undefined;
   private readonly pacer = new EndpointPacer();
@@ -73,25 +74,43 @@ export class DispatcherService {
     private readonly queue: DeliveryQueue,
     private readonly pipeline: DispatchPipeline,
     private readonly signal: DeliverySignal,
-    private readonly targets: DeliveryTargets,
     instance: DispatcherInstance,
+    private readonly windows: DueWindows,
   ) {
-    const salt = fnv1a(instance.id);
-    const rank = (id: string) => fnv1a(id, salt);
-    this.instanceOrder = (a, b) => rank(a) - rank(b);
+    this.salt = fnv1a(instance.id);
   }
 
-  /** A pseudo-random order of delivery ids of this instance's own, the same on every pump. */
-  private readonly instanceOrder: (a: string, b: string) => number;
+  /** Seeds this instance's own pseudo-random order of delivery ids (`inInstanceOrder`), the same on every pump. */
+  private readonly salt: number;
 
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.offSignal = this.signal.on(() => {
+    this.offSignal = this.signal.on((work) => this.newWork(work));
+    this.schedulePump();
+  }
+
+  /** The deliveries read model gained work (the signal). */
+  private newWork(work: NewWork): void {
+    if (work.other) {
+      // A retry or a redelivery: where and when it goes, only fresh reads tell.
       this.nextRetry = undefined;
       this.allWithDueWork = null;
-      this.schedulePump();
-    });
+      this.windows.renew();
+    } else {
+      // Deliveries due now leave the next future due time as it was.
+      const now = Date.now();
+      for (const { id, endpointId, dueAt } of work.scheduled) {
+        if (Date.parse(dueAt) > now) {
+          // Due later (another instance's clock ahead): it may be the next due time.
+          this.nextRetry = undefined;
+          continue;
+        }
+        this.windows.scheduled(id, endpointId);
+        // The endpoints listed as having due work still are; one not among them is listed again.
+        if (this.allWithDueWork !== null && !this.allWithDueWork.includes(endpointId)) this.allWithDueWork = null;
+      }
+    }
     this.schedulePump();
   }
 
@@ -100,6 +119,7 @@ export class DispatcherService {
   tick(): void {
     this.nextRetry = undefined;
     this.allWithDueWork = null;
+    this.windows.clear();
     this.schedulePump();
   }
 
@@ -135,39 +155,55 @@ export class DispatcherService {
     const full = [...this.perEndpoint.values()].filter((n) => n >= MAX_IN_FLIGHT_PER_ENDPOINT).length;
     const endpoints = this.endpointsInTurn(now, free + full + this.pacer.held(nowMs));
     const held = this.heldByEndpoint();
-    const limits = this.queue.rateLimits(endpoints);
+    const limits = this.queue.rateLimits();
     const queues = endpoints.map((endpointId) => {
       const room = this.pacer.available(endpointId, limits.get(endpointId) ?? null, nowMs);
       const spare = Math.min(MAX_IN_FLIGHT_PER_ENDPOINT - (this.perEndpoint.get(endpointId) ?? 0), room);
       if (spare <= 0) return [];
       // Of the longest due (twice what it takes), each instance takes its own share first
       // (instanceOrder), so instances on one backlog seldom reach for the same delivery.
-      return this.longestDue(endpointId, now, 2 * spare, held.get(endpointId) ?? 0)
-        .sort(this.instanceOrder)
+      return this.inInstanceOrder(this.longestDue(endpointId, now, 2 * spare, held.get(endpointId) ?? 0))
         .slice(0, spare)
         .map((id) => ({ id, endpointId }));
     });
-    this.targets.inOneRound(() => {
-      for (const { id, endpointId } of roundRobin(queues, free)) this.launch(id, endpointId);
-    });
+    for (const { id, endpointId } of roundRobin(queues, free)) this.launch(id, endpointId);
     if (endpoints.length > 0) this.cursor = endpoints[endpoints.length - 1];
     this.armNextDue(this.pacer.nextOpening(nowMs));
   }
 
   /**
-   * The endpoint's `wanted` longest-due deliveries not in flight or settling here. A row of
-   * those `held` may still read as due (until the read model shows its claim or outcome; on a
-   * store with no claims, all the time it is in flight), so the queue is asked for that many more
-   * at once: one query, and the first `wanted` of the others are among them.
+   * The endpoint's `wanted` longest-due deliveries not in flight or settling here, from its
+   * window (DueWindows), read again when that cannot answer. A row of those `held` may still
+   * read as due (until the read model shows its claim or outcome; on a store with no claims, all
+   * the time it is in flight), so the queue is asked for that many more than a window's worth:
+   * one query, and the first of the others are among them.
    */
   private longestDue(endpointId: string, now: Date, wanted: number, held: number): string[] {
-    const rows = this.queue.dueOf(endpointId, now, wanted + held);
+    let window = this.windows.get(endpointId, wanted);
+    if (window === undefined) {
+      const limit = Math.max(wanted, DUE_WINDOW) + held;
+      const rows = this.queue.dueOf(endpointId, now, limit);
+      window = this.windows.fill(
+        endpointId,
+        rows.filter((id) => !this.inFlight.has(id) && !this.settling.has(id)),
+        rows.length < limit,
+      );
+    }
     const free: string[] = [];
-    for (const id of rows) {
+    for (const id of window) {
       if (free.length === wanted) break;
       if (!this.inFlight.has(id) && !this.settling.has(id)) free.push(id);
     }
     return free;
+  }
+
+  /** The ids in this instance's order: each id's hash once, not once per comparison. */
+  private inInstanceOrder(ids: string[]): string[] {
+    if (ids.length < 2) return ids;
+    return ids
+      .map((id) => ({ id, rank: fnv1a(id, this.salt) }))
+      .sort((a, b) => a.rank - b.rank)
+      .map(({ id }) => id);
   }
 
   /** Up to `limit` endpoints with due work, starting after the cursor and wrapping around. */
@@ -176,6 +212,7 @@ export class DispatcherService {
     // A retry that has come due may be another endpoint's: list again.
     if (this.nextRetry === undefined || (this.nextRetry !== null && this.nextRetry <= now.getTime())) {
       this.allWithDueWork = null;
+      this.windows.renew();
     }
     if (cursor !== null && this.fewWithDueWork) {
       // All of them fitted last time (the usual case): one listing, turned to start after the cursor.
@@ -205,6 +242,7 @@ export class DispatcherService {
   }
 
   private launch(deliveryId: string, endpointId: string): void {
+    this.windows.take(deliveryId);
     this.inFlight.set(deliveryId, endpointId);
     this.slots++;
     this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
@@ -237,7 +275,11 @@ export class DispatcherService {
         this.logger.error(`Delivery ${deliveryId}: ${(err as Error).message}`, (err as Error).stack),
       )
       .finally(() => {
-        if (!sent) this.pacer.release(endpointId);
+        if (!sent) {
+          this.pacer.release(endpointId);
+          // It may still be due (held back by a pause, its claim lost) and no window lists it.
+          this.windows.renewOf(endpointId);
+        }
         this.inFlight.delete(deliveryId);
         this.active.delete(task);
         // A slot freed when the request was answered has already pumped, and moving from in

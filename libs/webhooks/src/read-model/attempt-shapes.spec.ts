@@ -2,6 +2,7 @@ import { recorded } from '@filing/platform/testing';
 import Database from 'better-sqlite3';
 import type { DeliveryEvent } from '../deliveries/delivery.events';
 import { DeliveryStates } from '../dispatch/delivery-states';
+import { DueWindows } from '../dispatch/due-windows';
 import { EndpointHealthProjection } from '../endpoint-health/endpoint-health.projection';
 import { DeliveriesProjection } from './deliveries.projection';
 import { DeliverySignal } from './delivery-signal';
@@ -54,7 +55,7 @@ const newer = (id: string): Stream => [...older(id).slice(0, 3), [attempted(id, 
 function project(streams: Stream[]): { tables: Record<string, unknown[]>; db: Database.Database } {
   const db = new Database(':memory:');
   const projections = [
-    new DeliveriesProjection(new DeliverySignal(), new DeliveryStates()),
+    new DeliveriesProjection(new DeliverySignal(), new DeliveryStates(), new DueWindows()),
     new EndpointHealthProjection(),
   ];
   for (const p of projections) p.setup(db);

@@ -3,7 +3,8 @@ import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
 import { DELIVERY_EVENT_PREFIX, type DeliveryEvent, DeliveryEvents } from '../deliveries/delivery.events';
 import { DeliveryStates } from '../dispatch/delivery-states';
-import { DeliverySignal } from './delivery-signal';
+import { DueWindows } from '../dispatch/due-windows';
+import { DeliverySignal, type ScheduledDelivery } from './delivery-signal';
 import { cachedStatement as stmt } from '@filing/platform';
 
 const DELIVERED = "status = 'delivered', next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL";
@@ -22,12 +23,18 @@ export class DeliveriesProjection implements Projection {
   /** `apply` finds rows by delivery id alone. */
   readonly indexesAfterLoad = true;
 
-  /** New due work was applied: the signal rings once the transaction has committed. */
-  private newWork = false;
+  /**
+   * Deliveries scheduled since the last commit, less those with a later event since (their row
+   * is no longer as scheduled), and whether other work came (a retry, a redelivery): the signal
+   * rings with them once the transaction has committed.
+   */
+  private readonly scheduled = new Map<string, ScheduledDelivery>();
+  private otherWork = false;
 
   constructor(
     private readonly signal: DeliverySignal,
     private readonly states: DeliveryStates,
+    private readonly windows: DueWindows,
   ) {}
 
   setup(db: Database.Database): void {
@@ -49,6 +56,9 @@ export class DeliveriesProjection implements Projection {
     const event = envelope as RecordedEnvelope<DeliveryEvent>;
     // The dispatcher's copy of each pending delivery's state (a hint its claim checks).
     this.states.observe(event);
+    // The dispatcher's windows of due ids hold only rows unchanged since they were read.
+    this.windows.changed(event.data.delivery_id);
+    if (event.type !== DeliveryEvents.DeliveryScheduled) this.scheduled.delete(event.data.delivery_id);
     const at = event.metadata.occurred_at;
     const version = Number(event.revision);
     const id = event.data.delivery_id;
@@ -82,7 +92,7 @@ export class DeliveriesProjection implements Projection {
           at,
           version,
         );
-        this.newWork = true;
+        this.scheduled.set(id, { id, endpointId: d.endpoint_id, dueAt: d.due_at });
         return;
       }
       case DeliveryEvents.DeliveryClaimed:
@@ -105,7 +115,7 @@ export class DeliveriesProjection implements Projection {
       }
       case DeliveryEvents.DeliveryRetryScheduled:
         set('next_attempt_at = ?', event.data.next_attempt_at);
-        this.newWork = true;
+        this.otherWork = true;
         return;
       case DeliveryEvents.DeliverySucceeded:
         set(DELIVERED);
@@ -123,15 +133,17 @@ export class DeliveriesProjection implements Projection {
           event.data.due_at,
           event.data.due_at,
         );
-        this.newWork = true;
+        this.otherWork = true;
         return;
     }
   }
 
   /** Rung after the commit, not in apply: a batch that rolls back wakes nobody, and a woken dispatcher finds the rows. */
   afterCommit(): void {
-    if (!this.newWork) return;
-    this.newWork = false;
-    this.signal.ring();
+    if (this.scheduled.size === 0 && !this.otherWork) return;
+    const work = { scheduled: [...this.scheduled.values()], other: this.otherWork };
+    this.scheduled.clear();
+    this.otherWork = false;
+    this.signal.ring(work);
   }
 }

@@ -1,6 +1,7 @@
 import type { ProjectionRunner } from '@filing/platform';
 import Database from 'better-sqlite3';
 import { DeliveryStates } from '../dispatch/delivery-states';
+import { DueWindows } from '../dispatch/due-windows';
 import { DeliveriesProjection } from './deliveries.projection';
 import { DeliveryQueue } from './delivery-queue.queries';
 import { DeliverySignal } from './delivery-signal';
@@ -23,7 +24,7 @@ describe('the dispatcher queue (webhook_deliveries)', () => {
 
   beforeEach(() => {
     db = new Database(':memory:');
-    new DeliveriesProjection(new DeliverySignal(), new DeliveryStates()).setup(db);
+    new DeliveriesProjection(new DeliverySignal(), new DeliveryStates(), new DueWindows()).setup(db);
     queue = new DeliveryQueue({ db } as unknown as ProjectionRunner);
     // e1: a long due backlog; e2: one due; e3: only a retry later; e4: done; e5: due.
     for (let i = 0; i < 50; i++) put(`e1-${i}`, 'e1', 'pending', at(-1000 + i));

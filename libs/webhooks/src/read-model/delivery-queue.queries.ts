@@ -1,5 +1,6 @@
 import { cachedStatement as stmt, ProjectionRunner } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
+import { cachedRateLimits } from './endpoints-cache';
 
 export interface PendingStats {
   /** Pending deliveries whose next attempt is due. */
@@ -57,15 +58,17 @@ export class DeliveryQueue {
     return rows.map((r) => r.id);
   }
 
-  /** The `rate_limit_per_second` of those of these endpoints that have one. */
-  rateLimits(endpointIds: readonly string[]): Map<string, number> {
-    if (endpointIds.length === 0) return new Map();
-    const rows = stmt(
-      this.runner.db,
-      `SELECT id, rate_limit_per_second AS limit_per_second FROM webhook_endpoints
-       WHERE id IN (SELECT value FROM json_each(?)) AND rate_limit_per_second IS NOT NULL`,
-    ).all(JSON.stringify(endpointIds)) as Array<{ id: string; limit_per_second: number }>;
-    return new Map(rows.map((r) => [r.id, r.limit_per_second]));
+  /** The `rate_limit_per_second` of every endpoint that has one (kept until the endpoints change: endpoints-cache.ts). */
+  rateLimits(): ReadonlyMap<string, number> {
+    const db = this.runner.db;
+    return cachedRateLimits(db, () => {
+      const rows = stmt(
+        db,
+        `SELECT id, rate_limit_per_second AS limit_per_second FROM webhook_endpoints
+         WHERE rate_limit_per_second IS NOT NULL`,
+      ).all() as Array<{ id: string; limit_per_second: number }>;
+      return new Map(rows.map((r) => [r.id, r.limit_per_second]));
+    });
   }
 
   /** The earliest retry time after `now`, or null. */

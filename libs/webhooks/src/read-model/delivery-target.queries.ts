@@ -1,6 +1,8 @@
 import { cachedStatement as stmt, ProjectionRunner } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
+import type Database from 'better-sqlite3';
 import type { DeliveryTarget } from '../deliveries/delivery';
+import { cachedTarget } from './endpoints-cache';
 
 interface TargetRow {
   id: string;
@@ -30,40 +32,24 @@ function deliveryTargetOf(row: TargetRow, now: Date): DeliveryTarget {
 
 /**
  * Where a delivery would go now (`DeliveryTarget`): endpoint state, the account switch and the
- * signing secrets in use (sealed), by one query. The dispatcher reads it before every attempt and a
- * redelivery before it is accepted, so both apply the same rule (`unsendable`) to the same facts.
+ * signing secrets in use (sealed), by one query, kept until the endpoints projection applies an
+ * event (endpoints-cache.ts). The dispatcher reads it before every attempt and a redelivery before
+ * it is accepted, so both apply the same rule (`unsendable`) to the same facts.
  */
 @Injectable()
 export class DeliveryTargets {
-  /** Rows read during `inOneRound`, by account and endpoint; null outside one. */
-  private round: Map<string, TargetRow | undefined> | null = null;
-
   constructor(private readonly runner: ProjectionRunner) {}
 
   /** null when the account has no such endpoint (never made, or another account's). */
   of(accountId: string, endpointId: string, now: Date = new Date()): DeliveryTarget | null {
-    const key = `${accountId} ${endpointId}`;
-    const row = this.round?.has(key) ? this.round.get(key) : this.read(accountId, endpointId);
-    this.round?.set(key, row);
+    const db = this.runner.db;
+    const row = cachedTarget(db, `${accountId} ${endpointId}`, () => this.read(db, accountId, endpointId));
     return row ? deliveryTargetOf(row, now) : null;
   }
 
-  /**
-   * Runs `work` (synchronous: one dispatcher round starting its attempts) reading each endpoint's
-   * row once: nothing can write the read model before it returns, so every read would be the same.
-   */
-  inOneRound<T>(work: () => T): T {
-    this.round = new Map();
-    try {
-      return work();
-    } finally {
-      this.round = null;
-    }
-  }
-
-  private read(accountId: string, endpointId: string): TargetRow | undefined {
+  private read(db: Database.Database, accountId: string, endpointId: string): TargetRow | undefined {
     return stmt(
-      this.runner.db,
+      db,
       `SELECT e.id, e.account_id, e.url, e.enabled, e.deleted, e.secret_sealed, e.previous_sealed, e.previous_expires_at,
          s.notifications_enabled
        FROM webhook_endpoints e LEFT JOIN webhook_settings s ON s.account_id = e.account_id

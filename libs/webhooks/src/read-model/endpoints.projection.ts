@@ -10,6 +10,7 @@ import {
   type NotificationsSwitched,
 } from '../endpoints/endpoint.events';
 import { cachedStatement as stmt } from '@filing/platform';
+import { forgetCachedEndpoints } from './endpoints-cache';
 
 /** `webhook_endpoints` and `webhook_settings`: the API's reads and the dispatcher's current view. */
 @Injectable()
@@ -36,6 +37,8 @@ export class EndpointsProjection implements Projection {
 
   apply(db: Database.Database, envelope: RecordedEnvelope): void {
     const event = envelope as RecordedEnvelope<EndpointEvent | NotificationsSwitched>;
+    // The dispatcher's copies of these rows are read again from the next attempt on.
+    forgetCachedEndpoints(db);
     const at = event.metadata.occurred_at;
     const version = Number(event.revision);
     if (event.type === NOTIFICATIONS_SWITCHED) {

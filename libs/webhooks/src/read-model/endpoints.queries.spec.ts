@@ -2,6 +2,7 @@ import type { ProjectionRunner } from '@filing/platform';
 import Database from 'better-sqlite3';
 import { endpointDetails } from '../endpoints/endpoint-views';
 import type { EndpointEvent, NotificationsSwitched } from '../endpoints/endpoint.events';
+import { DeliveryQueue } from './delivery-queue.queries';
 import { DeliveryTargets } from './delivery-target.queries';
 import { EndpointsProjection } from './endpoints.projection';
 import { EndpointsQueries } from './endpoints.queries';
@@ -163,24 +164,31 @@ describe('endpoints read model: endpoints, the account switch, delivery targets'
     );
     expect(targets.of('A', 'L', new Date(iso(3)))?.signingSecrets).toEqual(['s2', 'resealed']);
   });
-  it('a dispatcher round reads each target once; outside a round every read is fresh', () => {
-    let reads = 0;
-    const counting = {
-      get db() {
-        reads++;
-        return db;
-      },
-    } as unknown as ProjectionRunner;
-    const targets = new DeliveryTargets(counting);
-    const at = new Date(iso(0));
-    const inRound = targets.inOneRound(() =>
-      ['E', 'E', 'nope', 'nope'].map((id) => targets.of('A', id, at)?.endpoint ?? null),
-    );
-    expect(inRound).toEqual(['disabled', 'disabled', null, null]);
-    expect(reads).toBe(2);
+  it('reads each target once until the endpoints projection applies an event, then afresh', () => {
+    const targets = new DeliveryTargets(runner());
+    const at = new Date(iso(1));
+    expect(targets.of('A', 'E', at)).toMatchObject({ url: 'https://example.com/hook', endpoint: 'disabled' });
+    expect(targets.of('A', 'nope', at)).toBeNull();
+    // Written behind the projection's back: not seen, the row read first is kept.
+    db.prepare("UPDATE webhook_endpoints SET url = 'https://elsewhere.example/hook' WHERE id = 'E'").run();
+    expect(targets.of('A', 'E', at)?.url).toBe('https://example.com/hook');
     apply({ type: 'webhooks.EndpointEnabled', data: { endpoint_id: 'E' } }, 1);
-    expect(targets.of('A', 'E', new Date(iso(1)))?.endpoint).toBe('enabled');
-    expect(targets.inOneRound(() => targets.of('A', 'E', new Date(iso(1)))?.endpoint)).toBe('enabled');
-    expect(reads).toBe(4);
+    expect(targets.of('A', 'E', at)).toMatchObject({ url: 'https://elsewhere.example/hook', endpoint: 'enabled' });
+    // The account switch is the same projection's: off counts from the next read.
+    apply({ type: 'webhooks.NotificationsSwitched', data: { account_id: 'A', enabled: true } }, 2);
+    expect(targets.of('A', 'E', at)?.notificationsEnabled).toBe(true);
+    apply({ type: 'webhooks.NotificationsSwitched', data: { account_id: 'A', enabled: false } }, 3);
+    expect(targets.of('A', 'E', at)?.notificationsEnabled).toBe(false);
+  });
+
+  it("keeps the endpoints' rate limits until the endpoints projection applies an event", () => {
+    const queue = new DeliveryQueue(runner());
+    expect(queue.rateLimits()).toEqual(new Map());
+    apply({ type: 'webhooks.EndpointUpdated', data: { endpoint_id: 'E', rate_limit_per_second: 5 } }, 1);
+    expect(queue.rateLimits()).toEqual(new Map([['E', 5]]));
+    db.prepare("UPDATE webhook_endpoints SET rate_limit_per_second = 9 WHERE id = 'E'").run();
+    expect(queue.rateLimits()).toEqual(new Map([['E', 5]]));
+    apply({ type: 'webhooks.EndpointUpdated', data: { endpoint_id: 'E', rate_limit_per_second: null } }, 2);
+    expect(queue.rateLimits()).toEqual(new Map());
   });
 });
