@@ -2,7 +2,7 @@ import type { JsonObject } from '@filing/event-store';
 import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
 import type { AttemptVerdict } from './outcome';
 import { retryDelay } from './retry-schedule';
-import { type DeliveryEvent, DeliveryEvents } from './delivery.events';
+import { type DeliveryEnd, type DeliveryEvent, DeliveryEvents } from './delivery.events';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
 
@@ -36,9 +36,10 @@ export const initialDelivery: DeliveryState = {
   claimedUntil: null,
 };
 
-const delivered = (state: DeliveryState): DeliveryState => ({
+/** The delivery has ended: nothing more is due or claimed. */
+const ended = (state: DeliveryState, status: DeliveryEnd): DeliveryState => ({
   ...state,
-  status: 'delivered',
+  status,
   nextAttemptAt: null,
   claimedUntil: null,
 });
@@ -66,16 +67,16 @@ export function evolveDelivery(state: DeliveryState, event: RecordedEnvelope<Del
         roundAttempts: state.roundAttempts + 1,
         claimedUntil: null,
       };
-      return event.data.outcome === 'succeeded' ? delivered(attempted) : attempted;
+      return event.data.outcome === 'succeeded' ? ended(attempted, 'delivered') : attempted;
     }
     case DeliveryEvents.DeliveryRetryScheduled:
       return { ...state, nextAttemptAt: event.data.next_attempt_at };
     case DeliveryEvents.DeliverySucceeded:
-      return delivered(state);
+      return ended(state, 'delivered');
     case DeliveryEvents.DeliveryFailed:
-      return { ...state, status: 'failed', nextAttemptAt: null, claimedUntil: null };
+      return ended(state, 'failed');
     case DeliveryEvents.DeliveryCancelled:
-      return { ...state, status: 'cancelled', nextAttemptAt: null, claimedUntil: null };
+      return ended(state, 'cancelled');
     case DeliveryEvents.DeliveryRedeliveryRequested:
       return { ...state, status: 'pending', roundAttempts: 0, nextAttemptAt: event.data.due_at, claimedUntil: null };
     default:

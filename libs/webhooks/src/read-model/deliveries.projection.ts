@@ -1,13 +1,20 @@
 import { RegisterProjection, type Projection, type RecordedEnvelope } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
-import { DELIVERY_EVENT_PREFIX, type DeliveryEvent, DeliveryEvents } from '../deliveries/delivery.events';
+import {
+  DELIVERY_EVENT_PREFIX,
+  type DeliveryEnd,
+  type DeliveryEvent,
+  DeliveryEvents,
+} from '../deliveries/delivery.events';
 import { DeliveryStates } from '../dispatch/delivery-states';
 import { DueWindows } from '../dispatch/due-windows';
 import { DeliverySignal, type ScheduledDelivery } from './delivery-signal';
 import { cachedStatement as stmt } from '@filing/platform';
 
-const DELIVERED = "status = 'delivered', next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL";
+/** The SET clause of a delivery that has ended: nothing more is due, claimed or pending. */
+const ended = (status: DeliveryEnd) =>
+  `status = '${status}', next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL`;
 
 /** `webhook_deliveries` + `webhook_delivery_attempts`: the delivery log and the dispatcher's queue. */
 @Injectable()
@@ -107,7 +114,7 @@ export class DeliveriesProjection implements Projection {
         ).run(id, d.attempt, d.attempted_at, d.status_code, d.error, d.duration_ms);
         // A delivering attempt is also the older streams' DeliverySucceeded: the same row, one UPDATE.
         if (d.outcome === 'succeeded') {
-          set(`attempt_count = attempt_count + 1, last_attempt_at = ?, ${DELIVERED}`, d.attempted_at);
+          set(`attempt_count = attempt_count + 1, last_attempt_at = ?, ${ended('delivered')}`, d.attempted_at);
         } else {
           set('attempt_count = attempt_count + 1, last_attempt_at = ?, claimed_until = NULL', d.attempted_at);
         }
@@ -118,13 +125,13 @@ export class DeliveriesProjection implements Projection {
         this.otherWork = true;
         return;
       case DeliveryEvents.DeliverySucceeded:
-        set(DELIVERED);
+        set(ended('delivered'));
         return;
       case DeliveryEvents.DeliveryFailed:
-        set("status = 'failed', next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL");
+        set(ended('failed'));
         return;
       case DeliveryEvents.DeliveryCancelled:
-        set("status = 'cancelled', next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL");
+        set(ended('cancelled'));
         return;
       case DeliveryEvents.DeliveryRedeliveryRequested:
         // A redelivery starts a new pending spell: its age is not the original event's.
