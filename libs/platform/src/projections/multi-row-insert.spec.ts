@@ -34,6 +34,21 @@ describe('MultiRowInsert', () => {
     }
   });
 
+  it('writes a row run at once after the rows still waiting, so each keeps its place', () => {
+    const db = setup();
+    const insert = new MultiRowInsert('INSERT INTO kv (k, v, n)', 3, '', 4);
+    try {
+      insert.add(db, 'a', 'waiting', 1);
+      insert.run(db, 'b', 'at once', 2);
+      expect(rows(db)).toEqual([
+        { rowid: 1, k: 'a', v: 'waiting', n: 1 },
+        { rowid: 2, k: 'b', v: 'at once', n: 2 },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
   it('forgets the rows not yet written when cleared', () => {
     const db = setup();
     const insert = new MultiRowInsert('INSERT INTO kv (k, v, n)', 3);

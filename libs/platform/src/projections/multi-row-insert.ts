@@ -29,6 +29,12 @@ export class MultiRowInsert {
     if (pending.length >= this.columns * this.rowsPerStatement) this.flush(db);
   }
 
+  /** Writes one row now, after the rows not yet written (so every row keeps its place). */
+  run(db: Database.Database, ...values: unknown[]): void {
+    this.flush(db);
+    cachedStatement(db, this.sql(1)).run(values);
+  }
+
   /** Writes the rows not yet written. */
   flush(db: Database.Database): void {
     const rows = this.pending.length / this.columns;

@@ -15,8 +15,6 @@ import {
   serializeNotification,
 } from '../notifications/notification-mapper';
 
-const NOTIFICATION_COLUMNS = 'webhook_notifications (account_id, event_id, event_type, occurred_at, position, payload)';
-
 /**
  * `webhook_notifications`: every notification of every account (the operational ones too), one
  * row per domain event, in stream order (the Events API, CONTRACT.md §3). `seq` is the row's rowid: rows are only ever
@@ -56,13 +54,13 @@ export class NotificationsProjection implements Projection {
   private readonly changedFacts = new Set<string>();
   /** In a rebuild the tables start empty and each event is applied once, in `$all` order. */
   private rebuilding = false;
-  /** A rebuild's rows, many to an INSERT (written by the batch's end, in order). */
-  private readonly rebuiltNotifications = new MultiRowInsert(
-    `INSERT INTO ${NOTIFICATION_COLUMNS}`,
+  /** Rows written at once live; in a rebuild many to an INSERT (written by the batch's end, in order). */
+  private readonly notificationRows = new MultiRowInsert(
+    'INSERT INTO webhook_notifications (account_id, event_id, event_type, occurred_at, position, payload)',
     6,
     'ON CONFLICT (event_id) DO NOTHING',
   );
-  private readonly rebuiltFacts = new MultiRowInsert(
+  private readonly factRows = new MultiRowInsert(
     'INSERT INTO webhook_notification_facts (stream_id, facts)',
     2,
     'ON CONFLICT (stream_id) DO UPDATE SET facts = excluded.facts',
@@ -72,18 +70,18 @@ export class NotificationsProjection implements Projection {
     this.batchFacts = new Map();
     this.changedFacts.clear();
     this.rebuilding = batch.rebuild;
-    this.rebuiltNotifications.clear();
-    this.rebuiltFacts.clear();
+    this.notificationRows.clear();
+    this.factRows.clear();
   }
 
   endBatch(db: Database.Database): void {
     const facts = this.batchFacts;
     this.batchFacts = null;
     if (!facts) return;
-    this.rebuiltNotifications.flush(db);
+    this.notificationRows.flush(db);
     for (const streamId of this.changedFacts) this.saveFacts(db, streamId, facts.get(streamId) ?? null);
     this.changedFacts.clear();
-    this.rebuiltFacts.flush(db);
+    this.factRows.flush(db);
   }
 
   apply(db: Database.Database, event: RecordedEnvelope): void {
@@ -105,11 +103,8 @@ export class NotificationsProjection implements Projection {
       positionToString(event.position),
       serializeNotification(notification),
     ] as const;
-    if (this.rebuilding) this.rebuiltNotifications.add(db, ...row);
-    else
-      stmt(db, `INSERT INTO ${NOTIFICATION_COLUMNS} VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`).run(
-        ...row,
-      );
+    if (this.rebuilding) this.notificationRows.add(db, ...row);
+    else this.notificationRows.run(db, ...row);
   }
 
   private factsOf(db: Database.Database, streamId: string): ResourceFacts | null {
@@ -124,10 +119,7 @@ export class NotificationsProjection implements Projection {
 
   private saveFacts(db: Database.Database, streamId: string, facts: ResourceFacts | null): void {
     if (!facts) return;
-    if (this.rebuilding) return this.rebuiltFacts.add(db, streamId, JSON.stringify(facts));
-    stmt(
-      db,
-      'INSERT INTO webhook_notification_facts (stream_id, facts) VALUES (?, ?) ON CONFLICT (stream_id) DO UPDATE SET facts = excluded.facts',
-    ).run(streamId, JSON.stringify(facts));
+    if (this.rebuilding) this.factRows.add(db, streamId, JSON.stringify(facts));
+    else this.factRows.run(db, streamId, JSON.stringify(facts));
   }
 }
