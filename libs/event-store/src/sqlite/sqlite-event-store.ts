@@ -384,7 +384,7 @@ export class SqliteEventStore implements EventStore {
           // The head is read in the same snapshot as the page: it is how far this page looked.
           // Read later (after the consumer had paused on the yields below) it would also cover
           // events committed meanwhile that the page never saw, and skipping to it loses them.
-          const { rows, head } = store.scanPage(after, options.filter, SCAN_BATCH);
+          const { rows, head } = store.scanPage(after, filter, SCAN_BATCH);
           for (const row of rows) {
             const event = scanned(row);
             after = event.position.commit;
