@@ -15,7 +15,8 @@ import { isSuccessfulAttempt } from './endpoint-health';
 @RegisterProjection()
 export class EndpointHealthProjection implements Projection {
   readonly name = 'webhooks.endpoint-health';
-  readonly version = 1;
+  // 2: failed deliveries and each outcome of attempts in partial indexes; attempts kept by endpoint and time.
+  readonly version = 2;
   readonly tables = ['webhook_health_deliveries', 'webhook_health_attempts'];
   readonly handles = [DELIVERY_EVENT_PREFIX];
   /** `apply` finds rows by delivery id alone. */
@@ -23,17 +24,27 @@ export class EndpointHealthProjection implements Projection {
 
   setup(db: Database.Database): void {
     // event_at: when the notified domain event happened; status_at: when the status last changed.
+    // Only a recovery reads by event time, and only failed deliveries: a delivery that succeeds
+    // never enters that index.
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_health_deliveries (
       delivery_id TEXT PRIMARY KEY, endpoint_id TEXT NOT NULL, seq INTEGER NOT NULL, event_at TEXT NOT NULL,
       status TEXT NOT NULL, status_at TEXT NOT NULL, last_attempt_at TEXT);
     CREATE INDEX IF NOT EXISTS webhook_health_deliveries_status_at ON webhook_health_deliveries (endpoint_id, status, status_at);
-    CREATE INDEX IF NOT EXISTS webhook_health_deliveries_event_at ON webhook_health_deliveries (endpoint_id, status, event_at);
-    CREATE INDEX IF NOT EXISTS webhook_health_deliveries_seq ON webhook_health_deliveries (endpoint_id, seq);
-    CREATE TABLE IF NOT EXISTS webhook_health_attempts (
-      delivery_id TEXT NOT NULL, attempt INTEGER NOT NULL, endpoint_id TEXT NOT NULL, attempted_at TEXT NOT NULL,
-      succeeded INTEGER NOT NULL, status_code INTEGER, duration_ms INTEGER NOT NULL, PRIMARY KEY (delivery_id, attempt));
-    CREATE INDEX IF NOT EXISTS webhook_health_attempts_time ON webhook_health_attempts (endpoint_id, attempted_at);
-    CREATE INDEX IF NOT EXISTS webhook_health_attempts_outcome ON webhook_health_attempts (endpoint_id, succeeded, attempted_at)`);
+    CREATE INDEX IF NOT EXISTS webhook_health_deliveries_failed ON webhook_health_deliveries (endpoint_id, event_at, seq)
+      WHERE status = 'failed';
+    CREATE INDEX IF NOT EXISTS webhook_health_deliveries_seq ON webhook_health_deliveries (endpoint_id, seq);`);
+    // Keyed by endpoint and time (no rowid): the window's response times are one range of the
+    // table, and a new attempt lands at its endpoint's end. (delivery_id, attempt) is unique in
+    // the delivery's stream (each attempt is appended at the revision after the last). The streak
+    // queries read one outcome each, so each outcome has its own index.
+    db.exec(`CREATE TABLE IF NOT EXISTS webhook_health_attempts (
+      endpoint_id TEXT NOT NULL, attempted_at TEXT NOT NULL, delivery_id TEXT NOT NULL, attempt INTEGER NOT NULL,
+      succeeded INTEGER NOT NULL, status_code INTEGER, duration_ms INTEGER NOT NULL,
+      PRIMARY KEY (endpoint_id, attempted_at, delivery_id, attempt)) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS webhook_health_attempts_succeeded ON webhook_health_attempts (endpoint_id, attempted_at)
+      WHERE succeeded = 1;
+    CREATE INDEX IF NOT EXISTS webhook_health_attempts_failed ON webhook_health_attempts (endpoint_id, attempted_at)
+      WHERE succeeded = 0`);
   }
 
   apply(db: Database.Database, envelope: RecordedEnvelope): void {
