@@ -218,16 +218,26 @@ describe('audit after a workload across every read model', () => {
         .sort((a, b) => a.pk - b.pk)
         .map((c) => c.name);
       const column = columns.find((c) => c.pk === 0)!.name;
-      const row = db.prepare(`SELECT rowid AS _rowid, * FROM "${table}" ORDER BY rowid LIMIT 1`).get() as Record<
-        string,
-        unknown
-      >;
-      db.prepare(`UPDATE "${table}" SET "${column}" = ? WHERE rowid = ?`).run(`tampered ${table}`, row._rowid);
-      const shown = { ...row, _rowid: undefined, [column]: `tampered ${table}` };
+      // The first row written, or in a WITHOUT ROWID table (no rowid) the first by primary key.
+      const { wr } = db.prepare('SELECT wr FROM pragma_table_list WHERE name = ?').get(table) as { wr: number };
+      const at = wr ? keys.map((k) => `"${k}"`) : ['rowid'];
+      const row = db
+        .prepare(`SELECT ${at.join(', ')}, * FROM "${table}" ORDER BY ${at.join(', ')} LIMIT 1`)
+        .raw()
+        .get() as unknown[];
+      const where = row.slice(0, at.length);
+      const values = db
+        .prepare(`SELECT * FROM "${table}" WHERE ${at.map((c) => `${c} = ?`).join(' AND ')}`)
+        .get(...where) as Record<string, unknown>;
+      db.prepare(`UPDATE "${table}" SET "${column}" = ? WHERE ${at.map((c) => `${c} = ?`).join(' AND ')}`).run(
+        `tampered ${table}`,
+        ...where,
+      );
+      const shown = { ...values, [column]: `tampered ${table}` };
       for (const c of hashColumns) if (typeof shown[c] === 'string') shown[c] = `${shown[c].slice(0, 8)}…`;
-      const key = keys.map((k) => (hashColumns.includes(k) ? shown[k] : row[k]));
+      const key = keys.map((k) => (hashColumns.includes(k) ? shown[k] : values[k]));
       named.push(`DIFF ${table} ${JSON.stringify(key)}\n  columns: ${column}\n  live:    ${JSON.stringify(shown)}`);
-      for (const c of hashColumns) if (typeof row[c] === 'string') hashes.push(row[c]);
+      for (const c of hashColumns) if (typeof values[c] === 'string') hashes.push(values[c]);
     }
     const lost = db.prepare('SELECT id FROM entities ORDER BY rowid DESC LIMIT 1').get() as { id: string };
     db.prepare('DELETE FROM entities WHERE id = ?').run(lost.id);

@@ -219,4 +219,36 @@ describe('endpoint health read model', () => {
     expect(health.lastDelivery).toEqual({ status: 'pending', at: hoursAgo(1) });
     expect(health).toMatchObject({ delivered: 1, failed: 0, failingSince: hoursAgo(1) });
   });
+
+  it('counts pending deliveries through every change of status, and an event applied twice once', () => {
+    const h = healthOf();
+    const pending = () => h.queries.stats('EP', NOW).pending;
+    h.schedule('a', hoursAgo(3));
+    h.schedule('a', hoursAgo(3));
+    h.schedule('b', hoursAgo(2));
+    h.schedule('c', hoursAgo(2));
+    expect(pending()).toBe(3);
+    h.attempt('a', hoursAgo(2), 500, 5, 'retry');
+    expect(pending()).toBe(3);
+    h.attempt('a', hoursAgo(1), 200, 5, 'delivered');
+    h.apply(hoursAgo(1), 'webhooks.DeliverySucceeded', { delivery_id: 'a', attempt: 2 });
+    h.attempt('b', hoursAgo(1), 400, 5, 'failed');
+    h.apply(hoursAgo(1), 'webhooks.DeliveryCancelled', { delivery_id: 'c', reason: 'endpoint disabled or deleted' });
+    expect(pending()).toBe(0);
+    h.apply(hoursAgo(0.5), 'webhooks.DeliveryRedeliveryRequested', { delivery_id: 'b', due_at: hoursAgo(0.5) });
+    h.apply(hoursAgo(0.5), 'webhooks.DeliveryRedeliveryRequested', { delivery_id: 'b', due_at: hoursAgo(0.5) });
+    expect(pending()).toBe(1);
+    expect(h.queries.stats('EP', NOW)).toMatchObject({ delivered: 1, failed: 0 });
+  });
+
+  it('remembers the latest success by attempt time, whatever order the attempts were recorded in', () => {
+    const h = healthOf();
+    h.schedule('late', hoursAgo(3));
+    h.schedule('early', hoursAgo(3));
+    h.attempt('late', hoursAgo(1), 200, 5, 'delivered');
+    // Began before the other's success, answered after it.
+    h.attempt('early', hoursAgo(2), 200, 5, 'delivered');
+    expect(h.queries.stats('EP', NOW)).toMatchObject({ last_success_at: hoursAgo(1), failing_since: null });
+    expect(h.queries.health(['EP'], NOW).get('EP')?.lastDelivery).toEqual({ status: 'delivered', at: hoursAgo(2) });
+  });
 });

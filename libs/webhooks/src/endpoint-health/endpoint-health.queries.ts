@@ -39,7 +39,7 @@ export class EndpointHealthQueries {
       delivered: this.count(endpointId, 'delivered', since),
       failed: this.count(endpointId, 'failed', since),
       // Pending is a state now, whenever the delivery was scheduled.
-      pending: this.count(endpointId, 'pending', ''),
+      pending: this.summary(endpointId)?.pending ?? 0,
       p50_ms: percentile(durations, 50),
       p99_ms: percentile(durations, 99),
       last_success_at: lastSuccess,
@@ -85,9 +85,9 @@ export class EndpointHealthQueries {
            (SELECT min(a.attempted_at) FROM webhook_health_attempts a WHERE a.endpoint_id = s.id AND a.succeeded = 0 AND a.attempted_at > s.start) AS since,
            (SELECT max(a.attempted_at) FROM webhook_health_attempts a WHERE a.endpoint_id = s.id AND a.succeeded = 0 AND a.attempted_at > s.start) AS lastFailureAt
          FROM (
-           SELECT e.id, e.account_id, max(coalesce(e.enabled_at, ''), coalesce(
-             (SELECT max(a.attempted_at) FROM webhook_health_attempts a WHERE a.endpoint_id = e.id AND a.succeeded = 1), '')) AS start
-           FROM webhook_endpoints e WHERE e.enabled = 1 AND e.deleted = 0
+           SELECT e.id, e.account_id, max(coalesce(e.enabled_at, ''), coalesce(h.last_success_at, '')) AS start
+           FROM webhook_endpoints e LEFT JOIN webhook_health_endpoints h ON h.endpoint_id = e.id
+           WHERE e.enabled = 1 AND e.deleted = 0
          ) s
        ) WHERE since IS NOT NULL`,
     ).all() as FailingStreak[];
@@ -96,40 +96,46 @@ export class EndpointHealthQueries {
   private lastDelivery(endpointId: string): LastDelivery | null {
     const row = stmt(
       this.runner.db,
-      'SELECT status, status_at, last_attempt_at FROM webhook_health_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT 1',
+      `SELECT d.status, d.status_at, d.last_attempt_at FROM webhook_health_endpoints h
+       JOIN webhook_health_deliveries d ON d.delivery_id = h.last_delivery_id WHERE h.endpoint_id = ?`,
     ).get(endpointId) as { status: string; status_at: string; last_attempt_at: string | null } | undefined;
     if (!row) return null;
     return { status: row.status, at: row.last_attempt_at ?? row.status_at };
   }
 
-  private count(endpointId: string, status: string, from: string): number {
-    const row = stmt(
+  private summary(endpointId: string): { pending: number; last_success_at: string | null } | undefined {
+    return stmt(
       this.runner.db,
-      'SELECT count(*) AS n FROM webhook_health_deliveries WHERE endpoint_id = ? AND status = ? AND status_at >= ?',
-    ).get(endpointId, status, from) as { n: number };
+      'SELECT pending, last_success_at FROM webhook_health_endpoints WHERE endpoint_id = ?',
+    ).get(endpointId) as { pending: number; last_success_at: string | null } | undefined;
+  }
+
+  /** Ended deliveries of one outcome whose status changed at or after `from` (each outcome its own partial index). */
+  private count(endpointId: string, status: 'delivered' | 'failed', from: string): number {
+    const row = stmt(this.runner.db, COUNT[status]).get(endpointId, from) as { n: number };
     return row.n;
   }
 
   /** The last 2xx attempt, and the first failed one after it (by attempt time). */
   private streak(endpointId: string): { lastSuccess: string | null; failingSince: string | null } {
-    const db = this.runner.db;
-    const lastSuccess = (
-      stmt(
-        db,
-        'SELECT max(attempted_at) AS at FROM webhook_health_attempts WHERE endpoint_id = ? AND succeeded = 1',
-      ).get(endpointId) as {
-        at: string | null;
-      }
-    ).at;
+    const lastSuccess = this.summary(endpointId)?.last_success_at ?? null;
     const failingSince = (
       stmt(
-        db,
+        this.runner.db,
         'SELECT min(attempted_at) AS at FROM webhook_health_attempts WHERE endpoint_id = ? AND succeeded = 0 AND attempted_at > ?',
       ).get(endpointId, lastSuccess ?? '') as { at: string | null }
     ).at;
     return { lastSuccess, failingSince };
   }
 }
+
+/** The status is written out, not bound: a partial index serves only a query that names its condition. */
+const COUNT = {
+  delivered: `SELECT count(*) AS n FROM webhook_health_deliveries
+    WHERE endpoint_id = ? AND status = 'delivered' AND status_at >= ?`,
+  failed: `SELECT count(*) AS n FROM webhook_health_deliveries
+    WHERE endpoint_id = ? AND status = 'failed' AND status_at >= ?`,
+} as const;
 
 function windowStart(now: Date): string {
   return new Date(now.getTime() - STATS_WINDOW_MS).toISOString();

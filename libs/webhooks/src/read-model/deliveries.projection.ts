@@ -24,7 +24,8 @@ export class DeliveriesProjection implements Projection {
   // 2: pending_since (when the current pending spell began: the oldest-pending-delivery metric).
   // 3: webhook_deliveries_queue, the dispatcher's per-endpoint queues.
   // 4: claimed_until (DeliveryClaimed), so no instance lists another's live claim as due.
-  readonly version = 4;
+  // 5: the queue's indexes hold pending rows only; no (endpoint_id, status, seq) index.
+  readonly version = 5;
   readonly tables = ['webhook_deliveries', 'webhook_delivery_attempts'];
   readonly handles = [DELIVERY_EVENT_PREFIX];
   /** `apply` finds rows by delivery id alone. */
@@ -45,15 +46,17 @@ export class DeliveriesProjection implements Projection {
   ) {}
 
   setup(db: Database.Database): void {
+    // The queue's indexes hold pending rows alone: a delivery that ends leaves them (one delete)
+    // instead of moving inside them, and the log's ended rows never touch them again.
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_deliveries (
       id TEXT PRIMARY KEY, account_id TEXT NOT NULL, endpoint_id TEXT NOT NULL, event_id TEXT NOT NULL,
       event_type TEXT NOT NULL, status TEXT NOT NULL, attempt_count INTEGER NOT NULL, last_attempt_at TEXT,
       next_attempt_at TEXT, claimed_until TEXT, pending_since TEXT, source_position TEXT NOT NULL, seq INTEGER NOT NULL,
       created_at TEXT NOT NULL, updated_at TEXT NOT NULL, version INTEGER NOT NULL);
     CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq);
-    CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint_status ON webhook_deliveries (endpoint_id, status, seq);
-    CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
-    CREATE INDEX IF NOT EXISTS webhook_deliveries_queue ON webhook_deliveries (status, endpoint_id, next_attempt_at, claimed_until);
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_queue ON webhook_deliveries (endpoint_id, next_attempt_at, claimed_until)
+      WHERE status = 'pending';
     CREATE TABLE IF NOT EXISTS webhook_delivery_attempts (
       delivery_id TEXT NOT NULL, attempt INTEGER NOT NULL, attempted_at TEXT NOT NULL, status_code INTEGER,
       error TEXT, duration_ms INTEGER NOT NULL, PRIMARY KEY (delivery_id, attempt))`);

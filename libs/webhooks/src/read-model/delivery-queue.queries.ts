@@ -13,7 +13,7 @@ export interface PendingStats {
 
 /**
  * The dispatcher's queue: pending deliveries in `webhook_deliveries`, one queue per endpoint
- * (index `webhook_deliveries_queue`: status, endpoint_id, next_attempt_at, claimed_until). A
+ * (index `webhook_deliveries_queue`: endpoint_id, next_attempt_at, claimed_until; pending rows only). A
  * delivery an instance has claimed is not due until the claim's lease runs out (its claimer died).
  */
 const UNCLAIMED = 'AND (d.claimed_until IS NULL OR d.claimed_until <= :now)';
