@@ -8,6 +8,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { readFileSync } from 'node:fs';
 import { systemResolver } from './address/dns-resolver';
 import { DeliveryCommands } from './deliveries/delivery-commands';
 import { RedeliveryService } from './deliveries/redelivery.service';
@@ -124,7 +125,7 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
         new WebhookSender({
           timeoutMs: config.webhookTimeoutMs,
           allowPrivateNetworks: config.webhookAllowPrivateNetworks,
-          caFile: config.webhookCaFile,
+          extraCa: config.webhookCaFile ? readFileSync(config.webhookCaFile, 'utf8') : null,
           resolver,
           connectionsPerOrigin: DISPATCHER_LIMITS.perEndpoint,
         }),
