@@ -11,7 +11,8 @@ import { EndpointsService } from '../endpoints/endpoints.service';
 import { DeliveryTargets } from '../read-model/delivery-target.queries';
 import { DeliveryStates } from './delivery-states';
 import { claimLeaseMs, DispatcherInstance } from './dispatcher-instance';
-import { type Sender, type SendResult, WEBHOOK_SENDER, type WebhookRequest } from './webhook-sender';
+import { WEBHOOK_SENDER } from './sender-thread';
+import type { Sender, SendResult, WebhookRequest } from './webhook-sender';
 
 interface LoadedDelivery {
   readonly state: DeliveryState;
@@ -58,7 +59,7 @@ export interface AttemptHooks {
  *   revision just read: of several instances reaching for one attempt, one wins and the others
  *   skip it; on a store one process owns, only a check of that revision: DeliveryCommands.claim),
  *   then the request to sign;
- * - `send`: the signed POST (the sender signs it), nothing else;
+ * - `send`: the signed POST (signed and sent on the sender thread, SenderThread), nothing else;
  * - `record`: the attempt and its outcome as events on the delivery's stream, expecting the
  *   claim's revision; a 410 Gone also
  *   disables the endpoint (reason `gone`), whose pending deliveries the fan-out then cancels.

@@ -46,9 +46,6 @@ export interface SendResult {
 
 export const USER_AGENT = 'FilingService-Webhooks/1.0';
 
-/** The sender the dispatcher uses (a token, so a test module can put another in its place). */
-export const WEBHOOK_SENDER = Symbol('WEBHOOK_SENDER');
-
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
