@@ -3,7 +3,7 @@ import { DISPATCHER_LIMITS } from '@filing/webhooks';
 import { buildMetadata, loadConfig, toEventData } from '@filing/platform';
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSecureContext, rootCertificates } from 'node:tls';
@@ -83,6 +83,31 @@ const cpuMicros = (since: NodeJS.CpuUsage) => {
   const { user, system } = process.cpuUsage(since);
   return user + system;
 };
+/**
+ * CPU ticks (1/100 s) of the main thread and of the others so far, from /proc (Linux; zeros
+ * elsewhere): process.cpuUsage() adds every thread up, and the main thread is the bottleneck.
+ */
+function threadTicks(): { main: number; others: number } {
+  const ticks = { main: 0, others: 0 };
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync('/proc/self/task');
+  } catch {
+    return ticks;
+  }
+  for (const tid of tasks) {
+    try {
+      // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+      const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+      const used = Number(fields[11]) + Number(fields[12]);
+      if (tid === String(process.pid)) ticks.main += used;
+      else ticks.others += used;
+    } catch {
+      // A thread that ended meanwhile.
+    }
+  }
+  return ticks;
+}
 const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
@@ -159,6 +184,9 @@ export async function webhooksBench(): Promise<void> {
     console.log(
       `service CPU per delivery: 1 endpoint ${us(bulkOne.cpuUs)}, ${TEN} endpoints ${us(bulkTen.cpuUs)}; raw loop per POST ${us(rawOne.cpuUs)}`,
     );
+    console.log(
+      `of which the main thread (other threads): 1 endpoint ${us(bulkOne.mainUs)} (${us(bulkOne.othersUs)}), ${TEN} endpoints ${us(bulkTen.mainUs)} (${us(bulkTen.othersUs)})`,
+    );
   } finally {
     await app.close();
     receiver.close();
@@ -196,11 +224,12 @@ async function account(
 /** Appends `events` EntityCreated (all at once, or paced at `perSecond`) and waits for every delivery. */
 async function run(store: EventStore, receiver: Receiver, acc: Account, events: number, perSecond?: number) {
   // A phase set to 0 events (BENCH_WEBHOOK_*) is skipped: profiling one case alone.
-  if (events === 0) return { deliveries: 0, ms: NaN, p50: NaN, p99: NaN, cpuUs: NaN };
+  if (events === 0) return { deliveries: 0, ms: NaN, p50: NaN, p99: NaN, cpuUs: NaN, mainUs: NaN, othersUs: NaN };
   const appendedAt = new Map<string, number>();
   const done = receiver.expect(events * acc.paths.length);
   const started = now();
   const cpu = process.cpuUsage();
+  const ticks = threadTicks();
   const context = { account_id: acc.accountId, actor: 'bench', correlation_id: randomUUID(), causation_id: null };
   const appendOne = async () => {
     const id = uuidv7();
@@ -233,6 +262,7 @@ async function run(store: EventStore, receiver: Receiver, acc: Account, events: 
   await done;
   const elapsed = now() - started;
   const cpuUs = cpuMicros(cpu);
+  const ticksAfter = threadTicks();
   const received = await receiver.times();
   const latencies: number[] = [];
   for (const [eventId, at] of appendedAt) {
@@ -243,7 +273,16 @@ async function run(store: EventStore, receiver: Receiver, acc: Account, events: 
   }
   latencies.sort((a, b) => a - b);
   const deliveries = events * acc.paths.length;
-  return { deliveries, ms: elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99), cpuUs: cpuUs / deliveries };
+  const perDelivery = (t: number) => (t * 10_000) / deliveries;
+  return {
+    deliveries,
+    ms: elapsed,
+    p50: pct(latencies, 50),
+    p99: pct(latencies, 99),
+    cpuUs: cpuUs / deliveries,
+    mainUs: perDelivery(ticksAfter.main - ticks.main),
+    othersUs: perDelivery(ticksAfter.others - ticks.others),
+  };
 }
 
 /**

@@ -3,7 +3,9 @@
  * (trusted through WEBHOOK_CA_FILE), notifications triggered through the API. Retry delays are
  * compressed to milliseconds; assertions wait for outcomes, never for a time.
  */
+import { Logger } from '@nestjs/common';
 import { rmSync } from 'node:fs';
+import type { Worker } from 'node:worker_threads';
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { verifySignature } from '@filing/webhooks';
 import { createServer } from 'node:net';
@@ -13,6 +15,7 @@ import { startService, type TestService } from '../support/service';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 import { startReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver';
 import { apiClient, eventually, type Api } from '../support/webhooks';
+import { SenderThread } from '../../libs/webhooks/src/dispatch/sender-thread';
 
 const V1 = '/external-api/v1';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -565,6 +568,37 @@ describe('webhook delivery over HTTPS', () => {
     expect(String(req.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expectSigned(req, endpoints[0].secret);
     expectSigned(req, rotated.body.secret);
+  });
+
+  it('the sender thread killed mid-burst: every delivery still arrives and ends delivered; the death is logged, the secret never', async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error');
+    try {
+      const r = await receiver();
+      // Slow answers: the requests the receiver holds are in flight on the thread when it dies.
+      r.fallback = { status: 200, delayMs: 150 };
+      const { api, endpoints } = await account([r.url]);
+      const created = await Promise.all(Array.from({ length: 40 }, (_, i) => createEntity(api, `Burst ${i}`)));
+      await r.waitFor(5);
+      const thread = service.app.get(SenderThread);
+      await (thread as unknown as { worker: Worker }).worker.terminate();
+
+      await eventually(() => {
+        const ok = new Set(r.requests.filter((q) => q.answered === 200).map((q) => q.json.entity_id));
+        return created.every((e) => ok.has(e.id)) || undefined;
+      });
+      const all = await eventually(async () => {
+        const list = (await api('GET', `${V1}/webhook-endpoints/${endpoints[0].id}/deliveries?limit=100`)).body
+          .data as Delivery[];
+        return list.length === 40 && list.every((d) => d.status === 'delivered') ? list : undefined;
+      });
+      // The five the receiver was holding when the thread died went out again.
+      expect(all.filter((d) => d.attempt_count > 1).length).toBeGreaterThanOrEqual(5);
+      const logged = JSON.stringify(errors.mock.calls);
+      expect(logged).toContain('The webhook sender thread stopped');
+      expect(logged).not.toContain(endpoints[0].secret.slice('whsec_'.length));
+    } finally {
+      errors.mockRestore();
+    }
   });
 });
 

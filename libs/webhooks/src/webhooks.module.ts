@@ -8,6 +8,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { readFileSync } from 'node:fs';
 import { systemResolver } from './address/dns-resolver';
 import { DeliveryCommands } from './deliveries/delivery-commands';
 import { RedeliveryService } from './deliveries/redelivery.service';
@@ -16,7 +17,7 @@ import { DISPATCHER_LIMITS, DispatcherService } from './dispatch/dispatcher.serv
 import { DeliveryStates } from './dispatch/delivery-states';
 import { DueWindows } from './dispatch/due-windows';
 import { claimLeaseMs, DispatcherInstance } from './dispatch/dispatcher-instance';
-import { WEBHOOK_SENDER, WebhookSender } from './dispatch/webhook-sender';
+import { SenderThread, WEBHOOK_SENDER } from './dispatch/sender-thread';
 import { EndpointsService, WEBHOOK_RESOLVER } from './endpoints/endpoints.service';
 import { FanOutService } from './fanout/fanout.service';
 import { AutoDisableJob } from './endpoint-health/auto-disable.job';
@@ -40,7 +41,6 @@ import { EndpointsQueries } from './read-model/endpoints.queries';
 import { SecretSealing } from './secrets/secret-sealing';
 import { SettingsService } from './settings/settings.service';
 import { SETTINGS_SCREEN_CONTROLLERS, SETTINGS_SCREEN_PROJECTIONS, SETTINGS_SCREEN_PROVIDERS } from './settings-screen';
-import type { Resolver } from './address/address-guard';
 
 /** The read models alone (endpoints, settings, deliveries, notifications, endpoint health, settings-screen sessions): what the CLI's replay and audit need. */
 @Module({
@@ -64,7 +64,7 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
   constructor(
     private readonly fanOut: FanOutService,
     private readonly dispatcher: DispatcherService,
-    private readonly sender: WebhookSender,
+    private readonly sender: SenderThread,
     private readonly sealing: SecretSealing,
     private readonly instance: DispatcherInstance,
     private readonly autoDisable: AutoDisableJob,
@@ -119,18 +119,19 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
   providers: [
     { provide: WEBHOOK_RESOLVER, useValue: systemResolver },
     {
-      provide: WebhookSender,
-      useFactory: (config: AppConfig, resolver: Resolver) =>
-        new WebhookSender({
+      // Its thread resolves names with the system resolver (a function cannot cross to it).
+      provide: SenderThread,
+      useFactory: (config: AppConfig) =>
+        new SenderThread({
           timeoutMs: config.webhookTimeoutMs,
           allowPrivateNetworks: config.webhookAllowPrivateNetworks,
-          caFile: config.webhookCaFile,
-          resolver,
+          // Read here, so an unreadable file stops the start as before.
+          extraCa: config.webhookCaFile ? readFileSync(config.webhookCaFile, 'utf8') : null,
           connectionsPerOrigin: DISPATCHER_LIMITS.perEndpoint,
         }),
-      inject: [APP_CONFIG, WEBHOOK_RESOLVER],
+      inject: [APP_CONFIG],
     },
-    { provide: WEBHOOK_SENDER, useExisting: WebhookSender },
+    { provide: WEBHOOK_SENDER, useExisting: SenderThread },
     // Read models
     EndpointsQueries,
     DeliveriesQueries,

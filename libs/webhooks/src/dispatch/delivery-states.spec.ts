@@ -8,7 +8,7 @@ import type { DeliveryTargets } from '../read-model/delivery-target.queries';
 import { DeliveryStates } from './delivery-states';
 import { DispatchPipeline } from './dispatch-pipeline';
 import { DispatcherInstance } from './dispatcher-instance';
-import type { WebhookSender } from './webhook-sender';
+import type { Sender, WebhookRequest } from './webhook-sender';
 
 const target: DeliveryTarget = {
   endpointId: 'E',
@@ -78,7 +78,7 @@ describe.each(modes)('DeliveryStates: the dispatcher copy of pending deliveries;
   };
   const load = (deliveryId: string) => commands.load(deliveryId);
   /** A pipeline of its own instance over the same store; the read model always shows `target`. */
-  const makePipeline = (sender: WebhookSender, copies: DeliveryStates) =>
+  const makePipeline = (sender: Sender, copies: DeliveryStates) =>
     new DispatchPipeline(
       { webhookTimeoutMs: 10_000, webhookRetryDelaysMs: [1000] } as unknown as AppConfig,
       sender,
@@ -97,11 +97,11 @@ describe.each(modes)('DeliveryStates: the dispatcher copy of pending deliveries;
     observed = new Map();
     commands = new DeliveryCommands(store);
     const sender = {
-      send: (_url: string, headers: Record<string, string>) => {
-        sent.push(headers['webhook-id']);
+      send: (request: WebhookRequest) => {
+        sent.push(request.eventId);
         return Promise.resolve({ result: { kind: 'response', statusCode: 204 }, durationMs: 1, retryAfterMs: null });
       },
-    } as unknown as WebhookSender;
+    } as unknown as Sender;
     pipeline = makePipeline(sender, states);
   });
 
@@ -160,7 +160,7 @@ describe.each(modes)('DeliveryStates: the dispatcher copy of pending deliveries;
       {
         send: () =>
           Promise.resolve({ result: { kind: 'response', statusCode: 204 }, durationMs: 1, retryAfterMs: null }),
-      } as unknown as WebhookSender,
+      } as unknown as Sender,
       new DeliveryStates(),
     );
     await other.run('D');
@@ -221,14 +221,14 @@ describe.each(modes)('DeliveryStates: the dispatcher copy of pending deliveries;
     const sawCancel: string[] = [];
     const racing = makePipeline(
       {
-        send: async (_url: string, headers: Record<string, string>) => {
+        send: async ({ eventId }: WebhookRequest) => {
           // What the stream holds the moment the request goes out (the inline writer commits between ticks).
-          const events = await store.readStream(streamName(DELIVERY_STREAM, headers['webhook-id'].slice(3)));
-          if (events.some((e) => e.type === 'webhooks.DeliveryCancelled')) sawCancel.push(headers['webhook-id']);
-          sent.push(headers['webhook-id']);
+          const events = await store.readStream(streamName(DELIVERY_STREAM, eventId.slice(3)));
+          if (events.some((e) => e.type === 'webhooks.DeliveryCancelled')) sawCancel.push(eventId);
+          sent.push(eventId);
           return { result: { kind: 'response', statusCode: 204 }, durationMs: 1, retryAfterMs: null };
         },
-      } as unknown as WebhookSender,
+      } as unknown as Sender,
       states,
     );
     for (const id of ids) {

@@ -9,21 +9,14 @@ import { classifyAttempt, endpointDisabledBy, endpointPausedFor, errorMessage } 
 import { secretContext } from '../endpoints/endpoint.events';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { DeliveryTargets } from '../read-model/delivery-target.queries';
-import { signatureHeader } from '../signing/signature';
 import { DeliveryStates } from './delivery-states';
 import { claimLeaseMs, DispatcherInstance } from './dispatcher-instance';
-import { type SendResult, USER_AGENT, WEBHOOK_SENDER, WebhookSender } from './webhook-sender';
+import { WEBHOOK_SENDER } from './sender-thread';
+import type { Sender, SendResult, WebhookRequest } from './webhook-sender';
 
 interface LoadedDelivery {
   readonly state: DeliveryState;
   readonly revision: StreamRevision | null;
-}
-
-/** A signed request, ready to go (svix's PendingDispatch). */
-interface WebhookRequest {
-  readonly url: string;
-  readonly headers: Record<string, string>;
-  readonly body: string;
 }
 
 interface AttemptContext {
@@ -65,8 +58,8 @@ export interface AttemptHooks {
  *   send/cancel rule (`decideDispatch`), the claim (a `DeliveryClaimed` appended expecting the
  *   revision just read: of several instances reaching for one attempt, one wins and the others
  *   skip it; on a store one process owns, only a check of that revision: DeliveryCommands.claim),
- *   then the signed request;
- * - `send`: the POST, nothing else;
+ *   then the request to sign;
+ * - `send`: the signed POST (signed and sent on the sender thread, SenderThread), nothing else;
  * - `record`: the attempt and its outcome as events on the delivery's stream, expecting the
  *   claim's revision; a 410 Gone also
  *   disables the endpoint (reason `gone`), whose pending deliveries the fan-out then cancels.
@@ -89,7 +82,7 @@ export class DispatchPipeline {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(WEBHOOK_SENDER) private readonly sender: WebhookSender,
+    @Inject(WEBHOOK_SENDER) private readonly sender: Sender,
     private readonly deliveries: DeliveryCommands,
     private readonly targets: DeliveryTargets,
     private readonly box: SecretBox,
@@ -190,19 +183,13 @@ export class DispatchPipeline {
     if (secrets.length === 0) return { ...attempt, kind: 'unsigned' };
     // The same bytes as the Events API's item: one serialization for both.
     const body = serializeNotification(state.payload);
+    // Signed by the sender, on its thread.
     const timestamp = Math.floor(now.getTime() / 1000);
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': USER_AGENT,
-      'webhook-id': state.eventId,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatureHeader(secrets, state.eventId, timestamp, body),
-    };
-    return { ...attempt, kind: 'send', request: { url, headers, body } };
+    return { ...attempt, kind: 'send', request: { url, eventId: state.eventId, timestamp, body, secrets } };
   }
 
   send(request: WebhookRequest): Promise<SendResult> {
-    return this.sender.send(request.url, request.headers, request.body);
+    return this.sender.send(request);
   }
 
   async record(prepared: Attempt, sent: SendResult): Promise<Position | null> {

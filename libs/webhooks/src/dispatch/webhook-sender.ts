@@ -1,19 +1,41 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { readFileSync } from 'node:fs';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import { AddressRefusedError, checkUrlSyntax, resolveAllowed, type Resolver } from '../address/address-guard';
 import { type AttemptResult, errorKind } from '../deliveries/outcome';
 import { parseRetryAfter } from '../deliveries/retry-schedule';
+import { signatureHeader } from '../signing/signature';
 
-export interface SenderOptions {
+/** What the sender needs besides its resolver: plain data, so it crosses to the sender thread. */
+export interface SenderSettings {
   readonly timeoutMs: number;
   readonly allowPrivateNetworks: boolean;
-  /** PEM file of an extra CA trusted beside the system roots. */
-  readonly caFile: string | null;
-  readonly resolver: Resolver;
+  /** PEM text of extra CAs trusted beside the system roots (WEBHOOK_CA_FILE's content). */
+  readonly extraCa: string | null;
   /** Keep-alive connections per receiver origin. */
   readonly connectionsPerOrigin: number;
+}
+
+export interface SenderOptions extends SenderSettings {
+  readonly resolver: Resolver;
+}
+
+/**
+ * One attempt's request before signing (svix's PendingDispatch): the sender signs it, so the
+ * HMACs are computed where the request is sent. `secrets` are opened signing secrets: never logged.
+ */
+export interface WebhookRequest {
+  readonly url: string;
+  readonly eventId: string;
+  /** Unix seconds of this attempt. */
+  readonly timestamp: number;
+  readonly body: string;
+  readonly secrets: readonly string[];
+}
+
+/** What the dispatcher sends through (WebhookSender in a thread of its own: SenderThread). */
+export interface Sender {
+  send(request: WebhookRequest): Promise<SendResult>;
 }
 
 export interface SendResult {
@@ -24,9 +46,6 @@ export interface SendResult {
 
 export const USER_AGENT = 'FilingService-Webhooks/1.0';
 
-/** The sender the dispatcher uses (a token, so a test module can put another in its place). */
-export const WEBHOOK_SENDER = Symbol('WEBHOOK_SENDER');
-
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
@@ -35,13 +54,13 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  * the address guard itself, so the connection goes to the address that passed the check: a
  * rebinding DNS answer between the check and the connect cannot slip through.
  */
-export class WebhookSender {
+export class WebhookSender implements Sender {
   private readonly agent: Agent;
 
   constructor(private readonly options: SenderOptions) {
     // One secure context for every connection: parsing the ~140 system roots per handshake was
     // a third of the dispatcher's CPU in the benchmark.
-    const ca = options.caFile ? [...rootCertificates, readFileSync(options.caFile, 'utf8')] : [...rootCertificates];
+    const ca = options.extraCa ? [...rootCertificates, options.extraCa] : [...rootCertificates];
     const secureContext = createSecureContext({ ca });
     const lookup = (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback): void => {
       resolveAllowed(hostname, options.resolver, options.allowPrivateNetworks).then(
@@ -61,7 +80,7 @@ export class WebhookSender {
     });
   }
 
-  async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+  async send({ url, eventId, timestamp, body, secrets }: WebhookRequest): Promise<SendResult> {
     const started = performance.now();
     const done = (result: AttemptResult, retryAfterMs: number | null = null): SendResult => ({
       result,
@@ -75,7 +94,7 @@ export class WebhookSender {
     try {
       const response = await request(checked.url, {
         method: 'POST',
-        headers,
+        headers: webhookHeaders(secrets, eventId, timestamp, body),
         body,
         dispatcher: this.agent,
         signal: AbortSignal.timeout(this.options.timeoutMs),
@@ -95,4 +114,20 @@ export class WebhookSender {
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+/** The headers of a webhook POST (CONTRACT.md §5, Standard Webhooks), one signature per secret. */
+export function webhookHeaders(
+  secrets: readonly string[],
+  eventId: string,
+  timestamp: number,
+  body: string,
+): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'webhook-id': eventId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signatureHeader(secrets, eventId, timestamp, body),
+  };
 }
