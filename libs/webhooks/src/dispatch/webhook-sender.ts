@@ -91,13 +91,20 @@ export class WebhookSender implements Sender {
     const checked = checkUrlSyntax(url, this.options.allowPrivateNetworks);
     if ('problem' in checked)
       return done({ kind: 'error', error: checked.problem.code === 'not_public' ? 'address_refused' : 'other' });
+    // The whole request's deadline, cleared once it is over: AbortSignal.timeout's timer would
+    // live (and hold its signal) for the full timeout after every answered request.
+    const deadline = new AbortController();
+    const timer = setTimeout(
+      () => deadline.abort(new DOMException('The request timed out', 'TimeoutError')),
+      this.options.timeoutMs,
+    );
     try {
       const response = await request(checked.url, {
         method: 'POST',
         headers: webhookHeaders(secrets, eventId, timestamp, body),
         body,
         dispatcher: this.agent,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        signal: deadline.signal,
       });
       // Drain (bounded) so the connection goes back to the pool; the body itself is not kept.
       await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
@@ -108,6 +115,8 @@ export class WebhookSender implements Sender {
     } catch (err) {
       if (err instanceof AddressRefusedError) return done({ kind: 'error', error: 'address_refused' });
       return done({ kind: 'error', error: errorKind(err) });
+    } finally {
+      clearTimeout(timer);
     }
   }
 
