@@ -4,8 +4,14 @@
  * one transaction, so one fsync acknowledges them all.
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
-import { openEventsDatabase, SqliteWriter, type WriteRequest } from './sqlite-writer';
-import { encodeOutcome, type WriterAnswer, type WriterCall, type WriterThreadOptions } from './writer-thread';
+import { openEventsDatabase, SqliteWriter } from './sqlite-writer';
+import {
+  packOutcomes,
+  unpackRequests,
+  type WriterAnswer,
+  type WriterCall,
+  type WriterThreadOptions,
+} from './writer-thread';
 
 const port = parentPort!;
 const options = workerData as WriterThreadOptions;
@@ -21,12 +27,12 @@ port.on('message', (first: WriterCall | 'close') => {
     else calls.push(message);
     message = receiveMessageOnPort(port)?.message as WriterCall | 'close' | undefined;
   }
-  const requests: WriteRequest[] = calls.flatMap((c) => c.requests);
-  const outcomes = writer.commit(requests);
+  const unpacked = calls.map((c) => unpackRequests(c.requests));
+  const outcomes = writer.commit(unpacked.flat());
   let at = 0;
-  for (const call of calls) {
-    const mine = outcomes.slice(at, (at += call.requests.length));
-    port.postMessage({ id: call.id, outcomes: mine.map(encodeOutcome) } satisfies WriterAnswer);
+  for (const [i, call] of calls.entries()) {
+    const mine = outcomes.slice(at, (at += unpacked[i].length));
+    port.postMessage({ id: call.id, outcomes: packOutcomes(mine) } satisfies WriterAnswer);
   }
   if (close) {
     db.close();

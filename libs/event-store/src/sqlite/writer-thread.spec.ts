@@ -8,7 +8,15 @@ import { ANY } from '../event-store.port';
 import { EventStoreUnavailableError } from '../errors';
 import { SqliteEventStore } from './sqlite-event-store';
 import { openEventsDatabase, SqliteWriter, type WriteRequest } from './sqlite-writer';
-import { decodeOutcome, encodeOutcome } from './writer-thread';
+import { WrongExpectedVersionError } from '../errors';
+import {
+  decodeOutcome,
+  encodeOutcome,
+  packOutcomes,
+  packRequests,
+  unpackOutcomes,
+  unpackRequests,
+} from './writer-thread';
 
 const ev = () => ({ id: randomUUID(), type: 't.A', data: { x: 1 } });
 
@@ -105,6 +113,55 @@ describe('SqliteEventStore writer thread', () => {
     // The next transaction without the poison commits.
     expect(writer.commit([append('fine', 't.A')])[0].ok).toBe(true);
     db.close();
+  });
+
+  it('requests and outcomes cross the thread boundary as they were, in order', () => {
+    const requests: WriteRequest[] = [
+      {
+        op: 'append',
+        streamId: 'a-1',
+        expected: 'no_stream',
+        events: [{ id: 'e1', type: 't.A', data: '{"x":"ü😀"}', metadata: '{}' }],
+      },
+      { op: 'metadata', streamId: 'a-2', metadata: { maxCount: 3, truncateBefore: 7n } },
+      {
+        op: 'append',
+        streamId: 'a-3',
+        expected: 41n,
+        events: [
+          { id: 'e2', type: 't.B', data: '{}', metadata: '{"m":1}' },
+          { id: 'e3', type: 't.C', data: '[]', metadata: '{"m":2}' },
+        ],
+      },
+      { op: 'delete', streamId: 'a-4' },
+      { op: 'append', streamId: 'a-5', expected: ANY, events: [] },
+    ];
+    // structuredClone: what postMessage does to them.
+    expect(unpackRequests(structuredClone(packRequests(requests)))).toEqual(requests);
+
+    const position = (n: bigint) => ({ commit: n, prepare: n });
+    const outcomes = [
+      {
+        ok: true,
+        result: { nextExpectedRevision: 0n, position: position(10n) },
+        appended: { first: 10n, created: 1_700_000_000_123 },
+      },
+      { ok: true },
+      { ok: false, error: new WrongExpectedVersionError('a-3', 41n, 'no_stream') },
+      { ok: true, result: { nextExpectedRevision: 1n, position: position(12n) } },
+    ] as const;
+    const back = unpackOutcomes(structuredClone(packOutcomes(outcomes)));
+    expect(back).toHaveLength(4);
+    expect(back[0]).toEqual(outcomes[0]);
+    expect(back[1]).toEqual(outcomes[1]);
+    expect((back[2] as { error: unknown }).error).toBeInstanceOf(WrongExpectedVersionError);
+    expect((back[2] as { error: WrongExpectedVersionError }).error).toMatchObject({
+      streamId: 'a-3',
+      expected: 41n,
+      actual: 'no_stream',
+    });
+    expect(back[3]).toEqual(outcomes[3]);
+    expect(back[3]).not.toHaveProperty('appended');
   });
 
   it('close() commits and answers what was queued, then refuses new appends', async () => {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** Salt of delivery ids (fixed: changing it would re-schedule everything on a replay). */
 const DELIVERY_ID_SALT = '5b0e8f0e-7a53-4d0c-9a54-3c7f1d6f2a91';
@@ -13,15 +13,16 @@ const DELIVERY_ID_SALT = '5b0e8f0e-7a53-4d0c-9a54-3c7f1d6f2a91';
  */
 export function deliveryId(eventId: string, endpointId: string, occurredAt: Date): string {
   const ms = occurredAt.getTime();
-  if (!Number.isSafeInteger(ms) || ms < 0) throw new RangeError(`Not a delivery time: ${String(occurredAt)}`);
-  const hash = createHash('sha256')
-    .update(`${DELIVERY_ID_SALT}/${eventId.toLowerCase()}/${endpointId.toLowerCase()}`)
-    .digest();
-  const bytes = Buffer.alloc(16);
-  bytes.writeUIntBE(ms, 0, 6);
-  hash.copy(bytes, 6, 0, 10);
-  bytes[6] = 0x70 | (bytes[6] & 0x0f); // version 7
-  bytes[8] = 0x80 | (bytes[8] & 0x3f); // variant 10
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  if (!Number.isSafeInteger(ms) || ms < 0 || ms >= 2 ** 48) {
+    throw new RangeError(`Not a delivery time: ${String(occurredAt)}`);
+  }
+  // One-shot hash, the id written from hex (no Hash object, no buffers): one per delivery.
+  const h = hash('sha256', `${DELIVERY_ID_SALT}/${eventId.toLowerCase()}/${endpointId.toLowerCase()}`, 'hex');
+  const t = ms.toString(16).padStart(12, '0');
+  // The hash's first 10 bytes are the id's bytes 6–15, less the version (7, byte 6's high nibble)
+  // and the variant (10, byte 8's top two bits).
+  const variant = VARIANT_NIBBLE[parseInt(h[4], 16) & 0x3];
+  return `${t.slice(0, 8)}-${t.slice(8)}-7${h.slice(1, 4)}-${variant}${h.slice(5, 8)}-${h.slice(8, 20)}`;
 }
+
+const VARIANT_NIBBLE = '89ab';

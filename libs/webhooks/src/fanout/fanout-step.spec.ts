@@ -157,4 +157,15 @@ describe('fan-out step', () => {
     // Later events' deliveries sort after earlier ones', like every other id.
     expect(deliveryId('z', 'b', AT) < deliveryId('a', 'b', new Date(AT.getTime() + 1))).toBe(true);
   });
+
+  it('makes the same delivery ids as every earlier release: a replay schedules nothing twice', () => {
+    // Ids the first implementation made (Buffer-built); a different id would be a second delivery.
+    expect(deliveryId('0193a0b0-1234-7abc-8def-0123456789ab', '0193A0B0-5678-7ABC-9DEF-FEDCBA987654', AT)).toBe(
+      '01a202b2-c500-72d0-8b77-9eaf8f77f548',
+    );
+    expect(deliveryId('a', 'b', new Date(0))).toBe('00000000-0000-7171-96d5-6db07c39899a');
+    expect(deliveryId('x', 'y', new Date(2 ** 48 - 1))).toBe('ffffffff-ffff-7ccc-ad6d-58227917f7d1');
+    // 48 bits of milliseconds: a later time has no id.
+    expect(() => deliveryId('x', 'y', new Date(2 ** 48))).toThrow(RangeError);
+  });
 });

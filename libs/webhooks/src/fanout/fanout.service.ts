@@ -13,7 +13,7 @@ import {
   APP_CONFIG,
   type AppConfig,
   buildMetadata,
-  type CommandContext,
+  type EventMetadata,
   EventHandlingError,
   fromRecorded,
   ProcessorRegistry,
@@ -188,7 +188,7 @@ export class FanOutService {
     const switches = new Set<string>();
     const cancels: Array<{ deliveryIds: string[]; reason: string; at: Position }> = [];
     const deliveries = new Map<string, ChangedDelivery>();
-    const scheduled: Array<{ event: DeliveryScheduled; causedBy: { id: string; correlation: string } }> = [];
+    const scheduled: Array<{ event: DeliveryScheduled; metadata: EventMetadata }> = [];
     let position: Position | null = null;
 
     for (const work of batch) {
@@ -222,8 +222,18 @@ export class FanOutService {
         cancels.push({ deliveryIds: this.view.openDeliveries(step.cancel), reason, at: event.position });
       }
       const correlation = typeof event.metadata.correlation_id === 'string' ? event.metadata.correlation_id : event.id;
+      // One event's deliveries share their metadata (an event's notification is one account's).
+      let metadata: EventMetadata | undefined;
       for (const s of step.scheduled) {
-        scheduled.push({ event: s, causedBy: { id: event.id, correlation } });
+        if (metadata?.account_id !== s.data.account_id) {
+          metadata = buildMetadata({
+            account_id: s.data.account_id,
+            actor: 'system:webhooks',
+            correlation_id: correlation,
+            causation_id: event.id,
+          });
+        }
+        scheduled.push({ event: s, metadata });
         // Open from the event's position on, though its own event lands later in the stream.
         const owner = this.view.owner(s.data.endpoint_id, s.data.account_id);
         this.view.openDelivery(s.data.delivery_id, owner);
@@ -237,7 +247,7 @@ export class FanOutService {
       Array.from({ length: Math.min(MAX_APPENDS_IN_FLIGHT, scheduled.length) }, async () => {
         while (next < scheduled.length) {
           const s = scheduled[next++];
-          await this.schedule(s.event, s.causedBy);
+          await this.schedule(s.event, s.metadata);
         }
       }),
     );
@@ -285,20 +295,12 @@ export class FanOutService {
     this.checkpoint = cp;
   }
 
-  private async schedule(event: DeliveryScheduled, causedBy: { id: string; correlation: string }): Promise<void> {
-    const context: CommandContext = {
-      account_id: event.data.account_id,
-      actor: 'system:webhooks',
-      correlation_id: causedBy.correlation,
-      causation_id: causedBy.id,
-    };
+  private async schedule(event: DeliveryScheduled, metadata: EventMetadata): Promise<void> {
     const id = event.data.delivery_id;
     try {
-      await this.store.appendToStream(
-        streamName(DELIVERY_STREAM, id),
-        [toEventData(event, buildMetadata(context), id)],
-        { expectedRevision: NO_STREAM },
-      );
+      await this.store.appendToStream(streamName(DELIVERY_STREAM, id), [toEventData(event, metadata, id)], {
+        expectedRevision: NO_STREAM,
+      });
     } catch (err) {
       // Only a stream that began with another event: not something a re-run can fix.
       if (!(err instanceof WrongExpectedVersionError)) throw err;
