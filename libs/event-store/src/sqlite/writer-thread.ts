@@ -41,11 +41,16 @@ export function packRequests(requests: readonly WriteRequest[]): Packed {
   return packed;
 }
 
+/** Reads a packed array front to back: `next` takes the next value, as the packer pushed it. */
+function reader(packed: Packed): { more: () => boolean; next: <T>() => T } {
+  let i = 0;
+  return { more: () => i < packed.length, next: <T>() => packed[i++] as T };
+}
+
 export function unpackRequests(packed: Packed): WriteRequest[] {
   const requests: WriteRequest[] = [];
-  let i = 0;
-  const next = <T>() => packed[i++] as T;
-  while (i < packed.length) {
+  const { more, next } = reader(packed);
+  while (more()) {
     const op = next<string>();
     const streamId = next<string>();
     if (op === 'm') requests.push({ op: 'metadata', streamId, metadata: next<StreamMetadata>() });
@@ -79,9 +84,8 @@ export function packOutcomes(outcomes: readonly WriteOutcome[]): Packed {
 
 export function unpackOutcomes(packed: Packed): WriteOutcome[] {
   const outcomes: WriteOutcome[] = [];
-  let i = 0;
-  const next = <T>() => packed[i++] as T;
-  while (i < packed.length) {
+  const { more, next } = reader(packed);
+  while (more()) {
     const kind = next<string>();
     if (kind === 'e') outcomes.push(decodeOutcome(next<EncodedOutcome>()));
     else if (kind === 'k') outcomes.push({ ok: true });
