@@ -154,6 +154,17 @@ interface Phase {
   readonly usage: NodeJS.MemoryUsage & { pending?: number };
 }
 
+/**
+ * glibc's malloc arenas as the image limits them (the Dockerfile's `ENV MALLOC_ARENA_MAX`): by
+ * default each thread that allocates may get an arena of its own, and their free pages stay resident.
+ */
+const SERVICE_MALLOC_ARENA_MAX = (() => {
+  const dockerfile = readFileSync(join(__dirname, '..', 'Dockerfile'), 'utf8');
+  const arenas = /^ENV MALLOC_ARENA_MAX=(\d+)$/m.exec(dockerfile)?.[1];
+  if (arenas === undefined) throw new Error('The Dockerfile sets no MALLOC_ARENA_MAX: measure as production runs');
+  return arenas;
+})();
+
 /** Runs the compiled bench/memory.server.ts with `args` (null: a bare Node process for a second), sampling its RSS. */
 function measured(args: string[] | null): Promise<Phase[]> {
   const child =
@@ -161,6 +172,7 @@ function measured(args: string[] | null): Promise<Phase[]> {
       ? spawn(process.execPath, ['-e', 'setTimeout(() => {}, 1000)'], { stdio: ['ignore', 'pipe', 'inherit'] })
       : spawn(process.execPath, [...SERVICE_NODE_FLAGS, MEMORY_SERVER, ...args], {
           stdio: ['ignore', 'pipe', 'inherit'],
+          env: { ...process.env, MALLOC_ARENA_MAX: SERVICE_MALLOC_ARENA_MAX },
         });
   const phases: Phase[] = [];
   let peak = 0;
