@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { rmSync } from 'node:fs';
-import type { Worker } from 'node:worker_threads';
+import { Worker as WorkerThread, type Worker } from 'node:worker_threads';
 import { makeTestPki, type TestPki } from '../../../../test/support/tls-certs';
 import { startReceiver, type WebhookReceiver } from '../../../../test/support/webhook-receiver';
 import { generateSecret, verifySignature } from '../signing/signature';
@@ -128,6 +128,34 @@ describe('sender thread', () => {
       expect(burst.filter((r) => !arrived.has(r.eventId))).toEqual([]);
     } finally {
       errors.mockRestore();
+    }
+  });
+
+  it('a thread that stops answering is stopped once a request is long overdue, and the next request gets a new one', async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    // A thread that takes requests and never answers: what a stuck event loop looks like from here.
+    const spawned: Worker[] = [];
+    const stuck = () => {
+      const w = new WorkerThread(`require('node:worker_threads').parentPort.on('message', () => {})`, { eval: true });
+      spawned.push(w);
+      return w;
+    };
+    const settings = { timeoutMs: 500, allowPrivateNetworks: true, extraCa: pki.caPem, connectionsPerOrigin: 4 };
+    const hung = new SenderThread(settings, stuck);
+    try {
+      const sent = await hung.send(post());
+      expect(sent.result).toEqual({ kind: 'error', error: 'connection' });
+      expect(sent.durationMs).toBeGreaterThanOrEqual(2 * settings.timeoutMs);
+      expect(errors).toHaveBeenCalledWith(expect.stringContaining('has not answered a request'));
+      expect(errors).toHaveBeenCalledWith(expect.stringContaining('The webhook sender thread stopped'));
+      void hung.send(post());
+      // Handed over at the end of this turn, to a thread started for it.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(spawned).toHaveLength(2);
+    } finally {
+      errors.mockRestore();
+      await Promise.all(spawned.map((w) => w.terminate()));
+      await hung.close();
     }
   });
 

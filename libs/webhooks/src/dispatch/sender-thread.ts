@@ -40,9 +40,17 @@ export class SenderThread implements Sender {
   private nextId = 0;
   private closed = false;
 
-  constructor(private readonly settings: SenderSettings) {
+  /** Checks that the thread answers (see `watch`). */
+  private readonly watchdog: NodeJS.Timeout;
+
+  /** `spawn` starts the thread's program (sender.worker.ts; another in a test). */
+  constructor(
+    private readonly settings: SenderSettings,
+    private readonly spawn: (settings: SenderSettings) => Worker = spawnSender,
+  ) {
     // Started now, not at the first delivery: booting a thread (from the sources, longer) takes a while.
     this.worker = this.start();
+    this.watchdog = setInterval(this.watch, WATCH_INTERVAL_MS).unref();
   }
 
   send(request: WebhookRequest): Promise<SendResult> {
@@ -57,6 +65,7 @@ export class SenderThread implements Sender {
   async close(): Promise<void> {
     this.flush();
     this.closed = true;
+    clearInterval(this.watchdog);
     const worker = this.worker;
     if (!worker) return;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
@@ -79,8 +88,26 @@ export class SenderThread implements Sender {
     worker.postMessage(batch.map((w) => w.call));
   };
 
+  /**
+   * A thread that has not answered a request for well past its timeout is stuck (a request
+   * always ends by its deadline): stopped, so what it had fails as a connection error and is
+   * retried, and the next request starts a new thread.
+   */
+  private readonly watch = (): void => {
+    const worker = this.worker;
+    // The map keeps insertion order: its first request is the oldest waiting.
+    const oldest = this.inFlight.values().next().value;
+    if (!worker || !oldest) return;
+    const waited = performance.now() - oldest.queuedAt;
+    if (waited < 2 * this.settings.timeoutMs + STUCK_GRACE_MS) return;
+    this.logger.error(
+      `The webhook sender thread has not answered a request for ${Math.round(waited)} ms (timeout ${this.settings.timeoutMs} ms): stopping it`,
+    );
+    void worker.terminate();
+  };
+
   private start(): Worker {
-    const worker = spawnSender(this.settings);
+    const worker = this.spawn(this.settings);
     const inFlight = (this.inFlight = new Map<number, Waiting>());
     worker.on('message', (answers: readonly SenderAnswer[]) => {
       for (const { id, ...sent } of answers) {
@@ -128,6 +155,10 @@ function spawnSender(settings: SenderSettings): Worker {
   }
   return new Worker(entry, options);
 }
+
+const WATCH_INTERVAL_MS = 1_000;
+/** Beyond twice the request timeout: a thread this late is not merely busy. */
+const STUCK_GRACE_MS = 1_000;
 
 /**
  * A young generation of 8 MB at most: each request's garbage dies young, and V8's default lets
