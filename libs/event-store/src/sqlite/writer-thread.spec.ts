@@ -10,8 +10,8 @@ import { SqliteEventStore } from './sqlite-event-store';
 import { openEventsDatabase, SqliteWriter, type WriteRequest } from './sqlite-writer';
 import { WrongExpectedVersionError } from '../errors';
 import {
-  decodeOutcome,
-  encodeOutcome,
+  decodeFailure,
+  encodeFailure,
   packOutcomes,
   packRequests,
   unpackOutcomes,
@@ -101,13 +101,11 @@ describe('SqliteEventStore writer thread', () => {
     expect(outcomes).toHaveLength(2);
     for (const outcome of outcomes) {
       expect(outcome.ok).toBe(false);
-      const { error } = outcome as { error: unknown };
-      expect(error).toBeInstanceOf(EventStoreUnavailableError);
+      const failure = outcome as Extract<typeof outcome, { ok: false }>;
+      expect(failure.error).toBeInstanceOf(EventStoreUnavailableError);
       // It crosses the thread boundary as what it is.
-      expect(decodeOutcome(encodeOutcome(outcome)).ok).toBe(false);
-      expect((decodeOutcome(encodeOutcome(outcome)) as { error: unknown }).error).toBeInstanceOf(
-        EventStoreUnavailableError,
-      );
+      expect(decodeFailure(encodeFailure(failure)).ok).toBe(false);
+      expect(decodeFailure(encodeFailure(failure)).error).toBeInstanceOf(EventStoreUnavailableError);
     }
     expect(db.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 0n });
     // The next transaction without the poison commits.

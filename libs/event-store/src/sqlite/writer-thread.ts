@@ -70,7 +70,7 @@ export function unpackRequests(packed: Packed): WriteRequest[] {
 export function packOutcomes(outcomes: readonly WriteOutcome[]): Packed {
   const packed: unknown[] = [];
   for (const o of outcomes) {
-    if (!o.ok) packed.push('e', encodeOutcome(o));
+    if (!o.ok) packed.push('e', encodeFailure(o));
     else if (!o.result) packed.push('k');
     else {
       const { nextExpectedRevision, position } = o.result;
@@ -87,7 +87,7 @@ export function unpackOutcomes(packed: Packed): WriteOutcome[] {
   const { more, next } = reader(packed);
   while (more()) {
     const kind = next<string>();
-    if (kind === 'e') outcomes.push(decodeOutcome(next<EncodedOutcome>()));
+    if (kind === 'e') outcomes.push(decodeFailure(next<EncodedFailure>()));
     else if (kind === 'k') outcomes.push({ ok: true });
     else {
       const result = {
@@ -101,25 +101,23 @@ export function unpackOutcomes(packed: Packed): WriteOutcome[] {
   return outcomes;
 }
 
-/** An outcome that crosses the thread boundary (structured clone keeps no error classes). */
-export type EncodedOutcome =
-  | Extract<WriteOutcome, { ok: true }>
-  | {
-      readonly ok: false;
-      readonly error:
-        | {
-            readonly kind: 'wrong-expected-version';
-            readonly streamId: string;
-            readonly expected: ExpectedRevision;
-            readonly actual: StreamRevision | 'no_stream';
-          }
-        | { readonly kind: 'unavailable'; readonly message: string; readonly cause: string }
-        | { readonly kind: 'other'; readonly name: string; readonly message: string };
-    };
+/** A failed outcome, as it crosses the thread boundary (structured clone keeps no error classes). */
+export interface EncodedFailure {
+  readonly ok: false;
+  readonly error:
+    | {
+        readonly kind: 'wrong-expected-version';
+        readonly streamId: string;
+        readonly expected: ExpectedRevision;
+        readonly actual: StreamRevision | 'no_stream';
+      }
+    | { readonly kind: 'unavailable'; readonly message: string; readonly cause: string }
+    | { readonly kind: 'other'; readonly name: string; readonly message: string };
+}
 
-export function encodeOutcome(outcome: WriteOutcome): EncodedOutcome {
-  if (outcome.ok) return outcome;
-  const { error } = outcome;
+type WriteFailure = Extract<WriteOutcome, { ok: false }>;
+
+export function encodeFailure({ error }: WriteFailure): EncodedFailure {
   if (error instanceof WrongExpectedVersionError) {
     const { streamId, expected, actual } = error;
     return { ok: false, error: { kind: 'wrong-expected-version', streamId, expected, actual } };
@@ -131,9 +129,7 @@ export function encodeOutcome(outcome: WriteOutcome): EncodedOutcome {
   return { ok: false, error: { kind: 'other', name, message } };
 }
 
-export function decodeOutcome(outcome: EncodedOutcome): WriteOutcome {
-  if (outcome.ok) return outcome;
-  const e = outcome.error;
+export function decodeFailure({ error: e }: EncodedFailure): WriteFailure {
   switch (e.kind) {
     case 'wrong-expected-version':
       return { ok: false, error: new WrongExpectedVersionError(e.streamId, e.expected, e.actual) };
