@@ -18,6 +18,12 @@ export function printComparison(
   console.log(`${'ratio (figure / baseline)'.padEnd(58)} ${(figure / baseline).toFixed(2).padStart(10)}`);
 }
 
+/** A further baseline under a `printComparison`, and the figure's ratio to it. */
+export function printBaseline(label: string, baseline: number, figure: number, unit: string): void {
+  console.log(`${label.padEnd(58)} ${Math.round(baseline).toLocaleString('en-US').padStart(10)} ${unit}`);
+  console.log(`${'ratio (figure / this baseline)'.padEnd(58)} ${(figure / baseline).toFixed(2).padStart(10)}`);
+}
+
 /**
  * The benchmarks measure what the service can serve, not one account's budget: the per-account
  * limit stays on (its guard's cost is in the figures) at a rate no run reaches.
