@@ -1,8 +1,9 @@
+import type Database from 'better-sqlite3';
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { DISPATCHER_LIMITS } from '@filing/webhooks';
 import { buildMetadata, loadConfig, toEventData } from '@filing/platform';
 import { type ChildProcess, fork } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,8 @@ import { createApp } from '../apps/service/src/bootstrap';
 import { provisionAccount } from '../test/support/auth';
 import { makeTestPki, type TestPki } from '../test/support/tls-certs';
 import { apiClient } from '../test/support/webhooks';
-import { printComparison, rate } from './report';
+import { openRawEvents } from './raw-events-db';
+import { printBaseline, printComparison, rate } from './report';
 
 const EVENTS_ONE = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 20_000);
 const EVENTS_TEN = Number(process.env.BENCH_WEBHOOK_EVENTS_TEN ?? 2_000);
@@ -153,6 +155,14 @@ export async function webhooksBench(): Promise<void> {
     const ten = await account(service, receiver.origins);
 
     const rawOne = await rawLoop(receiver, pki, receiver.origins.slice(0, 1), EVENTS_ONE, perEndpoint);
+    const durableOne = await rawLoop(
+      receiver,
+      pki,
+      receiver.origins.slice(0, 1),
+      EVENTS_ONE,
+      perEndpoint,
+      join(dataDir, 'raw-outcomes.db'),
+    );
     const bulkOne = await run(store, receiver, one, EVENTS_ONE);
     const rawTen = await rawLoop(receiver, pki, receiver.origins, EVENTS_TEN * TEN, tenConcurrency);
     const bulkTen = await run(store, receiver, ten, EVENTS_TEN);
@@ -163,6 +173,12 @@ export async function webhooksBench(): Promise<void> {
       rate(bulkOne.deliveries, bulkOne.ms),
       `raw undici POST loop, ${perEndpoint} concurrent, same receiver`,
       rate(EVENTS_ONE, rawOne.ms),
+      'deliveries/s',
+    );
+    printBaseline(
+      'raw loop, signed, each outcome committed to SQLite (FULL)',
+      rate(EVENTS_ONE, durableOne.ms),
+      rate(bulkOne.deliveries, bulkOne.ms),
       'deliveries/s',
     );
     printComparison(
@@ -182,7 +198,7 @@ export async function webhooksBench(): Promise<void> {
     console.log(`raw undici POST latency, ${perEndpoint} concurrent: p50 ${ms(rawOne.p50)}, p99 ${ms(rawOne.p99)}`);
     // CPU of this process (the service; the receiver is another) per delivery: steadier than rates on a busy machine.
     console.log(
-      `service CPU per delivery: 1 endpoint ${us(bulkOne.cpuUs)}, ${TEN} endpoints ${us(bulkTen.cpuUs)}; raw loop per POST ${us(rawOne.cpuUs)}`,
+      `service CPU per delivery: 1 endpoint ${us(bulkOne.cpuUs)}, ${TEN} endpoints ${us(bulkTen.cpuUs)}; raw loop per POST ${us(rawOne.cpuUs)}, signed and committed ${us(durableOne.cpuUs)}`,
     );
     console.log(
       `of which the main thread (other threads): 1 endpoint ${us(bulkOne.mainUs)} (${us(bulkOne.othersUs)}), ${TEN} endpoints ${us(bulkTen.mainUs)} (${us(bulkTen.othersUs)})`,
@@ -295,8 +311,12 @@ async function rawLoop(
   origins: readonly string[],
   count: number,
   concurrency: number,
+  /** A file: each request is also signed, and its outcome recorded there durably before the next. */
+  durable?: string,
 ) {
   if (count === 0) return { ms: NaN, p50: NaN, p99: NaN, cpuUs: NaN };
+  const journal = durable === undefined ? null : new OutcomeJournal(durable);
+  const key = randomBytes(32);
   const agent = new Agent({
     connections: DISPATCHER_LIMITS.perEndpoint,
     keepAliveTimeout: 30_000,
@@ -321,18 +341,25 @@ async function rawLoop(
       while (next < count) {
         next++;
         const t0 = now();
+        const id = randomUUID();
+        const timestamp = String(Math.floor(Date.now() / 1000));
+        const signature =
+          journal === null
+            ? 'x'.repeat(44)
+            : createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
         const res = await request(url, {
           method: 'POST',
           dispatcher: agent,
           headers: {
             'content-type': 'application/json',
-            'webhook-id': randomUUID(),
-            'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
-            'webhook-signature': `v1,${'x'.repeat(44)}`,
+            'webhook-id': id,
+            'webhook-timestamp': timestamp,
+            'webhook-signature': `v1,${signature}`,
           },
           body,
         });
         await res.body.dump();
+        if (journal !== null) await journal.record(id, res.statusCode);
         latencies.push(now() - t0);
       }
     }),
@@ -341,6 +368,44 @@ async function rawLoop(
   const elapsed = now() - started;
   const cpuUs = cpuMicros(cpu) / count;
   await agent.close();
+  journal?.close();
   latencies.sort((a, b) => a - b);
   return { ms: elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99), cpuUs };
+}
+
+/**
+ * The durability a delivery needs, with nothing of ours: each outcome a row of the baselines'
+ * event table (WAL, synchronous=FULL), the outcomes of one event-loop turn in one transaction
+ * (one fsync), each request's slot waiting for its commit.
+ */
+class OutcomeJournal {
+  private readonly db: Database.Database;
+  private readonly insert: Database.Statement;
+  private pending: Array<{ id: string; status: number; committed: () => void }> = [];
+
+  constructor(file: string) {
+    ({ db: this.db, insert: this.insert } = openRawEvents(file));
+  }
+
+  record(id: string, status: number): Promise<void> {
+    return new Promise((committed) => {
+      if (this.pending.length === 0) setImmediate(() => this.commit());
+      this.pending.push({ id, status, committed });
+    });
+  }
+
+  private commit(): void {
+    const batch = this.pending;
+    this.pending = [];
+    const created = Date.now();
+    this.db.transaction(() => {
+      for (const { id, status } of batch)
+        this.insert.run(`delivery-${id}`, 0, id, 'DeliveryAttempted', JSON.stringify({ status }), '{}', created);
+    })();
+    for (const { committed } of batch) committed();
+  }
+
+  close(): void {
+    this.db.close();
+  }
 }
