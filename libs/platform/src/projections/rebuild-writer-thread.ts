@@ -1,0 +1,368 @@
+import type Database from 'better-sqlite3';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+
+/**
+ * The thread's whole program, plain JavaScript (it runs the same from the TypeScript sources and
+ * from the build). It owns a bulk rebuild's connection while the rebuild loads: each message is
+ * a batch's statements (as `BatchEncoder` writes them), run in one transaction that a `commit`
+ * message ends. A `read` message answers on the
+ * replies port and wakes the waiting owner through the shared flag. After a failure it runs
+ * nothing more and answers every message with the failure.
+ */
+const PROGRAM = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file);
+db.pragma('journal_mode = OFF');
+db.pragma('synchronous = OFF');
+db.pragma('cache_size = -262144');
+db.pragma('busy_timeout = 5000');
+const flag = new Int32Array(workerData.flag);
+const replies = workerData.replies;
+const texts = [];
+const statements = [];
+let failure = null;
+function statement(id) {
+  return statements[id] || (statements[id] = db.prepare(texts[id]));
+}
+/** The statements of an encoded batch, each as its id and values, in order. */
+function* decode(batch) {
+  const { statements: list, kinds, numbers, lengths, text } = batch;
+  let value = 0;
+  let number = 0;
+  let string = 0;
+  let at = 0;
+  for (let i = 0; i < list.length; i += 2) {
+    const count = list[i + 1];
+    if (count < 0) {
+      yield [list[i], null];
+      continue;
+    }
+    const params = new Array(count);
+    for (let j = 0; j < count; j++, value++) {
+      const kind = kinds[value];
+      if (kind === 1 || kind === 3) {
+        const end = at + lengths[string++];
+        params[j] = kind === 1 ? text.slice(at, end) : BigInt(text.slice(at, end));
+        at = end;
+      } else params[j] = kind === 2 ? numbers[number++] : null;
+    }
+    yield [list[i], params];
+  }
+}
+function run(batch) {
+  if (!db.inTransaction) db.exec('BEGIN IMMEDIATE');
+  for (const [id, params] of decode(batch)) {
+    if (params === null) db.exec(texts[id]);
+    else statement(id).run(params);
+  }
+}
+parentPort.on('message', (message) => {
+  if (message.close) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    db.close();
+    parentPort.close();
+    replies.close();
+    return;
+  }
+  for (const text of message.texts) texts.push(text);
+  if (message.rollback) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    return;
+  }
+  let result;
+  if (failure === null) {
+    try {
+      run(message.batch);
+      if (message.read) {
+        const [[id, params]] = decode(message.read.params);
+        result = message.read.all ? statement(id).all(params) : statement(id).get(params);
+      }
+      if (message.commit) db.exec('COMMIT');
+    } catch (err) {
+      failure = String(err && err.stack ? err.stack : err);
+      if (db.inTransaction) db.exec('ROLLBACK');
+    }
+  }
+  if (message.read) {
+    replies.postMessage(failure === null ? { result } : { failure });
+    Atomics.store(flag, 0, 1);
+    Atomics.notify(flag, 0);
+  }
+  if (message.commit) parentPort.postMessage({ failure });
+});
+`;
+
+/**
+ * A batch's statements as the thread takes them, in few objects, since a structured clone costs
+ * per value (~120 ns, measured: more than binding it): every string value in one text, the
+ * numbers in one typed array, and per value its kind (0 null, 1 string, 2 number, 3 bigint as
+ * its digits). `statements` holds each statement's id and value count (-1: run as `exec`).
+ */
+interface EncodedBatch {
+  readonly statements: Int32Array<ArrayBuffer>;
+  readonly kinds: Uint8Array<ArrayBuffer>;
+  readonly numbers: Float64Array<ArrayBuffer>;
+  readonly lengths: Int32Array<ArrayBuffer>;
+  readonly text: string;
+}
+
+class BatchEncoder {
+  private statements: number[] = [];
+  private kinds: number[] = [];
+  private numbers: number[] = [];
+  private lengths: number[] = [];
+  private text = '';
+
+  get empty(): boolean {
+    return this.statements.length === 0;
+  }
+
+  exec(id: number): void {
+    this.statements.push(id, -1);
+  }
+
+  /** A statement and its values (better-sqlite3 flattens arrays among them). */
+  run(id: number, args: readonly unknown[]): void {
+    const at = this.statements.length;
+    this.statements.push(id, 0);
+    let count = 0;
+    for (const arg of args) {
+      if (Array.isArray(arg)) {
+        for (const value of arg as unknown[]) this.value(value);
+        count += (arg as unknown[]).length;
+      } else {
+        this.value(arg);
+        count++;
+      }
+    }
+    this.statements[at + 1] = count;
+  }
+
+  take(): EncodedBatch {
+    const batch: EncodedBatch = {
+      statements: Int32Array.from(this.statements),
+      kinds: Uint8Array.from(this.kinds),
+      numbers: Float64Array.from(this.numbers),
+      lengths: Int32Array.from(this.lengths),
+      text: this.text,
+    };
+    this.statements = [];
+    this.kinds = [];
+    this.numbers = [];
+    this.lengths = [];
+    this.text = '';
+    return batch;
+  }
+
+  private value(value: unknown): void {
+    switch (typeof value) {
+      case 'string':
+        this.kinds.push(1);
+        this.lengths.push(value.length);
+        this.text += value;
+        return;
+      case 'number':
+        this.kinds.push(2);
+        this.numbers.push(value);
+        return;
+      case 'bigint': {
+        const digits = value.toString();
+        this.kinds.push(3);
+        this.lengths.push(digits.length);
+        this.text += digits;
+        return;
+      }
+      default:
+        if (value === null || value === undefined) {
+          // better-sqlite3 binds undefined as NULL too.
+          this.kinds.push(0);
+          return;
+        }
+        throw new Error(`A rebuild runs its statements on a thread: cannot bind a ${typeof value} value`);
+    }
+  }
+}
+
+interface Message {
+  readonly texts: string[];
+  readonly batch: EncodedBatch;
+  readonly commit?: boolean;
+  readonly rollback?: boolean;
+  readonly read?: { readonly id: number; readonly params: EncodedBatch };
+}
+
+/** What a statement's `run` gives on the recording handle: its figures are not known yet. */
+const NO_RUN_RESULT = {
+  get changes(): number {
+    throw new Error('A rebuild runs its statements on a thread: run() has no result to give');
+  },
+  get lastInsertRowid(): number {
+    throw new Error('A rebuild runs its statements on a thread: run() has no result to give');
+  },
+};
+
+/**
+ * A bulk rebuild's writes on a second thread, so SQLite's work (its inserts, upserts and commits)
+ * runs beside the main thread's reading, parsing and computing of the next batch. `db` stands in
+ * for the read database within a batch: its statements' `run` records the statement and values
+ * for the thread, which runs each batch in one transaction, at most one batch behind (`settle`).
+ * A `get`/`all` is answered by the thread after everything recorded before it, the main thread
+ * waiting: correct at any point, but it gives up the overlap, so projections avoid reads in a
+ * rebuild. A failure on the thread fails the rebuild at the next `settle` or `close`.
+ */
+export class RebuildWriterThread {
+  /** The recording handle: prepare (run, get, all) and exec, as far as projections use them. */
+  readonly db: Database.Database;
+  private readonly worker: Worker;
+  private readonly replies: MessagePort;
+  private readonly flag: Int32Array;
+  private readonly exited: Promise<void>;
+  private readonly ids = new Map<string, number>();
+  private texts: string[] = [];
+  private readonly encoder = new BatchEncoder();
+  private inBatch = false;
+  private outstanding = 0;
+  private failure: Error | null = null;
+  private wake: (() => void) | null = null;
+  private closing: Promise<void> | null = null;
+
+  constructor(file: string) {
+    const shared = new SharedArrayBuffer(4);
+    this.flag = new Int32Array(shared);
+    const { port1, port2 } = new MessageChannel();
+    this.replies = port1;
+    this.worker = new Worker(PROGRAM, {
+      eval: true,
+      workerData: { file, driver: require.resolve('better-sqlite3'), flag: shared, replies: port2 },
+      transferList: [port2],
+      // Plain JavaScript: none of the parent's preloads (a TypeScript loader costs ~0.3 s to start).
+      execArgv: [],
+    });
+    this.worker.on('message', (message: { failure: string | null }) => {
+      this.outstanding--;
+      if (message.failure !== null) this.failure ??= new Error(`Rebuild writer: ${message.failure}`);
+      this.wake?.();
+    });
+    this.worker.on('error', (err) => {
+      this.failure ??= err;
+      this.wake?.();
+    });
+    this.exited = new Promise((resolve) =>
+      this.worker.once('exit', () => {
+        this.failure ??= new Error('Rebuild writer thread exited');
+        this.wake?.();
+        resolve();
+      }),
+    );
+    const recording = {
+      prepare: (sql: string) => this.statement(this.idOf(sql)),
+      exec: (sql: string) => {
+        this.encoder.exec(this.idOf(sql));
+        return recording;
+      },
+    };
+    this.db = recording as unknown as Database.Database;
+  }
+
+  /** Starts a batch: what the recording handle runs until `commit` is one transaction. */
+  begin(): void {
+    this.throwIfFailed();
+    this.inBatch = true;
+  }
+
+  /** Hands the batch to the thread (one message), without waiting for it. */
+  commit(): void {
+    this.inBatch = false;
+    this.outstanding++;
+    this.post({ texts: this.takeTexts(), batch: this.encoder.take(), commit: true });
+  }
+
+  /** Drops the batch: what a read already sent to the thread is rolled back there. */
+  rollback(): void {
+    this.inBatch = false;
+    this.post({ texts: this.takeTexts(), batch: this.encoder.take(), rollback: true });
+  }
+
+  /** Resolves once at most `inFlight` batches are left on the thread; throws its failure. */
+  async settle(inFlight: number): Promise<void> {
+    while (this.failure === null && this.outstanding > inFlight) {
+      await new Promise<void>((resolve) => (this.wake = resolve));
+      this.wake = null;
+    }
+    this.throwIfFailed();
+  }
+
+  /** Waits for every batch, then closes the thread's connection; throws a failure of the thread. */
+  close(): Promise<void> {
+    return (this.closing ??= (async () => {
+      try {
+        await this.settle(0);
+      } finally {
+        this.worker.postMessage({ close: true });
+        await this.exited;
+        this.replies.close();
+      }
+    })());
+  }
+
+  private statement(id: number) {
+    return {
+      run: (...args: unknown[]) => {
+        if (!this.inBatch) throw new Error('A rebuild writes only within a batch');
+        this.encoder.run(id, args);
+        return NO_RUN_RESULT;
+      },
+      get: (...args: unknown[]) => this.read(id, args, false),
+      all: (...args: unknown[]) => this.read(id, args, true),
+    };
+  }
+
+  /** Everything recorded so far, then the read, on the thread; the main thread waits for its answer. */
+  private read(id: number, args: readonly unknown[], all: boolean): unknown {
+    this.throwIfFailed();
+    const params = new BatchEncoder();
+    params.run(id, args);
+    Atomics.store(this.flag, 0, 0);
+    this.worker.postMessage({
+      texts: this.takeTexts(),
+      batch: this.encoder.take(),
+      read: { all, params: params.take() },
+    });
+    // A lost thread would leave the wait unanswered: a minute is far past any batch's work.
+    if (Atomics.wait(this.flag, 0, 0, 60_000) === 'timed-out') throw new Error('Rebuild writer thread did not answer');
+    const reply = receiveMessageOnPort(this.replies)?.message as { result?: unknown; failure?: string } | undefined;
+    if (!reply) throw new Error('Rebuild writer thread gave no answer');
+    if (reply.failure !== undefined) throw (this.failure ??= new Error(`Rebuild writer: ${reply.failure}`));
+    return reply.result;
+  }
+
+  private post(message: Message): void {
+    this.worker.postMessage(message, [
+      message.batch.statements.buffer,
+      message.batch.kinds.buffer,
+      message.batch.numbers.buffer,
+      message.batch.lengths.buffer,
+    ]);
+  }
+
+  private idOf(sql: string): number {
+    let id = this.ids.get(sql);
+    if (id === undefined) {
+      id = this.ids.size;
+      this.ids.set(sql, id);
+      this.texts.push(sql);
+    }
+    return id;
+  }
+
+  private takeTexts(): string[] {
+    const texts = this.texts;
+    this.texts = [];
+    return texts;
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure) throw this.failure;
+  }
+}
