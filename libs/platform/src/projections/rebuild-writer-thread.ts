@@ -15,7 +15,9 @@ const Database = require(workerData.driver);
 const db = new Database(workerData.file);
 db.pragma('journal_mode = OFF');
 db.pragma('synchronous = OFF');
-db.pragma('cache_size = -262144');
+// 64 MiB: its writes go mostly to the tables' right edges; 256 MiB here (as the main connection
+// keeps for the index builds) cost ~270 MB more peak RSS at 1M events and saved no CPU.
+db.pragma('cache_size = -65536');
 db.pragma('busy_timeout = 5000');
 const flag = new Int32Array(workerData.flag);
 const replies = workerData.replies;
