@@ -256,7 +256,7 @@ export class ProjectionRunner {
     } finally {
       this.writer = null;
       // After a failure here: the thread's own failure, if any, was thrown already or is not the cause.
-      if (writer) await writer.close().catch(() => {});
+      if (writer) await writer.close(false).catch(() => {});
     }
   }
 

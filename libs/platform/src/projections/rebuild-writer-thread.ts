@@ -24,6 +24,8 @@ const replies = workerData.replies;
 const texts = [];
 const statements = [];
 let failure = null;
+/** Batches run since the last COMMIT. */
+let uncommitted = 0;
 function statement(id) {
   return statements[id] || (statements[id] = db.prepare(texts[id]));
 }
@@ -69,6 +71,7 @@ parentPort.on('message', (message) => {
   for (const text of message.texts) texts.push(text);
   if (message.rollback) {
     if (db.inTransaction) db.exec('ROLLBACK');
+    uncommitted = 0;
     return;
   }
   let result;
@@ -79,7 +82,13 @@ parentPort.on('message', (message) => {
         const [id, params] = readOf(message.read.params);
         result = message.read.all ? statement(id).all(params) : statement(id).get(params);
       }
-      if (message.commit) db.exec('COMMIT');
+      // A commit writes every page the transaction dirtied, and a page at a table's right edge
+      // is dirtied by every batch: committed every few batches, each such page is written once for
+      // all of them. Nothing reads the scratch file meanwhile; a failure fails the whole rebuild.
+      if (message.commit && (message.final || ++uncommitted >= workerData.batchesPerCommit)) {
+        if (db.inTransaction) db.exec('COMMIT');
+        uncommitted = 0;
+      }
     } catch (err) {
       failure = String(err && err.stack ? err.stack : err);
       if (db.inTransaction) db.exec('ROLLBACK');
@@ -209,10 +218,15 @@ class BatchEncoder {
   }
 }
 
+/** Batches to a transaction on the thread (each is one on the main thread's side). */
+const BATCHES_PER_COMMIT = 8;
+
 interface Message {
   readonly texts: string[];
   readonly batch: EncodedBatch;
   readonly commit?: boolean;
+  /** With `commit`: COMMIT now, whatever the count of batches since the last. */
+  readonly final?: boolean;
   readonly rollback?: boolean;
   readonly read?: { readonly id: number; readonly params: EncodedBatch };
 }
@@ -259,7 +273,13 @@ export class RebuildWriterThread {
     this.replies = port1;
     this.worker = new Worker(PROGRAM, {
       eval: true,
-      workerData: { file, driver: require.resolve('better-sqlite3'), flag: shared, replies: port2 },
+      workerData: {
+        file,
+        driver: require.resolve('better-sqlite3'),
+        flag: shared,
+        replies: port2,
+        batchesPerCommit: BATCHES_PER_COMMIT,
+      },
       transferList: [port2],
       // Plain JavaScript: none of the parent's preloads (a TypeScript loader costs ~0.3 s to start).
       execArgv: [],
@@ -318,10 +338,17 @@ export class RebuildWriterThread {
     this.throwIfFailed();
   }
 
-  /** Waits for every batch, then closes the thread's connection; throws a failure of the thread. */
-  close(): Promise<void> {
+  /**
+   * Waits for every batch and commits them (`commit`), or drops what is not committed yet; then
+   * closes the thread's connection. Throws a failure of the thread.
+   */
+  close(commit = true): Promise<void> {
     return (this.closing ??= (async () => {
       try {
+        if (commit && this.failure === null) {
+          this.outstanding++;
+          this.post({ texts: this.takeTexts(), batch: this.encoder.take(), commit: true, final: true });
+        }
         await this.settle(0);
       } finally {
         this.worker.postMessage({ close: true });
