@@ -21,6 +21,8 @@ import {
   type ProcessorStatus,
 } from '../processors/stream-processor';
 import { projectionHandles, type Projection } from './projection';
+import { RebuildWriterThread } from './rebuild-writer-thread';
+import { cachedStatement } from './statements';
 import { SAFETY_NET_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './wal-checkpointer';
 
 export interface ProjectionRunnerOptions {
@@ -93,6 +95,10 @@ export class ProjectionRunner {
   private deferredIndexes: string[] = [];
   private handlerCache: { active: readonly Projection[]; byType: Map<string, readonly Projection[]> } | undefined;
   private walCheckpointer: WalCheckpointer | null = null;
+  /** The read database's file (`:memory:` for none). */
+  private readonly file: string;
+  /** During a bulk replay into a file: the thread that runs the batches' statements. */
+  private writer: RebuildWriterThread | null = null;
 
   constructor(options: ProjectionRunnerOptions) {
     this.store = options.store;
@@ -102,6 +108,7 @@ export class ProjectionRunner {
     this.isolateFailures = options.isolateFailures ?? true;
     this.backoff = options.backoff;
     this.bulk = options.bulk ?? false;
+    this.file = options.file;
     this.current = this.open(options.file, this.bulk);
     for (const p of options.projections ?? []) this.add(p);
   }
@@ -237,7 +244,28 @@ export class ProjectionRunner {
     this.prepare();
     const stopAt = options.until;
     if (this.projections.length === 0 || stopAt === null) return;
-    let from = this.resumePosition();
+    const from = this.resumePosition();
+    // A rebuild into a file: SQLite's writes run on a thread, one batch behind the reading and
+    // computing here, so both cores work (the tables are the same: the same statements, in order).
+    const threaded = this.bulk && !this.isolateFailures && this.file !== ':memory:';
+    const writer = (this.writer = threaded ? new RebuildWriterThread(this.file) : null);
+    try {
+      await this.replayPages(from, stopAt, options);
+      // Every batch written (or the thread's failure thrown) before the replay counts as done.
+      await writer?.close();
+    } finally {
+      this.writer = null;
+      // After a failure here: the thread's own failure, if any, was thrown already or is not the cause.
+      if (writer) await writer.close(false).catch(() => {});
+    }
+  }
+
+  private async replayPages(
+    start: Position | null,
+    stopAt: Position,
+    options: { readonly pageSize: number; readonly onPage?: () => void },
+  ): Promise<void> {
+    let from = start;
     for (;;) {
       if (from && comparePositions(from, stopAt) >= 0) return;
       const page = await this.store.readAll({ from: from ?? 'start', maxCount: options.pageSize });
@@ -258,8 +286,10 @@ export class ProjectionRunner {
       }
       if (passedStop || page.length < options.pageSize || batch.length === 0) break;
       options.onPage?.();
-      // Timers and signals get their turn between pages.
+      // Timers and signals get their turn between pages. The thread works on this batch while
+      // the next is read and computed.
       await new Promise<void>((resolve) => setImmediate(resolve));
+      await this.writer?.settle(1);
     }
     // Everything up to `stopAt` is applied, though no event may sit exactly there.
     if (from === null || comparePositions(from, stopAt) < 0) {
@@ -459,9 +489,11 @@ export class ProjectionRunner {
   /** One transaction: every projection's rows and checkpoints, or nothing. Returns the new checkpoints. */
   private applyBatch(batch: readonly ProcessorMessage[]): Map<string, Position | null> {
     const next = new Map(this.checkpoints);
-    const save = (this.saveCheckpoint ??= this.db.prepare(
-      'UPDATE projection_checkpoints SET position = ? WHERE name = ?',
-    ));
+    const writer = this.writer;
+    const db = writer?.db ?? this.db;
+    const save = writer
+      ? cachedStatement(db, SAVE_CHECKPOINT)
+      : (this.saveCheckpoint ??= this.db.prepare(SAVE_CHECKPOINT));
     const active = this.projections.filter((p) => !this.halted.has(p.name));
     // Past the highest checkpoint every active projection takes every event: no per-projection
     // comparisons there, and the checkpoints all move to the batch's end.
@@ -471,54 +503,69 @@ export class ProjectionRunner {
       if (cp !== null && (ahead === null || comparePositions(cp, ahead) > 0)) ahead = cp;
     }
     const handlers = this.handlersOf(active);
-    this.db
-      .transaction(() => {
-        const kind = { rebuild: this.bulk && !this.isolateFailures };
-        for (const p of active) p.beginBatch?.(this.db, kind);
-        let i = 0;
-        for (; i < batch.length; i++) {
-          const work = batch[i];
-          const position = work.kind === 'event' ? work.event.position : work.position;
-          if (ahead === null || comparePositions(position, ahead) > 0) break;
-          let envelope: RecordedEnvelope | undefined;
-          for (const p of active) {
-            const cp = next.get(p.name) ?? null;
-            if (cp !== null && comparePositions(cp, position) >= 0) continue;
-            if (work.kind === 'event' && projectionHandles(p, work.event.type)) {
-              envelope = this.applyOne(p, work.event, envelope);
-            }
-            next.set(p.name, position);
-          }
-        }
-        for (; i < batch.length; i++) {
-          const work = batch[i];
-          if (work.kind !== 'event') continue;
-          let envelope: RecordedEnvelope | undefined;
-          for (const p of handlers(work.event.type)) envelope = this.applyOne(p, work.event, envelope);
-        }
-        for (const p of active) p.endBatch?.(this.db);
-        if (
-          batch.length > 0 &&
-          (ahead === null || comparePositions(messagePosition(batch[batch.length - 1]), ahead) > 0)
-        ) {
-          const last = messagePosition(batch[batch.length - 1]);
-          for (const p of active) next.set(p.name, last);
-        }
+    const apply = () => {
+      const kind = { rebuild: this.bulk && !this.isolateFailures };
+      for (const p of active) p.beginBatch?.(db, kind);
+      let i = 0;
+      for (; i < batch.length; i++) {
+        const work = batch[i];
+        const position = work.kind === 'event' ? work.event.position : work.position;
+        if (ahead === null || comparePositions(position, ahead) > 0) break;
+        let envelope: RecordedEnvelope | undefined;
         for (const p of active) {
           const cp = next.get(p.name) ?? null;
-          if (cp !== null && cp !== this.checkpoints.get(p.name)) save.run(positionToString(cp), p.name);
+          if (cp !== null && comparePositions(cp, position) >= 0) continue;
+          if (work.kind === 'event' && projectionHandles(p, work.event.type)) {
+            envelope = this.applyOne(db, p, work.event, envelope);
+          }
+          next.set(p.name, position);
         }
-      })
-      .immediate();
+      }
+      for (; i < batch.length; i++) {
+        const work = batch[i];
+        if (work.kind !== 'event') continue;
+        let envelope: RecordedEnvelope | undefined;
+        for (const p of handlers(work.event.type)) envelope = this.applyOne(db, p, work.event, envelope);
+      }
+      for (const p of active) p.endBatch?.(db);
+      if (
+        batch.length > 0 &&
+        (ahead === null || comparePositions(messagePosition(batch[batch.length - 1]), ahead) > 0)
+      ) {
+        const last = messagePosition(batch[batch.length - 1]);
+        for (const p of active) next.set(p.name, last);
+      }
+      for (const p of active) {
+        const cp = next.get(p.name) ?? null;
+        if (cp !== null && cp !== this.checkpoints.get(p.name)) save.run(positionToString(cp), p.name);
+      }
+    };
+    if (!writer) {
+      this.db.transaction(apply).immediate();
+      return next;
+    }
+    writer.begin();
+    try {
+      apply();
+    } catch (err) {
+      writer.rollback();
+      throw err;
+    }
+    writer.commit();
     return next;
   }
 
   /** Applies one event to one projection; converted once per event, and only when someone handles it. */
-  private applyOne(p: Projection, event: RecordedEvent, envelope: RecordedEnvelope | undefined): RecordedEnvelope {
+  private applyOne(
+    db: Database.Database,
+    p: Projection,
+    event: RecordedEvent,
+    envelope: RecordedEnvelope | undefined,
+  ): RecordedEnvelope {
     try {
       // Foreign events need no valid metadata: they are never converted.
       const converted = envelope ?? fromRecorded(event);
-      p.apply(this.db, converted);
+      p.apply(db, converted);
       return converted;
     } catch (cause) {
       throw new ProjectionFailedError(p.name, event, { cause });
@@ -550,6 +597,8 @@ export class ProjectionRunner {
     for (const waiter of this.waiters) waiter.settle(reached);
   }
 }
+
+const SAVE_CHECKPOINT = 'UPDATE projection_checkpoints SET position = ? WHERE name = ?';
 
 function openReadDatabase(file: string, bulk = false): Database.Database {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });

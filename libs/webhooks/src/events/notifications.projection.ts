@@ -52,6 +52,14 @@ export class NotificationsProjection implements Projection {
    */
   private batchFacts: Map<string, ResourceFacts | null> | null = null;
   private readonly changedFacts = new Set<string>();
+  /**
+   * In a rebuild: the facts as the last batch left them, and as the batch being committed does. A
+   * rebuild's statements may run on a thread a batch behind (ProjectionRunner.replay), where a
+   * read waits for it: a stream's events mostly come together, so the facts an event needs are
+   * nearly always in this batch or the last one.
+   */
+  private lastBatchFacts: ReadonlyMap<string, ResourceFacts | null> | null = null;
+  private committingFacts: ReadonlyMap<string, ResourceFacts | null> | null = null;
   /** In a rebuild the tables start empty and each event is applied once, in `$all` order. */
   private rebuilding = false;
   /** Rows written at once live; in a rebuild many to an INSERT (written by the batch's end, in order). */
@@ -70,6 +78,8 @@ export class NotificationsProjection implements Projection {
     this.batchFacts = new Map();
     this.changedFacts.clear();
     this.rebuilding = batch.rebuild;
+    this.committingFacts = null;
+    if (!batch.rebuild) this.lastBatchFacts = null;
     this.notificationRows.clear();
     this.factRows.clear();
   }
@@ -78,10 +88,16 @@ export class NotificationsProjection implements Projection {
     const facts = this.batchFacts;
     this.batchFacts = null;
     if (!facts) return;
+    if (this.rebuilding) this.committingFacts = facts;
     this.notificationRows.flush(db);
     for (const streamId of this.changedFacts) this.saveFacts(db, streamId, facts.get(streamId) ?? null);
     this.changedFacts.clear();
     this.factRows.flush(db);
+  }
+
+  afterCommit(): void {
+    this.lastBatchFacts = this.committingFacts;
+    this.committingFacts = null;
   }
 
   apply(db: Database.Database, event: RecordedEnvelope): void {
@@ -110,6 +126,11 @@ export class NotificationsProjection implements Projection {
   private factsOf(db: Database.Database, streamId: string): ResourceFacts | null {
     const cached = this.batchFacts?.get(streamId);
     if (cached !== undefined) return cached;
+    const last = this.lastBatchFacts?.get(streamId);
+    if (last !== undefined) {
+      this.batchFacts?.set(streamId, last);
+      return last;
+    }
     const row = stmt(db, 'SELECT facts FROM webhook_notification_facts WHERE stream_id = ?').get(streamId) as
       { facts: string } | undefined;
     const facts = row ? (JSON.parse(row.facts) as ResourceFacts) : null;
