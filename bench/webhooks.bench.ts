@@ -161,7 +161,7 @@ export async function webhooksBench(): Promise<void> {
       receiver.origins.slice(0, 1),
       EVENTS_ONE,
       perEndpoint,
-      join(dataDir, 'raw-outcomes.db'),
+      join(pki.dir, 'raw-outcomes.db'),
     );
     const bulkOne = await run(store, receiver, one, EVENTS_ONE);
     const rawTen = await rawLoop(receiver, pki, receiver.origins, EVENTS_TEN * TEN, tenConcurrency);
