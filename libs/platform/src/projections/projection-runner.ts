@@ -89,7 +89,6 @@ export class ProjectionRunner {
   private processor: StreamProcessor | null = null;
   private running = false;
   private fatal: Error | null = null;
-  private saveCheckpoint: Database.Statement<[string, string]> | undefined;
   private readonly bulk: boolean;
   /** In a bulk rebuild: the indexes dropped for the load, created again by `createDeferredIndexes`. */
   private deferredIndexes: string[] = [];
@@ -140,7 +139,6 @@ export class ProjectionRunner {
     await this.stop();
     const old = this.current;
     this.current = this.open(file);
-    this.saveCheckpoint = undefined;
     this.checkpoints = new Map();
     if (old.open) old.close();
     if (wasRunning) await this.start();
@@ -491,9 +489,7 @@ export class ProjectionRunner {
     const next = new Map(this.checkpoints);
     const writer = this.writer;
     const db = writer?.db ?? this.db;
-    const save = writer
-      ? cachedStatement(db, SAVE_CHECKPOINT)
-      : (this.saveCheckpoint ??= this.db.prepare(SAVE_CHECKPOINT));
+    const save = cachedStatement(db, SAVE_CHECKPOINT);
     const active = this.projections.filter((p) => !this.halted.has(p.name));
     // Past the highest checkpoint every active projection takes every event: no per-projection
     // comparisons there, and the checkpoints all move to the batch's end.
