@@ -29,13 +29,20 @@ let uncommitted = 0;
 function statement(id) {
   return statements[id] || (statements[id] = db.prepare(texts[id]));
 }
+/** An encoded batch's values in order: each call takes the next of the given kind. */
+function valuesOf(batch) {
+  const { numbers, strings } = batch;
+  let number = 0;
+  let string = 0;
+  return (kind) =>
+    kind === 1 ? strings[string++] : kind === 2 ? numbers[number++] : kind === 3 ? BigInt(strings[string++]) : null;
+}
 /** Runs each statement of an encoded batch (as BatchEncoder writes it), in order. */
 function run(batch) {
   if (!db.inTransaction) db.exec('BEGIN IMMEDIATE');
-  const { statements: list, count, kinds, numbers, strings } = batch;
+  const { statements: list, count, kinds } = batch;
+  const next = valuesOf(batch);
   let value = 0;
-  let number = 0;
-  let string = 0;
   for (let i = 0; i < count; i += 2) {
     const id = list[i];
     const values = list[i + 1];
@@ -44,21 +51,15 @@ function run(batch) {
       continue;
     }
     const params = new Array(values);
-    for (let j = 0; j < values; j++, value++) {
-      const kind = kinds[value];
-      params[j] = kind === 1 ? strings[string++] : kind === 2 ? numbers[number++] : kind === 3 ? BigInt(strings[string++]) : null;
-    }
+    for (let j = 0; j < values; j++, value++) params[j] = next(kinds[value]);
     statement(id).run(params);
   }
 }
 /** The one statement of an encoded read, and its values. */
 function readOf(batch) {
-  const { statements: list, kinds, numbers, strings } = batch;
-  let number = 0;
-  let string = 0;
-  const params = Array.from({ length: list[1] }, (_, j) =>
-    kinds[j] === 1 ? strings[string++] : kinds[j] === 2 ? numbers[number++] : kinds[j] === 3 ? BigInt(strings[string++]) : null);
-  return [list[0], params];
+  const { statements: list, kinds } = batch;
+  const next = valuesOf(batch);
+  return [list[0], Array.from({ length: list[1] }, (_, j) => next(kinds[j]))];
 }
 parentPort.on('message', (message) => {
   if (message.close) {
