@@ -10,6 +10,7 @@ import {
   newReadModelFile,
   ProjectionRunner,
   publishReadModelFile,
+  REBUILD_PAGE_EVENTS,
   rebuildReadModels,
 } from '@filing/platform';
 import { CliModule } from '../apps/cli/src/cli.module';
@@ -20,8 +21,6 @@ import { printBaseline, printComparison, rate } from './report';
 
 const EVENTS = Number(process.env.BENCH_REPLAY_EVENTS ?? 1_000_000);
 const SMALL = 10_000;
-/** Events per transaction in a rebuild (`rebuildReadModels`' page). */
-const REBUILD_PAGE_EVENTS = 1000;
 /** Deliveries left pending in the memory run (of EVENTS events in all). */
 const PENDING = Number(process.env.BENCH_MEMORY_PENDING ?? 100_000);
 const STEADY_SECONDS = Number(process.env.BENCH_MEMORY_STEADY_SECONDS ?? 20);

@@ -1,6 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 
 /** Shared output format of the benchmarks: figure, baseline, ratio. */
+
+/** A figure as printed: rounded, thousands separated. */
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
 export function rate(count: number, ms: number): number {
   return count / (ms / 1000);
 }
@@ -12,7 +16,6 @@ export function printComparison(
   baseline: number,
   unit: string,
 ): void {
-  const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
   console.log(`${label.padEnd(58)} ${fmt(figure).padStart(10)} ${unit}`);
   console.log(`${baselineLabel.padEnd(58)} ${fmt(baseline).padStart(10)} ${unit}`);
   console.log(`${'ratio (figure / baseline)'.padEnd(58)} ${(figure / baseline).toFixed(2).padStart(10)}`);
@@ -20,7 +23,7 @@ export function printComparison(
 
 /** A further baseline under a `printComparison`, and the figure's ratio to it. */
 export function printBaseline(label: string, baseline: number, figure: number, unit: string): void {
-  console.log(`${label.padEnd(58)} ${Math.round(baseline).toLocaleString('en-US').padStart(10)} ${unit}`);
+  console.log(`${label.padEnd(58)} ${fmt(baseline).padStart(10)} ${unit}`);
   console.log(`${'ratio (figure / this baseline)'.padEnd(58)} ${(figure / baseline).toFixed(2).padStart(10)}`);
 }
 

@@ -29,7 +29,7 @@ export interface RebuildOptions {
  * until its transaction ends, so every scavenge copies them and promotes most: at 5000 the
  * garbage collector's threads cost ~2 µs of CPU per event more than at 1000.
  */
-const PAGE_SIZE = 1000;
+export const REBUILD_PAGE_EVENTS = 1000;
 
 /** Builds every read model from the stream into a fresh database, up to one position. */
 export async function rebuildReadModels(options: RebuildOptions): Promise<RebuildProgress> {
@@ -57,7 +57,7 @@ export async function rebuildReadModels(options: RebuildOptions): Promise<Rebuil
   try {
     await runner.replay({
       until: target,
-      pageSize: PAGE_SIZE,
+      pageSize: REBUILD_PAGE_EVENTS,
       onPage: () => {
         if (Date.now() - reported < interval) return;
         reported = Date.now();
