@@ -5,7 +5,9 @@
  * records the first receipt of each `<path> <webhook-id>` (epoch ms, the parent's clock too).
  *
  * IPC: `{ expect: n }` starts a count (forgetting earlier receipts) and is answered `{ reached }`
- * once n distinct keys arrived; `{ times: true }` is answered with every receipt.
+ * once n distinct keys arrived; `{ times: true }` is answered with every receipt. `{ hold: true }`
+ * leaves every request unanswered (an endpoint that has stopped responding; receipts still count)
+ * until `{ release: true }`, which answers them and then answers at once again.
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
@@ -17,6 +19,8 @@ const send = (message: unknown) => process.send?.(message);
 
 let received = new Map<string, number>();
 let target = Infinity;
+/** While holding: the requests not answered yet. */
+let held: Array<() => void> | null = null;
 
 const server = () =>
   createServer({ cert, key, keepAliveTimeout: 60_000 }, (req, res) => {
@@ -25,7 +29,9 @@ const server = () =>
       const id = req.headers['webhook-id'];
       const key = `${req.url} ${typeof id === 'string' ? id : received.size}`;
       if (!received.has(key)) received.set(key, performance.timeOrigin + performance.now());
-      res.writeHead(204).end();
+      const answer = () => res.writeHead(204).end();
+      if (held === null) answer();
+      else held.push(answer);
       if (received.size >= target) {
         target = Infinity;
         send({ reached: received.size });
@@ -33,8 +39,14 @@ const server = () =>
     });
   });
 
-process.on('message', (message: { expect?: number; times?: boolean }) => {
-  if (message.expect !== undefined) {
+process.on('message', (message: { expect?: number; times?: boolean; hold?: boolean; release?: boolean }) => {
+  if (message.hold) {
+    held ??= [];
+  } else if (message.release) {
+    const waiting = held ?? [];
+    held = null;
+    for (const answer of waiting) answer();
+  } else if (message.expect !== undefined) {
     received = new Map();
     target = message.expect;
   } else if (message.times) {

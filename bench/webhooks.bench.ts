@@ -21,6 +21,7 @@ const EVENTS_ONE = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 20_000);
 const EVENTS_TEN = Number(process.env.BENCH_WEBHOOK_EVENTS_TEN ?? 2_000);
 const PACED = Number(process.env.BENCH_WEBHOOK_PACED ?? 3_000);
 const PACED_RATE = 500; // events/s for the latency run
+const DRAINED = Number(process.env.BENCH_WEBHOOK_DRAINED ?? EVENTS_ONE);
 const TEN = 10;
 
 /** The receiver child process (bench/webhook-receiver.ts): one HTTPS origin per endpoint. */
@@ -56,6 +57,16 @@ class Receiver {
     const reached = this.next('reached');
     this.child.send({ expect: n });
     return reached.then(() => undefined);
+  }
+
+  /** Leaves requests unanswered (receipts still count) until `release`. */
+  hold(): void {
+    this.child.send({ hold: true });
+  }
+
+  /** Answers the held requests, and every later one at once. */
+  release(): void {
+    this.child.send({ release: true });
   }
 
   /** Receipt time (epoch ms) by `<path> <webhook-id>`. */
@@ -109,6 +120,22 @@ function threadTicks(): { main: number; others: number } {
     }
   }
   return ticks;
+}
+/** The machine's CPU ticks (all cores, /proc/stat; zeros elsewhere): busy and all. */
+function machineTicks(): { busy: number; all: number } {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const all = fields.reduce((a, b) => a + b, 0);
+    // idle and iowait
+    return { busy: all - fields[3] - fields[4], all };
+  } catch {
+    return { busy: 0, all: 0 };
+  }
+}
+/** Cores busy on average since `before` (every process: the receiver's too). */
+function machineBusy(before: { busy: number; all: number }): number {
+  const after = machineTicks();
+  return after.all === before.all ? NaN : ((after.busy - before.busy) / (after.all - before.all)) * cpus().length;
 }
 const load = () =>
   loadavg()
@@ -167,6 +194,7 @@ export async function webhooksBench(): Promise<void> {
     const rawTen = await rawLoop(receiver, pki, receiver.origins, EVENTS_TEN * TEN, tenConcurrency);
     const bulkTen = await run(store, receiver, ten, EVENTS_TEN);
     const paced = await run(store, receiver, one, PACED, PACED_RATE);
+    const drained = await drain(store, receiver, one, DRAINED);
 
     printComparison(
       `webhook deliveries, ${EVENTS_ONE} events → 1 endpoint`,
@@ -179,6 +207,13 @@ export async function webhooksBench(): Promise<void> {
       'raw loop, signed, each outcome committed to SQLite (FULL)',
       rate(EVENTS_ONE, durableOne.ms),
       rate(bulkOne.deliveries, bulkOne.ms),
+      'deliveries/s',
+    );
+    printComparison(
+      `the same, a backlog of ${DRAINED} already scheduled (drain)`,
+      rate(drained.deliveries, drained.ms),
+      `raw undici POST loop, ${perEndpoint} concurrent, same receiver`,
+      rate(EVENTS_ONE, rawOne.ms),
       'deliveries/s',
     );
     printComparison(
@@ -203,6 +238,14 @@ export async function webhooksBench(): Promise<void> {
     console.log(
       `of which the main thread (other threads): 1 endpoint ${us(bulkOne.mainUs)} (${us(bulkOne.othersUs)}), ${TEN} endpoints ${us(bulkTen.mainUs)} (${us(bulkTen.othersUs)})`,
     );
+    console.log(
+      `service CPU per delivery, drain: ${us(drained.cpuUs)}, of which the main thread ${us(drained.mainUs)} (other threads ${us(drained.othersUs)})`,
+    );
+    // Below the cores' count: the pipeline waits (on its threads' hand-offs), not on CPU.
+    const cores = (n: number) => n.toFixed(2);
+    console.log(
+      `cores busy (of ${cpus().length}, the receiver's included): 1 endpoint ${cores(bulkOne.busy)}, drain ${cores(drained.busy)}, ${TEN} endpoints ${cores(bulkTen.busy)}; raw loop ${cores(rawOne.busy)}, signed and committed ${cores(durableOne.busy)}`,
+    );
   } finally {
     await app.close();
     receiver.close();
@@ -214,6 +257,8 @@ export async function webhooksBench(): Promise<void> {
 interface Account {
   readonly accountId: string;
   readonly paths: string[];
+  readonly endpointIds: string[];
+  readonly api: ReturnType<typeof apiClient>;
 }
 
 /** An account with one enabled endpoint per origin, subscribed to entity.created. */
@@ -224,6 +269,7 @@ async function account(
   const acc = await provisionAccount(service as Parameters<typeof provisionAccount>[0]);
   const api = apiClient(service.url, acc.token);
   const paths: string[] = [];
+  const endpointIds: string[] = [];
   for (const [i, origin] of origins.entries()) {
     const path = `/hook/${acc.accountId.slice(-6)}/${i}`;
     const ep = await api('POST', '/external-api/v1/webhook-endpoints', {
@@ -232,22 +278,16 @@ async function account(
     });
     await api('POST', `/external-api/v1/webhook-endpoints/${ep.body.id}/enable`);
     paths.push(path);
+    endpointIds.push(ep.body.id);
   }
   await api('PUT', '/external-api/v1/webhook-settings', { notifications_enabled: true });
-  return { accountId: acc.accountId, paths };
+  return { accountId: acc.accountId, paths, endpointIds, api };
 }
 
-/** Appends `events` EntityCreated (all at once, or paced at `perSecond`) and waits for every delivery. */
-async function run(store: EventStore, receiver: Receiver, acc: Account, events: number, perSecond?: number) {
-  // A phase set to 0 events (BENCH_WEBHOOK_*) is skipped: profiling one case alone.
-  if (events === 0) return { deliveries: 0, ms: NaN, p50: NaN, p99: NaN, cpuUs: NaN, mainUs: NaN, othersUs: NaN };
-  const appendedAt = new Map<string, number>();
-  const done = receiver.expect(events * acc.paths.length);
-  const started = now();
-  const cpu = process.cpuUsage();
-  const ticks = threadTicks();
+/** Appends one EntityCreated of the account's (its own stream), noting when in `appendedAt`. */
+function entityAppender(store: EventStore, acc: Account, appendedAt: Map<string, number>) {
   const context = { account_id: acc.accountId, actor: 'bench', correlation_id: randomUUID(), causation_id: null };
-  const appendOne = async () => {
+  return async () => {
     const id = uuidv7();
     const data = toEventData(
       {
@@ -266,6 +306,20 @@ async function run(store: EventStore, receiver: Receiver, acc: Account, events: 
     appendedAt.set(data.id, now());
     await store.appendToStream(`entity-${id}`, [data], { expectedRevision: 'no_stream' });
   };
+}
+
+/** Appends `events` EntityCreated (all at once, or paced at `perSecond`) and waits for every delivery. */
+async function run(store: EventStore, receiver: Receiver, acc: Account, events: number, perSecond?: number) {
+  // A phase set to 0 events (BENCH_WEBHOOK_*) is skipped: profiling one case alone.
+  if (events === 0)
+    return { deliveries: 0, ms: NaN, p50: NaN, p99: NaN, cpuUs: NaN, mainUs: NaN, othersUs: NaN, busy: NaN };
+  const appendedAt = new Map<string, number>();
+  const done = receiver.expect(events * acc.paths.length);
+  const started = now();
+  const cpu = process.cpuUsage();
+  const ticks = threadTicks();
+  const machine = machineTicks();
+  const appendOne = entityAppender(store, acc, appendedAt);
   if (perSecond) {
     for (let i = 0; i < events; i++) {
       const wait = started + (i * 1000) / perSecond - now();
@@ -298,6 +352,49 @@ async function run(store: EventStore, receiver: Receiver, acc: Account, events: 
     cpuUs: cpuUs / deliveries,
     mainUs: perDelivery(ticksAfter.main - ticks.main),
     othersUs: perDelivery(ticksAfter.others - ticks.others),
+    busy: machineBusy(machine),
+  };
+}
+
+/**
+ * The endpoint stops answering while `events` are appended; once every delivery is scheduled
+ * (its stats show them pending), it answers again: deliveries/s from then to the last receipt,
+ * a backlog drained by the dispatcher alone (the fan-out and the source events' read models are
+ * done). The requests held meanwhile (as many as the endpoint's in-flight cap) count as
+ * delivered when it answers them.
+ */
+async function drain(store: EventStore, receiver: Receiver, acc: Account, events: number) {
+  if (events === 0) return { deliveries: 0, ms: NaN, cpuUs: NaN, mainUs: NaN, othersUs: NaN, busy: NaN };
+  const deliveries = events * acc.paths.length;
+  const done = receiver.expect(deliveries);
+  receiver.hold();
+  const appendOne = entityAppender(store, acc, new Map());
+  await Promise.all(Array.from({ length: events }, appendOne));
+  for (;;) {
+    let pending = 0;
+    for (const id of acc.endpointIds) {
+      const stats = await acc.api('GET', `/external-api/v1/webhook-endpoints/${id}/stats`);
+      pending += (stats.body as { pending: number }).pending;
+    }
+    if (pending >= deliveries) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const started = now();
+  const cpu = process.cpuUsage();
+  const ticks = threadTicks();
+  const machine = machineTicks();
+  receiver.release();
+  await done;
+  const elapsed = now() - started;
+  const ticksAfter = threadTicks();
+  const perDelivery = (t: number) => (t * 10_000) / deliveries;
+  return {
+    deliveries,
+    ms: elapsed,
+    cpuUs: cpuMicros(cpu) / deliveries,
+    mainUs: perDelivery(ticksAfter.main - ticks.main),
+    othersUs: perDelivery(ticksAfter.others - ticks.others),
+    busy: machineBusy(machine),
   };
 }
 
@@ -314,7 +411,7 @@ async function rawLoop(
   /** A file: each request is also signed, and its outcome recorded there durably before the next. */
   durable?: string,
 ) {
-  if (count === 0) return { ms: NaN, p50: NaN, p99: NaN, cpuUs: NaN };
+  if (count === 0) return { ms: NaN, p50: NaN, p99: NaN, cpuUs: NaN, busy: NaN };
   const journal = durable === undefined ? null : new OutcomeJournal(durable);
   const key = randomBytes(32);
   const agent = new Agent({
@@ -335,6 +432,7 @@ async function rawLoop(
   let next = 0;
   const started = now();
   const cpu = process.cpuUsage();
+  const machine = machineTicks();
   await Promise.all(
     Array.from({ length: concurrency }, async (_, worker) => {
       const url = `${origins[worker % origins.length]}/raw`;
@@ -367,10 +465,11 @@ async function rawLoop(
   await done;
   const elapsed = now() - started;
   const cpuUs = cpuMicros(cpu) / count;
+  const busy = machineBusy(machine);
   await agent.close();
   journal?.close();
   latencies.sort((a, b) => a - b);
-  return { ms: elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99), cpuUs };
+  return { ms: elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99), cpuUs, busy };
 }
 
 /**
