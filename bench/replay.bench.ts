@@ -10,7 +10,7 @@ import {
   newReadModelFile,
   ProjectionRunner,
   publishReadModelFile,
-  REBUILD_PAGE_EVENTS,
+  rebuildPageEvents,
   rebuildReadModels,
 } from '@filing/platform';
 import { CliModule } from '../apps/cli/src/cli.module';
@@ -66,11 +66,13 @@ export async function replayBench(): Promise<void> {
       console.log(`${'  CPU per event: raw read'.padEnd(58)} ${perEvent(raw.cpuMicros, EVENTS)} µs`);
       // What writing the rebuild's rows costs without our stack: how near the rebuild is to SQLite's limit.
       const readModel = activeReadModelFile(big);
-      const pages = Math.ceil(events / REBUILD_PAGE_EVENTS);
+      // The rebuild's own page size for the embedded store.
+      const pageEvents = rebuildPageEvents({ kind: 'sqlite' });
+      const pages = Math.ceil(events / pageEvents);
       const fromScript = writeReadModelRows(readModel, join(dir, 'raw-write.db'), pages, 'javascript');
       const bySqlite = writeReadModelRows(readModel, join(dir, 'raw-write.db'), pages, 'sqlite');
       printBaseline(
-        `the rebuild's rows written from JavaScript (pages of ${REBUILD_PAGE_EVENTS} events)`,
+        `the rebuild's rows written from JavaScript (pages of ${pageEvents} events)`,
         rate(events, fromScript),
         rate(events, rebuildMs),
         'events/s',
