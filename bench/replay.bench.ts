@@ -1,19 +1,8 @@
-import { NestFactory } from '@nestjs/core';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteEventStore } from '@filing/event-store';
-import {
-  activeReadModelFile,
-  loadConfig,
-  newReadModelFile,
-  ProjectionRunner,
-  publishReadModelFile,
-  rebuildPageEvents,
-  rebuildReadModels,
-} from '@filing/platform';
-import { CliModule } from '../apps/cli/src/cli.module';
+import { activeReadModelFile, loadConfig, rebuildPageEvents } from '@filing/platform';
 import { createApp } from '../apps/service/src/bootstrap';
 import { generateEntityEvents } from '../test/support/generate-events';
 import { writeReadModelRows } from './read-model-write';
@@ -28,7 +17,8 @@ const MB = 1024 * 1024;
 
 /**
  * Rebuild rate of every registered read model over EVENTS events (entities created and updated),
- * next to a raw paged read of the same events from the store (each twice); the service's
+ * next to a raw paged read of the same events from the store (each twice, each in a process of
+ * its own as an operator's `replay` is: bench/replay.child.ts); the service's
  * start-up time (a restart, to /readyz 200) at 10k events and at EVENTS events. The service's
  * memory at that scale is `memoryBench` (`npm run bench -- memory`).
  */
@@ -48,22 +38,21 @@ export async function replayBench(): Promise<void> {
           .map((l) => l.toFixed(2))
           .join(' ')}`,
       );
-      const raw = await cpuTimed(() => rawRead(big));
-      const rebuilt = await cpuTimed(() => rebuild(big));
-      const { events, rebuildMs } = rebuilt.result;
+      const raw = measure('raw', big);
+      const rebuilt = measure('rebuild', big);
+      const { events } = rebuilt;
+      const rebuildMs = rebuilt.ms;
       printComparison(
         `replay: rebuild every read model over ${events} events`,
         rate(events, rebuildMs),
         'raw read of the same events from the store (pages of 5000)',
-        rate(EVENTS, raw.result),
+        rate(raw.events, raw.ms),
         'events/s',
       );
       // CPU time (every thread of the process) tells a change's cost apart from a busy machine's.
       const perEvent = (micros: number, count: number) => (micros / count).toFixed(2).padStart(10);
-      console.log(
-        `${'  CPU per event: rebuild (with its app context)'.padEnd(58)} ${perEvent(rebuilt.cpuMicros, events)} µs`,
-      );
-      console.log(`${'  CPU per event: raw read'.padEnd(58)} ${perEvent(raw.cpuMicros, EVENTS)} µs`);
+      console.log(`${'  CPU per event: rebuild'.padEnd(58)} ${perEvent(rebuilt.cpuMicros, events)} µs`);
+      console.log(`${'  CPU per event: raw read'.padEnd(58)} ${perEvent(raw.cpuMicros, raw.events)} µs`);
       // What writing the rebuild's rows costs without our stack: how near the rebuild is to SQLite's limit.
       const readModel = activeReadModelFile(big);
       // The rebuild's own page size for the embedded store.
@@ -84,7 +73,7 @@ export async function replayBench(): Promise<void> {
         'events/s',
       );
     }
-    await rebuild(small);
+    measure('rebuild', small);
 
     // The first start of a data directory also builds what is not a read model (the webhook
     // fan-out's own view); the figures are for an ordinary restart.
@@ -230,46 +219,17 @@ function measured(args: string[] | null): Promise<Phase[]> {
   });
 }
 
-/** What `run` resolves to, and the process's CPU time (user + system, µs) while it ran. */
-async function cpuTimed<T>(run: () => Promise<T>): Promise<{ result: T; cpuMicros: number }> {
-  const before = process.cpuUsage();
-  const result = await run();
-  const { user, system } = process.cpuUsage(before);
-  return { result, cpuMicros: user + system };
-}
-
-async function rawRead(dataDir: string): Promise<number> {
-  const store = new SqliteEventStore({ file: join(dataDir, 'events.db') });
-  const started = performance.now();
-  let from: Parameters<typeof store.readAll>[0] = { from: 'start', maxCount: 5000 };
-  let read = 0;
-  for (;;) {
-    const page = await store.readAll(from);
-    read += page.length;
-    if (page.length < 5000) break;
-    const last = page[page.length - 1].position;
-    from = { from: { commit: last.commit + 1n, prepare: last.prepare + 1n }, maxCount: 5000 };
-  }
-  const ms = performance.now() - started;
-  await store.close();
-  if (read === 0) throw new Error('raw read saw no events');
-  return ms;
-}
-
-/** Rebuilds with the projections the CLI registers, and publishes the result for the start-up test. */
-async function rebuild(dataDir: string): Promise<{ events: number; rebuildMs: number }> {
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
-  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false });
-  try {
-    const store = new SqliteEventStore({ file: join(dataDir, 'events.db') });
-    const file = newReadModelFile(dataDir);
-    const result = await rebuildReadModels({ store, projections: app.get(ProjectionRunner).registered, file });
-    await store.close();
-    publishReadModelFile(dataDir, file);
-    return { events: result.events, rebuildMs: result.elapsedMs };
-  } finally {
-    await app.close();
-  }
+/** The bench/replay.child.ts measurement `mode` of `dataDir`, in a process of its own. */
+function measure(mode: 'raw' | 'rebuild', dataDir: string): { events: number; ms: number; cpuMicros: number } {
+  const out = execFileSync(
+    process.execPath,
+    ['-r', '@swc-node/register', join(__dirname, 'replay.child.ts'), mode, dataDir],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  return JSON.parse(out.trim().split('\n').pop() ?? '') as { events: number; ms: number; cpuMicros: number };
 }
 
 async function startUp(dataDir: string): Promise<number> {
