@@ -137,6 +137,28 @@ function machineBusy(before: { busy: number; all: number }): number {
   const after = machineTicks();
   return after.all === before.all ? NaN : ((after.busy - before.busy) / (after.all - before.all)) * cpus().length;
 }
+/**
+ * What the service spends from now until the returned function is called, per delivery: this
+ * process's CPU (µs, all threads), its main thread's and the other threads', and the cores the
+ * machine kept busy meanwhile.
+ */
+function serviceMeter(): (deliveries: number) => { cpuUs: number; mainUs: number; othersUs: number; busy: number } {
+  const cpu = process.cpuUsage();
+  const ticks = threadTicks();
+  const machine = machineTicks();
+  return (deliveries) => {
+    const cpuUs = cpuMicros(cpu) / deliveries;
+    const after = threadTicks();
+    // Ticks are 1/100 s: 10,000 µs each.
+    const perDelivery = (t: number) => (t * 10_000) / deliveries;
+    return {
+      cpuUs,
+      mainUs: perDelivery(after.main - ticks.main),
+      othersUs: perDelivery(after.others - ticks.others),
+      busy: machineBusy(machine),
+    };
+  };
+}
 const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
@@ -316,9 +338,7 @@ async function run(store: EventStore, receiver: Receiver, acc: Account, events: 
   const appendedAt = new Map<string, number>();
   const done = receiver.expect(events * acc.paths.length);
   const started = now();
-  const cpu = process.cpuUsage();
-  const ticks = threadTicks();
-  const machine = machineTicks();
+  const meter = serviceMeter();
   const appendOne = entityAppender(store, acc, appendedAt);
   if (perSecond) {
     for (let i = 0; i < events; i++) {
@@ -331,8 +351,8 @@ async function run(store: EventStore, receiver: Receiver, acc: Account, events: 
   }
   await done;
   const elapsed = now() - started;
-  const cpuUs = cpuMicros(cpu);
-  const ticksAfter = threadTicks();
+  const deliveries = events * acc.paths.length;
+  const spent = meter(deliveries);
   const received = await receiver.times();
   const latencies: number[] = [];
   for (const [eventId, at] of appendedAt) {
@@ -342,18 +362,7 @@ async function run(store: EventStore, receiver: Receiver, acc: Account, events: 
     }
   }
   latencies.sort((a, b) => a - b);
-  const deliveries = events * acc.paths.length;
-  const perDelivery = (t: number) => (t * 10_000) / deliveries;
-  return {
-    deliveries,
-    ms: elapsed,
-    p50: pct(latencies, 50),
-    p99: pct(latencies, 99),
-    cpuUs: cpuUs / deliveries,
-    mainUs: perDelivery(ticksAfter.main - ticks.main),
-    othersUs: perDelivery(ticksAfter.others - ticks.others),
-    busy: machineBusy(machine),
-  };
+  return { deliveries, ms: elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99), ...spent };
 }
 
 /**
@@ -385,22 +394,10 @@ async function drain(store: EventStore, receiver: Receiver, acc: Account, events
   await Promise.all(Array.from({ length: events }, appendOne));
   await until((n) => n >= deliveries);
   const started = now();
-  const cpu = process.cpuUsage();
-  const ticks = threadTicks();
-  const machine = machineTicks();
+  const meter = serviceMeter();
   receiver.release();
   await done;
-  const elapsed = now() - started;
-  const ticksAfter = threadTicks();
-  const perDelivery = (t: number) => (t * 10_000) / deliveries;
-  return {
-    deliveries,
-    ms: elapsed,
-    cpuUs: cpuMicros(cpu) / deliveries,
-    mainUs: perDelivery(ticksAfter.main - ticks.main),
-    othersUs: perDelivery(ticksAfter.others - ticks.others),
-    busy: machineBusy(machine),
-  };
+  return { deliveries, ms: now() - started, ...meter(deliveries) };
 }
 
 /**
