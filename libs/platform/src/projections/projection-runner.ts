@@ -9,6 +9,7 @@ import {
 import { Logger, type LoggerService } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname } from 'node:path';
 import { fromRecorded, type RecordedEnvelope } from '../events/envelope';
 import {
@@ -430,11 +431,23 @@ export class ProjectionRunner {
     }
   }
 
-  /** Ends a bulk load: creates the indexes `deferIndexes` left out. */
+  /**
+   * Ends a bulk load: creates the indexes `deferIndexes` left out. Each build is a sort; with a
+   * small sorter budget SQLite sorts runs of keys on helper threads and merges them, instead of
+   * one in-memory sort on this thread (1M events, 2 cores: 1.9–2.2 s → 1.05–1.2 s for the builds).
+   */
   createDeferredIndexes(): void {
     const sql = this.deferredIndexes;
     this.deferredIndexes = [];
-    this.db.transaction(() => sql.forEach((s) => this.db.exec(s))).immediate();
+    const cacheSize = this.db.pragma('cache_size', { simple: true }) as number;
+    this.db.pragma(`threads = ${INDEX_BUILD_THREADS}`);
+    this.db.pragma(`cache_size = ${INDEX_BUILD_CACHE_KIB}`);
+    try {
+      this.db.transaction(() => sql.forEach((s) => this.db.exec(s))).immediate();
+    } finally {
+      this.db.pragma('threads = 0');
+      this.db.pragma(`cache_size = ${cacheSize}`);
+    }
   }
 
   private reset(p: Projection): void {
@@ -595,6 +608,13 @@ export class ProjectionRunner {
 }
 
 const SAVE_CHECKPOINT = 'UPDATE projection_checkpoints SET position = ? WHERE name = ?';
+/**
+ * Helper threads an index build's sort may use (SQLite allows up to 8). Measured on 2 cores: 2
+ * and 4 alike, 8 slower; not measured on more cores, hence the cap.
+ */
+const INDEX_BUILD_THREADS = Math.min(4, Math.max(2, availableParallelism()));
+/** The sorter's memory per run while indexes build (KiB, negative as `cache_size` takes it): 1–8 MiB alike, 256 MiB ~2× slower. */
+const INDEX_BUILD_CACHE_KIB = -2048;
 
 function openReadDatabase(file: string, bulk = false): Database.Database {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -604,6 +624,7 @@ function openReadDatabase(file: string, bulk = false): Database.Database {
     // away, so it needs neither a journal nor fsync. The service reopens it in WAL mode.
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
+    // For a load without the writer thread (its rows then go through this connection).
     db.pragma('cache_size = -262144');
   } else {
     db.pragma('journal_mode = WAL');

@@ -15,8 +15,8 @@ const Database = require(workerData.driver);
 const db = new Database(workerData.file);
 db.pragma('journal_mode = OFF');
 db.pragma('synchronous = OFF');
-// 64 MiB: its writes go mostly to the tables' right edges; 256 MiB here (as the main connection
-// keeps for the index builds) cost ~270 MB more peak RSS at 1M events and saved no CPU.
+// 64 MiB: its writes go mostly to the tables' right edges; 256 MiB here cost ~270 MB more peak
+// RSS at 1M events and saved no CPU.
 db.pragma('cache_size = -65536');
 db.pragma('busy_timeout = 5000');
 const flag = new Int32Array(workerData.flag);
