@@ -141,6 +141,36 @@ describe('rebuilding and auditing read models', () => {
     ]);
   });
 
+  it('builds a deferred index larger than the sorter budget that agrees with its table', async () => {
+    // ~6 MB of keys: the build sorts them in several runs (on helper threads) and merges them.
+    const ROWS_PER_EVENT = 2_000;
+    const wide: Projection = {
+      ...titles,
+      name: 'wide',
+      tables: ['wide'],
+      indexesAfterLoad: true,
+      setup(db) {
+        db.exec(`CREATE TABLE IF NOT EXISTS wide (id INTEGER PRIMARY KEY, k TEXT NOT NULL);
+          CREATE INDEX IF NOT EXISTS wide_k ON wide (k, id);`);
+      },
+      apply(db, event) {
+        const insert = db.prepare('INSERT INTO wide (k) VALUES (?)');
+        for (let i = 0; i < ROWS_PER_EVENT; i++)
+          insert.run(`${(i * 7919) % ROWS_PER_EVENT}-${event.id}`.padEnd(96, '.'));
+      },
+    };
+    const file = join(dir, 'scratch.db');
+    await rebuildReadModels({ store, projections: [wide], file });
+    const rebuilt = new Database(file, { readonly: true });
+    const byIndex = rebuilt.prepare('SELECT k, id FROM wide INDEXED BY wide_k ORDER BY k, id').raw().all();
+    const byTable = rebuilt.prepare('SELECT k, id FROM wide NOT INDEXED ORDER BY k, id').raw().all();
+    const check = rebuilt.pragma('integrity_check');
+    rebuilt.close();
+    expect(byIndex).toHaveLength(30 * ROWS_PER_EVENT);
+    expect(byIndex).toEqual(byTable);
+    expect(check).toEqual([{ integrity_check: 'ok' }]);
+  });
+
   it('switches a running runner to a rebuilt database and carries on applying there', async () => {
     const file = newReadModelFile(dir);
     await rebuildReadModels({ store, projections: [titles], file });
