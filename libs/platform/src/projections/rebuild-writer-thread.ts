@@ -246,8 +246,8 @@ const NO_RUN_RESULT = {
  * A bulk rebuild's writes on a second thread, so SQLite's work (its inserts, upserts and commits)
  * runs beside the main thread's reading, parsing and computing of the next batch. `db` stands in
  * for the read database within a batch: its statements' `run` records the statement and values
- * for the thread, which runs the batches in order, a few transactions' worth of batches in each,
- * as far behind as the owner lets it (`settle`).
+ * for the thread, which runs the batches in order, several to a transaction, as far behind as
+ * the owner lets it (`settle`).
  * A `get`/`all` is answered by the thread after everything recorded before it, the main thread
  * waiting: correct at any point, but it gives up the overlap, so projections avoid reads in a
  * rebuild. A failure on the thread fails the rebuild at the next `settle` or `close`.
