@@ -219,8 +219,11 @@ function measured(args: string[] | null): Promise<Phase[]> {
   });
 }
 
+/** What bench/replay.child.ts prints: events, milliseconds, CPU time of every thread (µs). */
+type Measured = { readonly events: number; readonly ms: number; readonly cpuMicros: number };
+
 /** The bench/replay.child.ts measurement `mode` of `dataDir`, in a process of its own. */
-function measure(mode: 'raw' | 'rebuild', dataDir: string): { events: number; ms: number; cpuMicros: number } {
+function measure(mode: 'raw' | 'rebuild', dataDir: string): Measured {
   const out = execFileSync(
     process.execPath,
     ['-r', '@swc-node/register', join(__dirname, 'replay.child.ts'), mode, dataDir],
@@ -229,7 +232,7 @@ function measure(mode: 'raw' | 'rebuild', dataDir: string): { events: number; ms
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   );
-  return JSON.parse(out.trim().split('\n').pop() ?? '') as { events: number; ms: number; cpuMicros: number };
+  return JSON.parse(out.trim().split('\n').pop() ?? '') as Measured;
 }
 
 async function startUp(dataDir: string): Promise<number> {

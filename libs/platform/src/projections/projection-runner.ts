@@ -228,9 +228,11 @@ export class ProjectionRunner {
 
   /**
    * A bulk catch-up, up to `until` (null: an empty log; the tables are made, nothing is read):
-   * pages of `$all` read and applied one transaction each, without a subscription. It is what a rebuild needs and no more: a page
-   * applied as soon as it is read leaves little to the garbage collector, and any failure ends
-   * the run (thrown, and kept as `lastError`) instead of being retried. Only while stopped.
+   * pages of `$all` read and applied in turn (written a few pages to a transaction on the writer
+   * thread, one each without it), without a subscription. It is what a rebuild needs and no
+   * more: a page applied as soon as it is read leaves little to the garbage collector, and any
+   * failure ends the run (thrown, and kept as `lastError`) instead of being retried. Only while
+   * stopped.
    */
   async replay(options: {
     readonly until: Position | null;

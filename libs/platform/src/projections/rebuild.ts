@@ -25,8 +25,8 @@ export interface RebuildOptions {
 }
 
 /**
- * Events read and applied at a time in a rebuild from `store`: one transaction each. A page's
- * events live until its transaction ends, so every scavenge copies them and promotes most. On the
+ * Events read and applied at a time in a rebuild from `store`. A page's events stay alive until
+ * the whole page is applied, so every scavenge meanwhile copies them and promotes most. On the
  * embedded store (a page is a local read) that makes small pages cheaper: over 1M events, pages
  * of 1,000 cost V8's collector threads ~1 µs of CPU per event more than pages of 250, and the
  * main thread ~0.6 µs (5,000 cost ~2 µs more than 1,000). From EventStoreDB a page is a network
