@@ -101,8 +101,9 @@ export class NotificationsProjection implements Projection {
   }
 
   apply(db: Database.Database, event: RecordedEnvelope): void {
-    // A rebuild meets a stream's first event before any other of it: no facts to look up yet.
-    const known = this.rebuilding && event.revision === 0n ? null : this.factsOf(db, event.streamId);
+    // A stream's first event has no earlier ones to have left facts (a deleted stream's next
+    // append continues its revisions), live as in a rebuild: no read, as in the fan-out.
+    const known = event.revision === 0n ? null : this.factsOf(db, event.streamId);
     const { notification, facts, accountId, occurredAt } = notificationOf(event, known ?? undefined);
     if (facts) {
       if (this.batchFacts) {
