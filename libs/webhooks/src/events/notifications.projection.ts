@@ -9,6 +9,7 @@ import {
 import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
 import {
+  mayHaveFacts,
   NOTIFIABLE_EVENT_PREFIXES,
   notificationOf,
   type ResourceFacts,
@@ -101,9 +102,7 @@ export class NotificationsProjection implements Projection {
   }
 
   apply(db: Database.Database, event: RecordedEnvelope): void {
-    // A stream's first event has no earlier ones to have left facts (a deleted stream's next
-    // append continues its revisions), live as in a rebuild: no read, as in the fan-out.
-    const known = event.revision === 0n ? null : this.factsOf(db, event.streamId);
+    const known = mayHaveFacts(event) ? this.factsOf(db, event.streamId) : null;
     const { notification, facts, accountId, occurredAt } = notificationOf(event, known ?? undefined);
     if (facts) {
       if (this.batchFacts) {

@@ -35,7 +35,7 @@ import {
 } from '../deliveries/delivery.events';
 import { ENDPOINT_EVENT_PREFIX, NOTIFICATIONS_SWITCHED } from '../endpoints/endpoint.events';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
-import { NOTIFIABLE_EVENT_PREFIXES, type ResourceFacts } from '../notifications/notification-mapper';
+import { mayHaveFacts, NOTIFIABLE_EVENT_PREFIXES, type ResourceFacts } from '../notifications/notification-mapper';
 import { cachedStatement as stmt } from '@filing/platform';
 import { fanOutStep } from './fanout-step';
 import { decideDelivery, evolveDelivery, initialDelivery } from '../deliveries/delivery';
@@ -205,9 +205,7 @@ export class FanOutService {
       }
       let step: ReturnType<typeof fanOutStep>;
       try {
-        // A stream's first event has no earlier ones to have left facts (a deleted stream's next
-        // append continues its revisions): no read. Every order, entity, … begins one.
-        step = fanOutStep(this.view, event.revision === 0n ? noFacts : factsOf, event);
+        step = fanOutStep(this.view, mayHaveFacts(event) ? factsOf : noFacts, event);
       } catch (cause) {
         // Named, so the supervisor can tell a poison event from a passing store failure.
         throw new EventHandlingError('webhook-fanout', event, { cause });

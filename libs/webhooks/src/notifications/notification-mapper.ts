@@ -19,6 +19,15 @@ export interface ResourceFacts {
   readonly status?: string | null;
 }
 
+/**
+ * Whether earlier events of `event`'s stream can have left facts: not for its first, since a
+ * deleted stream's next append continues its revisions (revision 0 is a stream's first event
+ * ever). Every order, entity, … begins one, so the projection and the fan-out skip the read.
+ */
+export function mayHaveFacts(event: { readonly revision: bigint }): boolean {
+  return event.revision !== 0n;
+}
+
 export interface MappableEvent {
   readonly id: string;
   readonly type: string;
