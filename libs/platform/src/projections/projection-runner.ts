@@ -442,12 +442,13 @@ export class ProjectionRunner {
     const sql = this.deferredIndexes;
     this.deferredIndexes = [];
     const cacheSize = this.db.pragma('cache_size', { simple: true }) as number;
+    const threads = this.db.pragma('threads', { simple: true }) as number;
     this.db.pragma(`threads = ${INDEX_BUILD_THREADS}`);
     this.db.pragma(`cache_size = ${INDEX_BUILD_CACHE_KIB}`);
     try {
       this.db.transaction(() => sql.forEach((s) => this.db.exec(s))).immediate();
     } finally {
-      this.db.pragma('threads = 0');
+      this.db.pragma(`threads = ${threads}`);
       this.db.pragma(`cache_size = ${cacheSize}`);
     }
   }
