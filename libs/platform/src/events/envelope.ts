@@ -83,19 +83,11 @@ export function fromRecorded<E extends DomainEvent = DomainEvent>(event: Recorde
 const ISO_UTC_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export function parseMetadata(metadata: JsonObject, eventId = '?'): EventMetadata {
-  const problems: string[] = [];
-  const check = (field: keyof EventMetadata, ok: (v: Json | undefined) => boolean, what: string) => {
-    if (!ok(metadata[field])) problems.push(`${field} must be ${what}`);
-  };
-  const str = (v: Json | undefined) => typeof v === 'string' && v.length > 0;
-  check('account_id', (v) => v === null || str(v), 'a string or null');
-  check('actor', str, 'a non-empty string');
-  check('correlation_id', str, 'a non-empty string');
-  check('causation_id', (v) => v === null || str(v), 'a string or null');
-  check('occurred_at', (v) => typeof v === 'string' && ISO_UTC_MS.test(v), 'ISO 8601 UTC with milliseconds');
-  check('schema_version', (v) => typeof v === 'number' && Number.isInteger(v) && v >= 1, 'a positive integer');
-  if (problems.length > 0) throw new InvalidEnvelopeError(`Event ${eventId}: ${problems.join('; ')}`);
   const m = metadata as unknown as EventMetadata;
+  // Every event read passes here (a rebuild: a million times): the valid case builds nothing else.
+  if (!metadataIsValid(metadata)) {
+    throw new InvalidEnvelopeError(`Event ${eventId}: ${metadataProblems(metadata).join('; ')}`);
+  }
   return {
     account_id: m.account_id,
     actor: m.actor,
@@ -104,6 +96,32 @@ export function parseMetadata(metadata: JsonObject, eventId = '?'): EventMetadat
     occurred_at: m.occurred_at,
     schema_version: m.schema_version,
   };
+}
+
+const nonEmpty = (v: Json | undefined) => typeof v === 'string' && v.length > 0;
+const nullOrNonEmpty = (v: Json | undefined) => v === null || nonEmpty(v);
+const isoUtcMs = (v: Json | undefined) => typeof v === 'string' && ISO_UTC_MS.test(v);
+const positiveInteger = (v: Json | undefined) => typeof v === 'number' && Number.isInteger(v) && v >= 1;
+
+/** Each metadata field: its rule, and what the rule asks for (the error's words). */
+const METADATA_RULES: readonly (readonly [keyof EventMetadata, (v: Json | undefined) => boolean, string])[] = [
+  ['account_id', nullOrNonEmpty, 'a string or null'],
+  ['actor', nonEmpty, 'a non-empty string'],
+  ['correlation_id', nonEmpty, 'a non-empty string'],
+  ['causation_id', nullOrNonEmpty, 'a string or null'],
+  ['occurred_at', isoUtcMs, 'ISO 8601 UTC with milliseconds'],
+  ['schema_version', positiveInteger, 'a positive integer'],
+];
+
+function metadataIsValid(metadata: JsonObject): boolean {
+  for (const [field, ok] of METADATA_RULES) if (!ok(metadata[field])) return false;
+  return true;
+}
+
+function metadataProblems(metadata: JsonObject): string[] {
+  return METADATA_RULES.filter(([field, ok]) => !ok(metadata[field])).map(
+    ([field, , what]) => `${field} must be ${what}`,
+  );
 }
 
 /**
