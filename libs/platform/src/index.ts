@@ -37,6 +37,7 @@ export * from './http/account-id';
 export * from './domain/field-rules';
 export * from './domain/resource';
 export * from './read-model/keyset-page';
+export * from './read-model/json-text';
 export * from './read-model/resource-table';
 export * from './http/field-validators';
 export * from './http/openapi';

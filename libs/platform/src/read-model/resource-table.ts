@@ -7,6 +7,7 @@ import type { Projection } from '../projections/projection';
 import { MultiRowInsert } from '../projections/multi-row-insert';
 import { ProjectionRunner } from '../projections/projection-runner';
 import { cachedStatement } from '../projections/statements';
+import { jsonString, jsonValue } from './json-text';
 import { type Filter, keysetPage, keysetPageJson } from './keyset-page';
 
 /*
@@ -148,13 +149,13 @@ class ResourceAnswer<V> {
     times: { readonly created_at: string; readonly updated_at: string; readonly version: number },
   ): string {
     if (this.concatenates && typeof id === 'string') {
-      let text = `{"id":${JSON.stringify(id)}`;
+      let text = `{"id":${jsonString(id)}`;
       for (const { index, key, json } of this.fields) {
         const value = values[index];
         // JSON.stringify leaves out a property whose value is undefined (a JSON column's text never is).
-        if (value !== undefined) text += key + (json ? (value as string) : JSON.stringify(value));
+        if (value !== undefined) text += key + (json ? (value as string) : jsonValue(value));
       }
-      return `${text},"created_at":${JSON.stringify(times.created_at)},"updated_at":${JSON.stringify(times.updated_at)},"version":${JSON.stringify(times.version)}}`;
+      return `${text},"created_at":${jsonString(times.created_at)},"updated_at":${jsonString(times.updated_at)},"version":${jsonValue(times.version)}}`;
     }
     const answer: Record<string, unknown> = { id };
     for (const { index, name, json } of this.fields)

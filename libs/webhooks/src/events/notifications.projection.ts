@@ -1,6 +1,7 @@
 import { positionToString } from '@filing/event-store';
 import {
   cachedStatement as stmt,
+  jsonObject,
   MultiRowInsert,
   RegisterProjection,
   type Projection,
@@ -140,7 +141,7 @@ export class NotificationsProjection implements Projection {
 
   private saveFacts(db: Database.Database, streamId: string, facts: ResourceFacts | null): void {
     if (!facts) return;
-    if (this.rebuilding) this.factRows.add(db, streamId, JSON.stringify(facts));
-    else this.factRows.run(db, streamId, JSON.stringify(facts));
+    if (this.rebuilding) this.factRows.add(db, streamId, jsonObject(facts));
+    else this.factRows.run(db, streamId, jsonObject(facts));
   }
 }
