@@ -6,6 +6,7 @@ import { activeReadModelFile, loadConfig, rebuildPageEvents } from '@filing/plat
 import { createApp } from '../apps/service/src/bootstrap';
 import { generateEntityEvents } from '../test/support/generate-events';
 import { writeReadModelRows } from './read-model-write';
+import type { Measured } from './replay.child';
 import { printBaseline, printComparison, rate } from './report';
 
 const EVENTS = Number(process.env.BENCH_REPLAY_EVENTS ?? 1_000_000);
@@ -218,9 +219,6 @@ function measured(args: string[] | null): Promise<Phase[]> {
     });
   });
 }
-
-/** What bench/replay.child.ts prints: events, milliseconds, CPU time of every thread (µs). */
-type Measured = { readonly events: number; readonly ms: number; readonly cpuMicros: number };
 
 /** The bench/replay.child.ts measurement `mode` of `dataDir`, in a process of its own. */
 function measure(mode: 'raw' | 'rebuild', dataDir: string): Measured {
