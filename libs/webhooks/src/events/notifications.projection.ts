@@ -1,7 +1,6 @@
 import { positionToString } from '@filing/event-store';
 import {
   cachedStatement as stmt,
-  jsonObject,
   MultiRowInsert,
   RegisterProjection,
   type Projection,
@@ -10,6 +9,7 @@ import {
 import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
 import {
+  factsText,
   mayHaveFacts,
   NOTIFIABLE_EVENT_PREFIXES,
   notificationOf,
@@ -141,7 +141,7 @@ export class NotificationsProjection implements Projection {
 
   private saveFacts(db: Database.Database, streamId: string, facts: ResourceFacts | null): void {
     if (!facts) return;
-    if (this.rebuilding) this.factRows.add(db, streamId, jsonObject(facts));
-    else this.factRows.run(db, streamId, jsonObject(facts));
+    if (this.rebuilding) this.factRows.add(db, streamId, factsText(facts));
+    else this.factRows.run(db, streamId, factsText(facts));
   }
 }

@@ -35,7 +35,12 @@ import {
 } from '../deliveries/delivery.events';
 import { ENDPOINT_EVENT_PREFIX, NOTIFICATIONS_SWITCHED } from '../endpoints/endpoint.events';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
-import { mayHaveFacts, NOTIFIABLE_EVENT_PREFIXES, type ResourceFacts } from '../notifications/notification-mapper';
+import {
+  factsText,
+  mayHaveFacts,
+  NOTIFIABLE_EVENT_PREFIXES,
+  type ResourceFacts,
+} from '../notifications/notification-mapper';
 import { cachedStatement as stmt } from '@filing/platform';
 import { fanOutStep } from './fanout-step';
 import { decideDelivery, evolveDelivery, initialDelivery } from '../deliveries/delivery';
@@ -282,7 +287,7 @@ export class FanOutService {
           stmt(
             this.db,
             'INSERT INTO webhook_fanout_facts (stream_id, facts) VALUES (?, ?) ON CONFLICT (stream_id) DO UPDATE SET facts = excluded.facts',
-          ).run(streamId, JSON.stringify(facts));
+          ).run(streamId, factsText(facts));
         }
         stmt(
           this.db,

@@ -1,4 +1,5 @@
 import type { Json, JsonObject } from '@filing/event-store';
+import { jsonObject } from '@filing/platform';
 import type { WebhookEventTypeName } from '../catalog/event-types';
 import { disabledReasonOf, EndpointEvents } from '../endpoints/endpoint.events';
 
@@ -17,6 +18,11 @@ export interface ResourceFacts {
   readonly entity_id?: string | null;
   readonly order_id?: string | null;
   readonly status?: string | null;
+}
+
+/** The facts as text, as the projection's and the fan-out's tables keep them (JSON.stringify's bytes). */
+export function factsText(facts: ResourceFacts): string {
+  return jsonObject(facts);
 }
 
 /**
