@@ -188,6 +188,59 @@ describe('ProjectionRunner', () => {
     expect(logger.log).toHaveBeenCalledWith(expect.stringContaining('rebuilding'));
   });
 
+  it('drops a superseded projection (tables, checkpoint) and rebuilds the one replacing it', async () => {
+    // Before: `counter` and `tally`, whose rows `counter` now keeps in a table named as `tally`'s.
+    const tally: Projection = {
+      ...counter(),
+      name: 'tally',
+      tables: ['tally_rows', 'tally_extra'],
+      setup(db) {
+        db.exec(
+          'CREATE TABLE IF NOT EXISTS tally_rows (n INTEGER); CREATE TABLE IF NOT EXISTS tally_extra (n INTEGER)',
+        );
+      },
+      apply(db) {
+        db.prepare('INSERT INTO tally_rows VALUES (1)').run();
+      },
+    };
+    const first = runner(counter(), tally);
+    await first.start();
+    const p = await append('counter-a', ['test.Added', 5]);
+    expect(await first.waitFor(p, 5000)).toBe(true);
+    first.db.prepare("INSERT INTO counter_totals VALUES ('marker', 0)").run();
+    await first.close();
+
+    const successor: Projection = {
+      ...counter(),
+      tables: ['counter_totals', 'counter_log', 'tally_rows'],
+      supersedes: [{ name: 'tally', tables: tally.tables }],
+      setup(db) {
+        counter().setup(db);
+        db.exec('CREATE TABLE IF NOT EXISTS tally_rows (n INTEGER)');
+      },
+    };
+    const second = runner(successor);
+    await second.start();
+    expect(await second.waitFor(p, 5000)).toBe(true);
+    expect(totals(second.db)).toEqual({ 'counter-a': 5 });
+    expect(checkpoint(second.db, 'tally')).toBeUndefined();
+    const tables = second.db
+      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'tally%'")
+      .all();
+    expect(tables).toEqual([{ name: 'tally_rows' }]);
+    expect(second.db.prepare('SELECT count(*) AS n FROM tally_rows').get()).toEqual({ n: 0 });
+    expect(logger.log).toHaveBeenCalledWith(expect.stringContaining('supersedes tally, rebuilding'));
+    await second.close();
+
+    // Once retired, a start rebuilds nothing.
+    logger.log.mockClear();
+    const third = runner(successor);
+    await third.start();
+    expect(await third.waitFor(p, 5000)).toBe(true);
+    expect(logger.log).not.toHaveBeenCalledWith(expect.stringContaining('rebuilding'));
+    expect(() => runner(successor, tally)).toThrow('Projection tally is registered and superseded');
+  });
+
   it('rebuild() drops every table and checkpoint and replays the stream', async () => {
     const r = runner(counter(), idle);
     await r.start();

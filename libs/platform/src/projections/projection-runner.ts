@@ -167,6 +167,9 @@ export class ProjectionRunner {
     if (this.projections.some((p) => p.name === projection.name)) {
       throw new Error(`Duplicate projection name ${projection.name}`);
     }
+    const superseded = [...this.projections, projection].flatMap((p) => p.supersedes ?? []).map((s) => s.name);
+    const clash = [...this.projections, projection].find((p) => superseded.includes(p.name));
+    if (clash) throw new Error(`Projection ${clash.name} is registered and superseded`);
     this.projections.push(projection);
   }
 
@@ -391,8 +394,11 @@ export class ProjectionRunner {
       .transaction(() => {
         for (const p of this.projections) {
           let row = get.get(p.name);
-          if (row && row.version !== p.version) {
-            this.logger.log(`Projection ${p.name}: version ${row.version} → ${p.version}, rebuilding`);
+          const retired = this.retireSuperseded(p, get);
+          if (row && (retired.length > 0 || row.version !== p.version)) {
+            const why =
+              retired.length > 0 ? `supersedes ${retired.join(', ')}` : `version ${row.version} → ${p.version}`;
+            this.logger.log(`Projection ${p.name}: ${why}, rebuilding`);
             this.reset(p);
             row = undefined;
           }
@@ -453,7 +459,22 @@ export class ProjectionRunner {
     }
   }
 
-  private reset(p: Projection): void {
+  /**
+   * Drops the tables and checkpoint of each projection `p` supersedes that this read model still
+   * holds; returns their names. Its tables may now be `p`'s, so `p` is then rebuilt too.
+   */
+  private retireSuperseded(p: Projection, checkpoint: Database.Statement<[string], unknown>): string[] {
+    const retired: string[] = [];
+    for (const old of p.supersedes ?? []) {
+      if (checkpoint.get(old.name) === undefined) continue;
+      this.logger.log(`Projection ${old.name}: superseded by ${p.name}, dropping its tables`);
+      this.reset(old);
+      retired.push(old.name);
+    }
+    return retired;
+  }
+
+  private reset(p: Pick<Projection, 'name' | 'tables'>): void {
     for (const table of p.tables) this.db.exec(`DROP TABLE IF EXISTS "${table.replace(/"/g, '""')}"`);
     this.db.prepare('DELETE FROM projection_checkpoints WHERE name = ?').run(p.name);
   }

@@ -41,6 +41,17 @@ export interface Projection {
    * the tables' other indexes once, after the load, instead of updating them row by row.
    */
   readonly indexesAfterLoad?: boolean;
+  /**
+   * Projections this one replaced (no longer registered), with the tables they created: where a
+   * read model still holds one, its tables and checkpoint are dropped and this one is rebuilt.
+   */
+  readonly supersedes?: readonly SupersededProjection[];
+}
+
+/** A projection no longer registered, as a read model made before may still hold it. */
+export interface SupersededProjection {
+  readonly name: string;
+  readonly tables: readonly string[];
 }
 
 export function projectionHandles(projection: Projection, eventType: string): boolean {
