@@ -21,7 +21,6 @@ import { SenderThread, WEBHOOK_SENDER } from './dispatch/sender-thread';
 import { EndpointsService, WEBHOOK_RESOLVER } from './endpoints/endpoints.service';
 import { FanOutService } from './fanout/fanout.service';
 import { AutoDisableJob } from './endpoint-health/auto-disable.job';
-import { EndpointHealthProjection } from './endpoint-health/endpoint-health.projection';
 import { EndpointHealthQueries } from './endpoint-health/endpoint-health.queries';
 import { RecoveryService } from './endpoint-health/recovery.service';
 import { EventsQueries } from './events/events.queries';
@@ -51,7 +50,6 @@ import { SETTINGS_SCREEN_CONTROLLERS, SETTINGS_SCREEN_PROJECTIONS, SETTINGS_SCRE
     EndpointsProjection,
     DeliveriesProjection,
     NotificationsProjection,
-    EndpointHealthProjection,
     ...SETTINGS_SCREEN_PROJECTIONS,
   ],
   exports: [DeliverySignal, DeliveryStates, DueWindows],

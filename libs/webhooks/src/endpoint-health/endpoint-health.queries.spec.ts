@@ -3,8 +3,11 @@ import Database from 'better-sqlite3';
 import type { DeliveryEvent } from '../deliveries/delivery.events';
 import { recorded } from '@filing/platform/testing';
 import type { EndpointEvent } from '../endpoints/endpoint.events';
+import { DeliveryStates } from '../dispatch/delivery-states';
+import { DueWindows } from '../dispatch/due-windows';
+import { DeliveriesProjection } from '../read-model/deliveries.projection';
+import { DeliverySignal } from '../read-model/delivery-signal';
 import { EndpointsProjection } from '../read-model/endpoints.projection';
-import { EndpointHealthProjection } from './endpoint-health.projection';
 import { EndpointHealthQueries } from './endpoint-health.queries';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
@@ -13,7 +16,7 @@ const hoursAgo = (h: number, ms = 0) => new Date(NOW.getTime() - h * 3_600_000 +
 /** Delivery events applied straight to the projection, each at the time given (its occurred_at). */
 function healthOf() {
   const db = new Database(':memory:');
-  const projection = new EndpointHealthProjection();
+  const projection = new DeliveriesProjection(new DeliverySignal(), new DeliveryStates(), new DueWindows());
   projection.setup(db);
   let position = 0n;
   const apply = (at: string, type: DeliveryEvent['type'], data: Record<string, unknown>) => {

@@ -17,7 +17,7 @@ export interface EndpointHealth {
 }
 
 /**
- * Reads of `webhook_health_*` (EndpointHealthProjection). Ids are taken as already checked:
+ * Reads of `webhook_deliveries` and `webhook_health_*` (DeliveriesProjection). Ids are taken as already checked:
  * callers resolve the endpoint in the caller's account first (EndpointsService.get, or the
  * account's own endpoint list).
  */
@@ -30,7 +30,7 @@ export class EndpointHealthQueries {
     const durations = (
       stmt(
         this.runner.db,
-        `SELECT duration_ms FROM webhook_health_attempts
+        `SELECT duration_ms FROM webhook_delivery_attempts
          WHERE endpoint_id = ? AND attempted_at >= ? AND status_code IS NOT NULL ORDER BY duration_ms`,
       ).all(endpointId, since) as Array<{ duration_ms: number }>
     ).map((r) => r.duration_ms);
@@ -67,10 +67,10 @@ export class EndpointHealthQueries {
   failedSince(endpointId: string, since: Date): string[] {
     const rows = stmt(
       this.runner.db,
-      `SELECT delivery_id FROM webhook_health_deliveries WHERE endpoint_id = ? AND status = 'failed' AND event_at >= ?
+      `SELECT id FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'failed' AND event_at >= ?
        ORDER BY event_at, seq`,
-    ).all(endpointId, since.toISOString()) as Array<{ delivery_id: string }>;
-    return rows.map((r) => r.delivery_id);
+    ).all(endpointId, since.toISOString()) as Array<{ id: string }>;
+    return rows.map((r) => r.id);
   }
 
   /**
@@ -82,8 +82,8 @@ export class EndpointHealthQueries {
       this.runner.db,
       `SELECT id AS endpointId, account_id AS accountId, since, lastFailureAt FROM (
          SELECT s.id, s.account_id,
-           (SELECT min(a.attempted_at) FROM webhook_health_attempts a WHERE a.endpoint_id = s.id AND a.succeeded = 0 AND a.attempted_at > s.start) AS since,
-           (SELECT max(a.attempted_at) FROM webhook_health_attempts a WHERE a.endpoint_id = s.id AND a.succeeded = 0 AND a.attempted_at > s.start) AS lastFailureAt
+           (SELECT min(a.attempted_at) FROM webhook_delivery_attempts a WHERE a.endpoint_id = s.id AND a.succeeded = 0 AND a.attempted_at > s.start) AS since,
+           (SELECT max(a.attempted_at) FROM webhook_delivery_attempts a WHERE a.endpoint_id = s.id AND a.succeeded = 0 AND a.attempted_at > s.start) AS lastFailureAt
          FROM (
            SELECT e.id, e.account_id, max(coalesce(e.enabled_at, ''), coalesce(h.last_success_at, '')) AS start
            FROM webhook_endpoints e LEFT JOIN webhook_health_endpoints h ON h.endpoint_id = e.id
@@ -97,7 +97,7 @@ export class EndpointHealthQueries {
     const row = stmt(
       this.runner.db,
       `SELECT d.status, d.status_at, d.last_attempt_at FROM webhook_health_endpoints h
-       JOIN webhook_health_deliveries d ON d.delivery_id = h.last_delivery_id WHERE h.endpoint_id = ?`,
+       JOIN webhook_deliveries d ON d.id = h.last_delivery_id WHERE h.endpoint_id = ?`,
     ).get(endpointId) as { status: string; status_at: string; last_attempt_at: string | null } | undefined;
     if (!row) return null;
     return { status: row.status, at: row.last_attempt_at ?? row.status_at };
@@ -122,7 +122,7 @@ export class EndpointHealthQueries {
     const failingSince = (
       stmt(
         this.runner.db,
-        'SELECT min(attempted_at) AS at FROM webhook_health_attempts WHERE endpoint_id = ? AND succeeded = 0 AND attempted_at > ?',
+        'SELECT min(attempted_at) AS at FROM webhook_delivery_attempts WHERE endpoint_id = ? AND succeeded = 0 AND attempted_at > ?',
       ).get(endpointId, lastSuccess ?? '') as { at: string | null }
     ).at;
     return { lastSuccess, failingSince };
@@ -131,9 +131,9 @@ export class EndpointHealthQueries {
 
 /** The status is written out, not bound: a partial index serves only a query that names its condition. */
 const COUNT = {
-  delivered: `SELECT count(*) AS n FROM webhook_health_deliveries
+  delivered: `SELECT count(*) AS n FROM webhook_deliveries
     WHERE endpoint_id = ? AND status = 'delivered' AND status_at >= ?`,
-  failed: `SELECT count(*) AS n FROM webhook_health_deliveries
+  failed: `SELECT count(*) AS n FROM webhook_deliveries
     WHERE endpoint_id = ? AND status = 'failed' AND status_at >= ?`,
 } as const;
 

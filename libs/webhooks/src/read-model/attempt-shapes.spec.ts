@@ -3,7 +3,6 @@ import Database from 'better-sqlite3';
 import type { DeliveryEvent } from '../deliveries/delivery.events';
 import { DeliveryStates } from '../dispatch/delivery-states';
 import { DueWindows } from '../dispatch/due-windows';
-import { EndpointHealthProjection } from '../endpoint-health/endpoint-health.projection';
 import { DeliveriesProjection } from './deliveries.projection';
 import { DeliverySignal } from './delivery-signal';
 
@@ -54,10 +53,7 @@ const newer = (id: string): Stream => [...older(id).slice(0, 3), [attempted(id, 
 /** The delivery log's and the endpoint health's tables after projecting `streams`. */
 function project(streams: Stream[]): { tables: Record<string, unknown[]>; db: Database.Database } {
   const db = new Database(':memory:');
-  const projections = [
-    new DeliveriesProjection(new DeliverySignal(), new DeliveryStates(), new DueWindows()),
-    new EndpointHealthProjection(),
-  ];
+  const projections = [new DeliveriesProjection(new DeliverySignal(), new DeliveryStates(), new DueWindows())];
   for (const p of projections) p.setup(db);
   let position = 0;
   for (const stream of streams) {
@@ -97,7 +93,7 @@ describe('a successful attempt in one event or, in older streams, two: the same 
       pending_since: null,
       updated_at: T2,
     });
-    expect(after.tables.webhook_health_deliveries[0]).toMatchObject({ status: 'delivered', status_at: T2 });
+    expect(after.tables.webhook_deliveries[0]).toMatchObject({ status: 'delivered', status_at: T2 });
   });
 
   it('reads a log holding both shapes side by side: each delivery is delivered once', () => {
@@ -107,15 +103,12 @@ describe('a successful attempt in one event or, in older streams, two: the same 
       { id: 'D2', status: 'delivered', attempt_count: 2 },
     ]);
     expect(
-      db
-        .prepare("SELECT count(*) AS n FROM webhook_health_deliveries WHERE endpoint_id = 'E' AND status = 'delivered'")
-        .get(),
+      db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE endpoint_id = 'E' AND status = 'delivered'").get(),
     ).toEqual({ n: 2 });
   });
 
   it('an attempt without an outcome leaves the delivery pending, whatever its status code', () => {
     const { tables } = project([older('D').slice(0, 4)]);
     expect(tables.webhook_deliveries[0]).toMatchObject({ status: 'pending', attempt_count: 2 });
-    expect(tables.webhook_health_deliveries[0]).toMatchObject({ status: 'pending' });
   });
 });

@@ -9,14 +9,22 @@ import {
 } from '../deliveries/delivery.events';
 import { DeliveryStates } from '../dispatch/delivery-states';
 import { DueWindows } from '../dispatch/due-windows';
+import { isSuccessfulAttempt } from '../endpoint-health/endpoint-health';
 import { DeliverySignal, type ScheduledDelivery } from './delivery-signal';
 import { cachedStatement as stmt } from '@filing/platform';
 
-/** The SET clause of a delivery that has ended: nothing more is due, claimed or pending. */
+/** The SET clause of a delivery that has ended (at the bound time): nothing more is due, claimed or pending. */
 const ended = (status: DeliveryEnd) =>
-  `status = '${status}', next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL`;
+  `status = '${status}', status_at = ?, next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL`;
 
-/** `webhook_deliveries` + `webhook_delivery_attempts`: the delivery log and the dispatcher's queue. */
+/**
+ * The delivery log and the dispatcher's queue (`webhook_deliveries`, `webhook_delivery_attempts`),
+ * and what an endpoint's health reads (EndpointHealthQueries): its deliveries' outcomes by time
+ * (partial indexes of `webhook_deliveries`), its attempts by time (`webhook_delivery_attempts`'
+ * key) and a row per endpoint (`webhook_health_endpoints`). One projection, so a delivery and an
+ * attempt are one row each (a health projection of their own wrote a second of each). Times are
+ * the events' own, so a rebuild gives the same rows.
+ */
 @Injectable()
 @RegisterProjection()
 export class DeliveriesProjection implements Projection {
@@ -25,10 +33,17 @@ export class DeliveriesProjection implements Projection {
   // 3: webhook_deliveries_queue, the dispatcher's per-endpoint queues.
   // 4: claimed_until (DeliveryClaimed), so no instance lists another's live claim as due.
   // 5: the queue's indexes hold pending rows only; no (endpoint_id, status, seq) index.
-  readonly version = 5;
-  readonly tables = ['webhook_deliveries', 'webhook_delivery_attempts'];
+  // 6: the endpoint-health projection's tables, its deliveries folded into webhook_deliveries.
+  readonly version = 6;
+  readonly tables = ['webhook_deliveries', 'webhook_delivery_attempts', 'webhook_health_endpoints'];
+  readonly supersedes = [
+    {
+      name: 'webhooks.endpoint-health',
+      tables: ['webhook_health_deliveries', 'webhook_health_attempts', 'webhook_health_endpoints'],
+    },
+  ];
   readonly handles = [DELIVERY_EVENT_PREFIX];
-  /** `apply` finds rows by delivery id alone. */
+  /** `apply` finds rows by delivery id alone (the triggers by endpoint id). */
   readonly indexesAfterLoad = true;
 
   /**
@@ -48,18 +63,63 @@ export class DeliveriesProjection implements Projection {
   setup(db: Database.Database): void {
     // The queue's indexes hold pending rows alone: a delivery that ends leaves them (one delete)
     // instead of moving inside them, and the log's ended rows never touch them again.
+    // event_at: when the notified domain event happened; status_at: when the status last changed.
+    // The health's indexes hold only what it counts or lists (delivered or failed deliveries;
+    // failed ones by event time for a recovery): one that succeeds enters the delivered one.
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_deliveries (
       id TEXT PRIMARY KEY, account_id TEXT NOT NULL, endpoint_id TEXT NOT NULL, event_id TEXT NOT NULL,
       event_type TEXT NOT NULL, status TEXT NOT NULL, attempt_count INTEGER NOT NULL, last_attempt_at TEXT,
       next_attempt_at TEXT, claimed_until TEXT, pending_since TEXT, source_position TEXT NOT NULL, seq INTEGER NOT NULL,
-      created_at TEXT NOT NULL, updated_at TEXT NOT NULL, version INTEGER NOT NULL);
+      event_at TEXT NOT NULL, status_at TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+      version INTEGER NOT NULL);
     CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq);
     CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
     CREATE INDEX IF NOT EXISTS webhook_deliveries_queue ON webhook_deliveries (endpoint_id, next_attempt_at, claimed_until)
       WHERE status = 'pending';
-    CREATE TABLE IF NOT EXISTS webhook_delivery_attempts (
-      delivery_id TEXT NOT NULL, attempt INTEGER NOT NULL, attempted_at TEXT NOT NULL, status_code INTEGER,
-      error TEXT, duration_ms INTEGER NOT NULL, PRIMARY KEY (delivery_id, attempt))`);
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_delivered ON webhook_deliveries (endpoint_id, status_at)
+      WHERE status = 'delivered';
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_failed ON webhook_deliveries (endpoint_id, status_at)
+      WHERE status = 'failed';
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_failed_event ON webhook_deliveries (endpoint_id, event_at, seq)
+      WHERE status = 'failed'`);
+    // Keyed by endpoint and time (no rowid): an endpoint's response times over a window are one
+    // range of the table, and a new attempt lands at its endpoint's end; a delivery's attempts
+    // are found by (delivery_id, attempt), unique in its stream (each attempt is appended at the
+    // revision after the last). A streak reads failed attempts only; the last success is kept per
+    // endpoint (below).
+    db.exec(`CREATE TABLE IF NOT EXISTS webhook_delivery_attempts (
+      endpoint_id TEXT NOT NULL, attempted_at TEXT NOT NULL, delivery_id TEXT NOT NULL, attempt INTEGER NOT NULL,
+      succeeded INTEGER NOT NULL, status_code INTEGER, error TEXT, duration_ms INTEGER NOT NULL,
+      PRIMARY KEY (endpoint_id, attempted_at, delivery_id, attempt)) WITHOUT ROWID;
+    CREATE UNIQUE INDEX IF NOT EXISTS webhook_delivery_attempts_delivery ON webhook_delivery_attempts (delivery_id, attempt);
+    CREATE INDEX IF NOT EXISTS webhook_delivery_attempts_failed ON webhook_delivery_attempts (endpoint_id, attempted_at)
+      WHERE succeeded = 0`);
+    // Per endpoint, what would otherwise be an index each over every delivery or attempt (each a
+    // page or more of writes per endpoint per commit): how many deliveries are pending, the
+    // newest delivery (highest seq; of equal ones the later written, as an index scan found it),
+    // and the last 2xx attempt. Triggers keep it, so every write of the rows above (a live
+    // batch, a rebuild) moves it in the same statement, and a row not written (ON CONFLICT DO
+    // NOTHING) moves nothing.
+    db.exec(`CREATE TABLE IF NOT EXISTS webhook_health_endpoints (
+      endpoint_id TEXT PRIMARY KEY, pending INTEGER NOT NULL, last_seq INTEGER NOT NULL,
+      last_delivery_id TEXT NOT NULL, last_success_at TEXT) WITHOUT ROWID;
+    CREATE TRIGGER IF NOT EXISTS webhook_health_delivery_added AFTER INSERT ON webhook_deliveries BEGIN
+      INSERT INTO webhook_health_endpoints (endpoint_id, pending, last_seq, last_delivery_id)
+      VALUES (new.endpoint_id, new.status = 'pending', new.seq, new.id)
+      ON CONFLICT (endpoint_id) DO UPDATE SET pending = pending + excluded.pending,
+        last_delivery_id = iif(excluded.last_seq >= last_seq, excluded.last_delivery_id, last_delivery_id),
+        last_seq = max(last_seq, excluded.last_seq);
+    END;
+    CREATE TRIGGER IF NOT EXISTS webhook_health_pending_changed AFTER UPDATE OF status ON webhook_deliveries
+    WHEN (old.status = 'pending') <> (new.status = 'pending') BEGIN
+      UPDATE webhook_health_endpoints SET pending = pending + iif(new.status = 'pending', 1, -1)
+      WHERE endpoint_id = new.endpoint_id;
+    END;
+    CREATE TRIGGER IF NOT EXISTS webhook_health_success_added AFTER INSERT ON webhook_delivery_attempts
+    WHEN new.succeeded = 1 BEGIN
+      UPDATE webhook_health_endpoints SET last_success_at = max(coalesce(last_success_at, ''), new.attempted_at)
+      WHERE endpoint_id = new.endpoint_id;
+    END`);
   }
 
   apply(db: Database.Database, envelope: RecordedEnvelope): void {
@@ -86,8 +146,8 @@ export class DeliveriesProjection implements Projection {
         stmt(
           db,
           `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempt_count,
-             next_attempt_at, pending_since, source_position, seq, created_at, updated_at, version)
-           VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+             next_attempt_at, pending_since, source_position, seq, event_at, status_at, created_at, updated_at, version)
+           VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
         ).run(
           id,
           d.account_id,
@@ -98,6 +158,8 @@ export class DeliveriesProjection implements Projection {
           d.due_at,
           d.source_position,
           Number(event.position.commit),
+          d.due_at,
+          at,
           at,
           at,
           version,
@@ -112,12 +174,21 @@ export class DeliveriesProjection implements Projection {
         const d = event.data;
         stmt(
           db,
-          `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms)
-           VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-        ).run(id, d.attempt, d.attempted_at, d.status_code, d.error, d.duration_ms);
+          `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, endpoint_id, attempted_at, succeeded, status_code, error, duration_ms)
+           SELECT id, ?, endpoint_id, ?, ?, ?, ?, ? FROM webhook_deliveries WHERE id = ?
+           ON CONFLICT DO NOTHING`,
+        ).run(
+          d.attempt,
+          d.attempted_at,
+          isSuccessfulAttempt(d.status_code) ? 1 : 0,
+          d.status_code,
+          d.error,
+          d.duration_ms,
+          id,
+        );
         // A delivering attempt is also the older streams' DeliverySucceeded: the same row, one UPDATE.
         if (d.outcome === 'succeeded') {
-          set(`attempt_count = attempt_count + 1, last_attempt_at = ?, ${ended('delivered')}`, d.attempted_at);
+          set(`attempt_count = attempt_count + 1, last_attempt_at = ?, ${ended('delivered')}`, d.attempted_at, at);
         } else {
           set('attempt_count = attempt_count + 1, last_attempt_at = ?, claimed_until = NULL', d.attempted_at);
         }
@@ -128,18 +199,19 @@ export class DeliveriesProjection implements Projection {
         this.otherWork = true;
         return;
       case DeliveryEvents.DeliverySucceeded:
-        set(ended('delivered'));
+        set(ended('delivered'), at);
         return;
       case DeliveryEvents.DeliveryFailed:
-        set(ended('failed'));
+        set(ended('failed'), at);
         return;
       case DeliveryEvents.DeliveryCancelled:
-        set(ended('cancelled'));
+        set(ended('cancelled'), at);
         return;
       case DeliveryEvents.DeliveryRedeliveryRequested:
         // A redelivery starts a new pending spell: its age is not the original event's.
         set(
-          "status = 'pending', next_attempt_at = ?, claimed_until = NULL, pending_since = ?",
+          "status = 'pending', status_at = ?, next_attempt_at = ?, claimed_until = NULL, pending_since = ?",
+          at,
           event.data.due_at,
           event.data.due_at,
         );

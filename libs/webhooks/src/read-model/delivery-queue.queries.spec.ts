@@ -17,10 +17,10 @@ describe('the dispatcher queue (webhook_deliveries)', () => {
     db
       .prepare(
         `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempt_count, next_attempt_at,
-           pending_since, source_position, seq, created_at, updated_at, version)
-         VALUES (?, 'A', ?, ?, 'entity.created', ?, 0, ?, ?, '1/1', ?, ?, ?, 0)`,
+           pending_since, source_position, seq, event_at, status_at, created_at, updated_at, version)
+         VALUES (?, 'A', ?, ?, 'entity.created', ?, 0, ?, ?, '1/1', ?, ?, ?, ?, ?, 0)`,
       )
-      .run(id, endpointId, `ev-${id}`, status, nextAttemptAt, nextAttemptAt, seq++, at(0), at(0));
+      .run(id, endpointId, `ev-${id}`, status, nextAttemptAt, nextAttemptAt, seq++, at(0), at(0), at(0), at(0));
 
   beforeEach(() => {
     db = new Database(':memory:');
