@@ -1,6 +1,7 @@
 import { type EventStore, type JsonObject, SqliteEventStore } from '@filing/event-store';
 import { type AppConfig, buildMetadata, toEventData } from '@filing/platform';
-import { mkdtempSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DeliveryCommands } from '../deliveries/delivery-commands';
@@ -150,5 +151,63 @@ describe('fan-out service memory', () => {
       { event_type: 'entity.updated', entity_id: deleted, status: 'inactive' },
       { event_type: 'entity.created', entity_id: fresh, status: 'active' },
     ]);
+  });
+
+  it('saves the rows of batches with only delivery events later; a crash before then derives them again', async () => {
+    start();
+    await subscribeToAll();
+    const ids = ['0193a000-0000-7000-8000-0000000000f1', '0193a000-0000-7000-8000-0000000000f2'];
+    for (const id of ids) await append(`entity-${id}`, 'entities.EntityCreated', { entity_id: id, status: 'active' });
+    await caughtUp();
+    const [first, second] = await scheduledIds();
+    const saved = () => {
+      const db = new Database(join(dir, 'webhook-fanout.db'), { readonly: true });
+      try {
+        const open = db.prepare('SELECT id FROM webhook_fanout_deliveries WHERE open = 1 ORDER BY id').all();
+        const cp = db.prepare('SELECT position FROM webhook_fanout_checkpoint').get() as { position: string };
+        return { open: (open as Array<{ id: string }>).map((r) => r.id), checkpoint: cp.position };
+      } finally {
+        db.close();
+      }
+    };
+    const before = saved();
+    expect(before.open).toEqual([first, second].sort());
+
+    // One delivery ends: the view knows at once, the file not yet (no transaction for that batch).
+    await append(`webhookdelivery-${first}`, DeliveryEvents.DeliveryFailed, { delivery_id: first, reason: 'x' });
+    await caughtUp();
+    expect(fanOut.openDeliveryCount()).toBe(1);
+    expect(saved()).toEqual(before);
+
+    // A crash now (the file as it is, copied): a fan-out on the copy runs that batch again.
+    const copy = mkdtempSync(join(tmpdir(), 'fanout-crash-'));
+    try {
+      for (const f of ['webhook-fanout.db', 'webhook-fanout.db-wal'])
+        if (existsSync(join(dir, f))) copyFileSync(join(dir, f), join(copy, f));
+      const crashed = new FanOutService(store, { dataDir: copy } as AppConfig, {} as DeliveryCommands);
+      crashed.start();
+      const head = (await store.headPosition())!;
+      while ((crashed.position()?.commit ?? -1n) < head.commit) await new Promise((r) => setTimeout(r, 10));
+      expect(crashed.openDeliveryCount()).toBe(1);
+      await crashed.stop();
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+
+    // A redelivery of it (its owner from the unsaved rows), then a stop saves everything.
+    await append(`webhookdelivery-${first}`, DeliveryEvents.DeliveryRedeliveryRequested, {
+      delivery_id: first,
+      due_at: new Date().toISOString(),
+    });
+    await append(`webhookdelivery-${second}`, DeliveryEvents.DeliveryCancelled, { delivery_id: second, reason: 'x' });
+    await caughtUp();
+    expect(fanOut.openDeliveryCount()).toBe(1);
+    await fanOut.stop();
+    const after = saved();
+    expect(after.open).toEqual([first]);
+    expect(after.checkpoint).not.toEqual(before.checkpoint);
+    start();
+    await caughtUp();
+    expect(fanOut.openDeliveryCount()).toBe(1);
   });
 });
