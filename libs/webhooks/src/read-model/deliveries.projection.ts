@@ -33,7 +33,7 @@ export class DeliveriesProjection implements Projection {
   // 3: webhook_deliveries_queue, the dispatcher's per-endpoint queues.
   // 4: claimed_until (DeliveryClaimed), so no instance lists another's live claim as due.
   // 5: the queue's indexes hold pending rows only; no (endpoint_id, status, seq) index.
-  // 6: the endpoint-health projection's tables, its deliveries folded into webhook_deliveries.
+  // 6: endpoint health folded in: one row per delivery (webhook_deliveries) and per attempt (by endpoint and time).
   readonly version = 6;
   readonly tables = ['webhook_deliveries', 'webhook_delivery_attempts', 'webhook_health_endpoints'];
   readonly supersedes = [
