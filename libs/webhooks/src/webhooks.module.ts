@@ -91,6 +91,8 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
     this.sealing.stop();
     await this.resealing;
     await this.autoDisable.stop();
+    // Its requests waiting on the sender thread go out too (at most 2.5 s late): leaving them
+    // unsent would leave their claims standing until the lease ends, delaying them on another instance.
     await this.dispatcher.stop();
     await this.fanOut.stop();
   }
@@ -126,6 +128,7 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
           // Read here, so an unreadable file stops the start as before.
           extraCa: config.webhookCaFile ? readFileSync(config.webhookCaFile, 'utf8') : null,
           connectionsPerOrigin: DISPATCHER_LIMITS.perEndpoint,
+          requestsPerEndpoint: DISPATCHER_LIMITS.perEndpoint,
         }),
       inject: [APP_CONFIG],
     },

@@ -118,6 +118,42 @@ describe.each(modes)('DeliveryStates: the dispatcher copy of pending deliveries;
     expect((await load('D')).state.status).toBe('delivered');
   });
 
+  it('a request dropped unsent from its lane records nothing and leaves the delivery due; an attempt records when its request left', async () => {
+    await append('D', scheduled('D'));
+    await observe('D');
+    const hooks = { notSent: jest.fn(), answered: jest.fn() };
+    const dropping = makePipeline({ send: () => Promise.resolve(null) }, states);
+    expect(await dropping.run('D', hooks)).toBeNull();
+    expect([hooks.notSent.mock.calls.length, hooks.answered.mock.calls.length]).toEqual([1, 1]);
+    const types = async () => (await store.readStream(streamName(DELIVERY_STREAM, 'D'))).map((e) => e.type);
+    // Instances sharing the store: this instance's claim stands until its lease ends.
+    const claims = store.sharedByInstances ? ['webhooks.DeliveryClaimed'] : [];
+    expect(await types()).toEqual(['webhooks.DeliveryScheduled', ...claims]);
+    expect((await load('D')).state.status).toBe('pending');
+
+    const leftAt = Date.parse('2030-01-02T03:04:05.000Z');
+    const later = makePipeline(
+      {
+        send: () =>
+          Promise.resolve({
+            result: { kind: 'response', statusCode: 204 },
+            durationMs: 1,
+            retryAfterMs: null,
+            sentAt: leftAt,
+          }),
+      },
+      new DeliveryStates(),
+    );
+    await later.run('D');
+    if (store.sharedByInstances) {
+      // Claimed by the first pipeline's instance: nothing until its lease lapses.
+      expect(await types()).toEqual(['webhooks.DeliveryScheduled', ...claims]);
+      return;
+    }
+    const attempted = (await store.readStream(streamName(DELIVERY_STREAM, 'D')))[1];
+    expect(attempted.data).toMatchObject({ attempted_at: new Date(leftAt).toISOString(), outcome: 'succeeded' });
+  });
+
   it('starts nothing from a later event alone, and drops an entry that sees an event twice or out of order', async () => {
     await append('D', scheduled('D'));
     await append('D', { type: 'webhooks.DeliveryCancelled', data: { delivery_id: 'D', reason: 'test' } });

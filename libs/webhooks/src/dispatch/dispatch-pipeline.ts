@@ -48,6 +48,12 @@ export interface AttemptHooks {
   readonly pause?: (ms: number) => void;
   /** The request is over (answered, failed or not sent): only the recording of the attempt is left. */
   readonly answered?: () => void;
+  /**
+   * The request never left after all: it waited in its endpoint's lane on the sender thread and
+   * was dropped (SendLanes). Nothing is recorded; the delivery stays due (on a shared store, once
+   * this instance's claim lapses).
+   */
+  readonly notSent?: () => void;
 }
 
 /**
@@ -118,6 +124,11 @@ export class DispatchPipeline {
     if (prepared.kind === 'settled') return prepared.position;
     if (prepared.kind === 'send') hooks.sending?.();
     const sent = prepared.kind === 'send' ? await this.send(prepared.request) : this.unsent(prepared);
+    if (sent === null) {
+      hooks.notSent?.();
+      hooks.answered?.();
+      return null;
+    }
     const pauseMs = endpointPausedFor(sent.result, sent.retryAfterMs);
     if (pauseMs !== null) hooks.pause?.(pauseMs);
     // A 410 keeps its slot until the endpoint's disable is written: no more requests meanwhile.
@@ -185,10 +196,11 @@ export class DispatchPipeline {
     const body = serializeNotification(state.payload);
     // Signed by the sender, on its thread.
     const timestamp = Math.floor(now.getTime() / 1000);
-    return { ...attempt, kind: 'send', request: { url, eventId: state.eventId, timestamp, body, secrets } };
+    const request = { url, eventId: state.eventId, timestamp, body, secrets, endpointId: decision.target.endpointId };
+    return { ...attempt, kind: 'send', request };
   }
 
-  send(request: WebhookRequest): Promise<SendResult> {
+  send(request: WebhookRequest): Promise<SendResult | null> {
     return this.sender.send(request);
   }
 
@@ -201,7 +213,7 @@ export class DispatchPipeline {
       kind: 'record-attempt',
       deliveryId: prepared.deliveryId,
       attempt: {
-        attemptedAt: prepared.attemptedAt,
+        attemptedAt: sent.sentAt === undefined ? prepared.attemptedAt : new Date(sent.sentAt),
         statusCode: result.kind === 'response' ? result.statusCode : null,
         error: result.kind === 'error' ? errorMessage(result.error) : null,
         durationMs: sent.durationMs,

@@ -7,6 +7,13 @@ import { randomUUID } from 'node:crypto';
  */
 export const CLAIM_LEASE_MARGIN_MS = 5_000;
 
+/**
+ * How long a request handed to the sender thread may wait in its endpoint's lane (SendLanes)
+ * before it is dropped unsent: the wait and the request (at most WEBHOOK_TIMEOUT_MS) stay within
+ * the claim's lease, with half the margin left for signing and recording.
+ */
+export const QUEUED_REQUEST_MAX_WAIT_MS = CLAIM_LEASE_MARGIN_MS / 2;
+
 export function claimLeaseMs(webhookTimeoutMs: number): number {
   return webhookTimeoutMs + CLAIM_LEASE_MARGIN_MS;
 }

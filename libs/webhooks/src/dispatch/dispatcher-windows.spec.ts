@@ -34,6 +34,8 @@ describe('the dispatcher reads due deliveries in windows, and a window never han
   const startedAt = new Map<string, number>();
   /** Attempts in flight: finish one to record its outcome (as the pipeline would) and free its slot. */
   let inFlight: Map<string, (outcome: 'delivered' | { retryAt: string }) => void>;
+  /** Ids whose next request the sender thread drops unsent from its endpoint's lane (a 429 ahead of it). */
+  let dropNext: Set<string>;
 
   /** Events applied and committed in one transaction, as the projection runner applies a batch. */
   const applyBatch = (events: readonly DeliveryEvent[]) => {
@@ -110,6 +112,7 @@ describe('the dispatcher reads due deliveries in windows, and a window never han
     attempted = [];
     startedAt.clear();
     inFlight = new Map();
+    dropNext = new Set();
     const signal = new DeliverySignal();
     const windows = new DueWindows();
     projection = new DeliveriesProjection(signal, new DeliveryStates(), windows);
@@ -126,6 +129,11 @@ describe('the dispatcher reads due deliveries in windows, and a window never han
         attempted.push(id);
         startedAt.set(id, Date.now());
         hooks.sending?.();
+        if (dropNext.delete(id)) {
+          hooks.notSent?.();
+          hooks.answered?.();
+          return Promise.resolve(null);
+        }
         return new Promise<Position | null>((resolve) => {
           inFlight.set(id, (outcome) => {
             inFlight.delete(id);
@@ -163,8 +171,8 @@ describe('the dispatcher reads due deliveries in windows, and a window never han
     ids.forEach((id, i) => schedule(id, 'E', T0 + i));
     dispatcher.start();
     await settle();
-    // The first slots are taken; the rest of the backlog sits in E's window.
-    expect(attempted).toHaveLength(DISPATCHER_LIMITS.perEndpoint);
+    // The first slots are taken and E's lane on the sender thread filled; the rest of the backlog sits in E's window.
+    expect(attempted).toHaveLength(DISPATCHER_LIMITS.perEndpoint + DISPATCHER_LIMITS.queuedPerEndpoint);
     const waiting = ids.filter((id) => !attempted.includes(id));
     // The next ones it would hand out (the rest of the first 2 × 16 it looked at; each pump picks among those).
     const next = waiting.slice(0, DISPATCHER_LIMITS.perEndpoint);
@@ -204,7 +212,7 @@ describe('the dispatcher reads due deliveries in windows, and a window never han
     }
     dispatcher.start();
     await settle();
-    // Every slot is taken, 16 per endpoint.
+    // Every slot is taken, 16 per endpoint; no lane is filled with every slot taken.
     expect(attempted).toHaveLength(DISPATCHER_LIMITS.overall);
     schedule('quiet-1', 'Q', Date.now());
     // Four of A's attempts end: four slots for A's window and Q's new delivery alike.
@@ -212,6 +220,23 @@ describe('the dispatcher reads due deliveries in windows, and a window never han
     await settle();
     expect(attempted).toContain('quiet-1');
     expect(attempted).toHaveLength(DISPATCHER_LIMITS.overall + 4);
+  });
+
+  it('sends again a delivery whose request was dropped unsent from its lane, once, and the rest of the backlog', async () => {
+    const ids = Array.from({ length: 40 }, (_, i) => `q${String(i).padStart(2, '0')}`);
+    ids.forEach((id) => dropNext.add(id));
+    dropNext.delete('q00');
+    ids.forEach((id, i) => schedule(id, 'E', T0 + i));
+    dispatcher.start();
+    await settle();
+    await drain();
+    for (let i = 0; i < 200 && attempted.length < 2 * ids.length - 1; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await drain();
+    }
+    // Each dropped one was handed over again and then sent; none twice beyond that.
+    expect(ids.filter((id) => count(attempted, id) !== (id === 'q00' ? 1 : 2))).toEqual([]);
+    expect(inFlight.size).toBe(0);
   });
 
   it('sends a retry at its time though its endpoint listed every due delivery since, with no tick', async () => {

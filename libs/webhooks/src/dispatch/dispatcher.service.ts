@@ -11,10 +11,15 @@ import { EndpointPacer } from './endpoint-pacer';
 import { roundRobin } from './round-robin';
 
 /**
- * Attempts in flight at once, overall and per endpoint: from the claim until the request is
- * over. Recording the outcome takes no slot (the delivery is still not picked again meanwhile).
+ * Requests in flight at once, overall and per endpoint: from the claim until the request is over.
+ * Recording the outcome takes no slot (the delivery is still not picked again meanwhile). An
+ * endpoint with no rate limit may have `queuedPerEndpoint` more claimed and handed to the sender
+ * thread, where they wait in its lane and start as soon as one of its requests is answered
+ * (SendLanes): the slot is refilled there, not after a round trip through this thread's turn.
+ * They do not count against `overall` until they can be sending, and are handed over only while
+ * sending slots are free overall (so a busy endpoint's lane never keeps another endpoint waiting).
  */
-export const DISPATCHER_LIMITS = { overall: 64, perEndpoint: 16 } as const;
+export const DISPATCHER_LIMITS = { overall: 64, perEndpoint: 16, queuedPerEndpoint: 16 } as const;
 const MAX_IN_FLIGHT = DISPATCHER_LIMITS.overall;
 const MAX_IN_FLIGHT_PER_ENDPOINT = DISPATCHER_LIMITS.perEndpoint;
 /** The safety-net tick's period. */
@@ -39,7 +44,11 @@ export class DispatcherService {
   private readonly logger = new Logger('WebhookDispatcher');
   /** Delivery id → its endpoint, from launch until its attempt is recorded. */
   private readonly inFlight = new Map<string, string>();
-  /** Slots taken (launched and not yet answered), overall; per endpoint in `perEndpoint`. */
+  /**
+   * Sending slots taken, overall: per endpoint, its launched (claimed, not yet answered) ones up
+   * to MAX_IN_FLIGHT_PER_ENDPOINT; those beyond wait in its lane. Per endpoint, all launched ones
+   * in `perEndpoint`.
+   */
   private slots = 0;
   /** Attempted deliveries whose outcome the read model does not show yet, with the position to reach. */
   private readonly settling = new Map<string, { endpointId: string; position: Position }>();
@@ -147,26 +156,44 @@ export class DispatcherService {
   private pump(): void {
     if (!this.running || !this.runner.db.open) return;
     const free = MAX_IN_FLIGHT - this.slots;
+    // Lanes are filled only while sending slots are free too (below).
     if (free <= 0) return;
     this.pruneSettled();
     const now = new Date();
     const nowMs = now.getTime();
-    // Endpoints at their cap, paused or at their rate limit are listed too but take nothing: list enough beyond them to fill every free slot.
-    const full = [...this.perEndpoint.values()].filter((n) => n >= MAX_IN_FLIGHT_PER_ENDPOINT).length;
-    const endpoints = this.endpointsInTurn(now, free + full + this.pacer.held(nowMs));
-    const held = this.heldByEndpoint();
     const limits = this.queue.rateLimits();
-    const queues = endpoints.map((endpointId) => {
-      const room = this.pacer.available(endpointId, limits.get(endpointId) ?? null, nowMs);
-      const spare = Math.min(MAX_IN_FLIGHT_PER_ENDPOINT - (this.perEndpoint.get(endpointId) ?? 0), room);
-      if (spare <= 0) return [];
+    // Endpoints sending all they may, paused or at their rate limit are listed too but take no
+    // sending slot: list enough beyond them to fill every free one.
+    const sending = [...this.perEndpoint.values()].filter((n) => n >= MAX_IN_FLIGHT_PER_ENDPOINT).length;
+    const endpoints = this.endpointsInTurn(now, free + sending + this.pacer.held(nowMs));
+    const held = this.heldByEndpoint();
+    const picks = endpoints.map((endpointId) => {
+      const limit = limits.get(endpointId) ?? null;
+      const launched = this.perEndpoint.get(endpointId) ?? 0;
+      // A rate-limited endpoint's requests are counted as they leave (EndpointPacer): none waits in a lane.
+      const cap = MAX_IN_FLIGHT_PER_ENDPOINT + (limit === null ? DISPATCHER_LIMITS.queuedPerEndpoint : 0);
+      const spare = Math.min(cap - launched, this.pacer.available(endpointId, limit, nowMs));
+      if (spare <= 0) return { toSend: [], toQueue: [] };
       // Of the longest due (twice what it takes), each instance takes its own share first
       // (instanceOrder), so instances on one backlog seldom reach for the same delivery.
-      return this.inInstanceOrder(this.longestDue(endpointId, now, 2 * spare, held.get(endpointId) ?? 0))
+      const ids = this.inInstanceOrder(this.longestDue(endpointId, now, 2 * spare, held.get(endpointId) ?? 0))
         .slice(0, spare)
         .map((id) => ({ id, endpointId }));
+      const sendable = Math.max(0, MAX_IN_FLIGHT_PER_ENDPOINT - launched);
+      return { toSend: ids.slice(0, sendable), toQueue: ids.slice(sendable) };
     });
-    for (const { id, endpointId } of roundRobin(queues, free)) this.launch(id, endpointId);
+    for (const { id, endpointId } of roundRobin(
+      picks.map((p) => p.toSend),
+      free,
+    ))
+      this.launch(id, endpointId);
+    // Then each endpoint now sending all it may fills its lane, while sending slots are left over:
+    // with every slot taken, lanes run dry, so an endpoint with nothing in flight gets the next free one.
+    for (const { toQueue } of picks) {
+      if (toQueue.length === 0 || this.slots >= MAX_IN_FLIGHT) continue;
+      if ((this.perEndpoint.get(toQueue[0].endpointId) ?? 0) < MAX_IN_FLIGHT_PER_ENDPOINT) continue;
+      for (const { id, endpointId } of toQueue) this.launch(id, endpointId);
+    }
     if (endpoints.length > 0) this.cursor = endpoints[endpoints.length - 1];
     this.armNextDue(this.pacer.nextOpening(nowMs));
   }
@@ -244,16 +271,19 @@ export class DispatcherService {
   private launch(deliveryId: string, endpointId: string): void {
     this.windows.take(deliveryId);
     this.inFlight.set(deliveryId, endpointId);
-    this.slots++;
-    this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
+    const launched = this.perEndpoint.get(endpointId) ?? 0;
+    if (launched < MAX_IN_FLIGHT_PER_ENDPOINT) this.slots++;
+    this.perEndpoint.set(endpointId, launched + 1);
     this.pacer.reserve(endpointId);
     let sent = false;
+    let dropped = false;
     let slotHeld = true;
     const freeSlot = () => {
       if (!slotHeld) return;
       slotHeld = false;
-      this.slots--;
       const n = (this.perEndpoint.get(endpointId) ?? 1) - 1;
+      // One of the endpoint's sending slots is free, unless one waiting in its lane takes it.
+      if (n < MAX_IN_FLIGHT_PER_ENDPOINT) this.slots--;
       if (n <= 0) this.perEndpoint.delete(endpointId);
       else this.perEndpoint.set(endpointId, n);
       this.schedulePump();
@@ -267,6 +297,10 @@ export class DispatcherService {
         },
         pause: (ms) => this.pacer.pause(endpointId, Date.now(), ms),
         answered: freeSlot,
+        notSent: () => {
+          sent = false;
+          dropped = true;
+        },
       })
       .then((position) => {
         if (position !== null) this.settling.set(deliveryId, { endpointId, position });
@@ -276,7 +310,8 @@ export class DispatcherService {
       )
       .finally(() => {
         if (!sent) {
-          this.pacer.release(endpointId);
+          // A request dropped from its lane was counted as sent already.
+          if (!dropped) this.pacer.release(endpointId);
           // It may still be due (held back by a pause, its claim lost) and no window lists it.
           this.windows.renewOf(endpointId);
         }

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { QUEUED_REQUEST_MAX_WAIT_MS } from './dispatcher-instance';
 import type { Sender, SenderSettings, SendResult, WebhookRequest } from './webhook-sender';
 
 /**
@@ -13,21 +14,26 @@ export const WEBHOOK_SENDER = Symbol('WEBHOOK_SENDER');
 export interface SenderCall extends WebhookRequest {
   readonly id: number;
 }
-/** Sender thread → main: the results of one turn of its event loop. */
-export interface SenderAnswer extends SendResult {
-  readonly id: number;
+/** Sender thread → main: the results of one turn of its event loop (`notSent`: dropped from its lane). */
+export type SenderAnswer = { readonly id: number } & (SendResult | { readonly notSent: true });
+
+export interface SenderThreadSettings extends SenderSettings {
+  /** Requests to one endpoint sending at once; the endpoint's others wait in its lane (SendLanes). */
+  readonly requestsPerEndpoint: number;
 }
 
 interface Waiting {
   readonly call: SenderCall;
-  readonly resolve: (sent: SendResult) => void;
+  readonly resolve: (sent: SendResult | null) => void;
   readonly queuedAt: number;
 }
 
 /**
  * The webhook requests on a thread of their own (sender.worker.ts), so TLS, undici and the HMACs
  * leave the event loop: a fifth of it in the deliveries benchmark. Requests go in one message per
- * turn of the loop, results come back the same way. If the thread dies, each request it had is
+ * turn of the loop, results come back the same way; an endpoint's requests beyond
+ * `requestsPerEndpoint` wait on the thread and start as soon as one of it is answered (SendLanes).
+ * If the thread dies, each request it had is
  * answered as a connection failure (retried, so delivered at least once; it may have reached the
  * receiver) and the next request starts a new thread.
  */
@@ -45,16 +51,17 @@ export class SenderThread implements Sender {
 
   /** `spawn` starts the thread's program (sender.worker.ts; another in a test). */
   constructor(
-    private readonly settings: SenderSettings,
-    private readonly spawn: (settings: SenderSettings) => Worker = spawnSender,
+    private readonly settings: SenderThreadSettings,
+    private readonly spawn: (settings: SenderThreadSettings) => Worker = spawnSender,
   ) {
     // Started now, not at the first delivery: booting a thread (from the sources, longer) takes a while.
     this.worker = this.start();
     this.watchdog = setInterval(this.watch, WATCH_INTERVAL_MS).unref();
   }
 
-  send(request: WebhookRequest): Promise<SendResult> {
-    if (this.closed) return Promise.resolve(connectionLost(0));
+  send(request: WebhookRequest): Promise<SendResult | null> {
+    // Closed: nothing is sent (the delivery stays due).
+    if (this.closed) return Promise.resolve(null);
     return new Promise((resolve) => {
       if (this.outbox.length === 0) setImmediate(this.flush);
       this.outbox.push({ call: { ...request, id: this.nextId++ }, resolve, queuedAt: performance.now() });
@@ -90,8 +97,9 @@ export class SenderThread implements Sender {
 
   /**
    * A thread that has not answered a request for well past its timeout is stuck (a request
-   * always ends by its deadline): stopped, so what it had fails as a connection error and is
-   * retried, and the next request starts a new thread.
+   * always ends by its deadline, after waiting in its lane at most QUEUED_REQUEST_MAX_WAIT_MS):
+   * stopped, so what it had fails as a connection error and is retried, and the next request
+   * starts a new thread.
    */
   private readonly watch = (): void => {
     const worker = this.worker;
@@ -99,7 +107,7 @@ export class SenderThread implements Sender {
     const oldest = this.inFlight.values().next().value;
     if (!worker || !oldest) return;
     const waited = performance.now() - oldest.queuedAt;
-    if (waited < 2 * this.settings.timeoutMs + STUCK_GRACE_MS) return;
+    if (waited < 2 * this.settings.timeoutMs + QUEUED_REQUEST_MAX_WAIT_MS + STUCK_GRACE_MS) return;
     this.logger.error(
       `The webhook sender thread has not answered a request for ${Math.round(waited)} ms (timeout ${this.settings.timeoutMs} ms): stopping it`,
     );
@@ -110,8 +118,9 @@ export class SenderThread implements Sender {
     const worker = this.spawn(this.settings);
     const inFlight = (this.inFlight = new Map<number, Waiting>());
     worker.on('message', (answers: readonly SenderAnswer[]) => {
-      for (const { id, ...sent } of answers) {
-        inFlight.get(id)?.resolve(sent);
+      for (const answer of answers) {
+        const { id, ...sent } = answer;
+        inFlight.get(id)?.resolve('notSent' in sent ? null : sent);
         inFlight.delete(id);
       }
       if (inFlight.size === 0 && !this.closed) worker.unref();
@@ -145,7 +154,7 @@ function connectionLost(durationMs: number): SendResult {
  * the benchmarks) a thread does not inherit the parent's compile hook: it registers
  * @swc-node/register first, then loads the `.ts` entry.
  */
-function spawnSender(settings: SenderSettings): Worker {
+function spawnSender(settings: SenderThreadSettings): Worker {
   const ext = extname(__filename);
   const entry = join(__dirname, `sender.worker${ext}`);
   const options = { workerData: settings, resourceLimits: SENDER_LIMITS };

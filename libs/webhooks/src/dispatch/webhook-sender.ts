@@ -27,21 +27,28 @@ export interface SenderOptions extends SenderSettings {
 export interface WebhookRequest {
   readonly url: string;
   readonly eventId: string;
-  /** Unix seconds of this attempt. */
+  /** Unix seconds of this attempt (on the sender thread: when the request leaves). */
   readonly timestamp: number;
   readonly body: string;
   readonly secrets: readonly string[];
+  /** The endpoint's id: on the sender thread, its requests share a lane (SendLanes). */
+  readonly endpointId?: string;
 }
 
-/** What the dispatcher sends through (WebhookSender in a thread of its own: SenderThread). */
+/**
+ * What the dispatcher sends through (WebhookSender in a thread of its own: SenderThread). null:
+ * the request never left (it waited in its endpoint's lane and was dropped, SendLanes).
+ */
 export interface Sender {
-  send(request: WebhookRequest): Promise<SendResult>;
+  send(request: WebhookRequest): Promise<SendResult | null>;
 }
 
 export interface SendResult {
   readonly result: AttemptResult;
   readonly durationMs: number;
   readonly retryAfterMs: number | null;
+  /** When the request left (epoch ms), if it waited after it was prepared (in its lane). */
+  readonly sentAt?: number;
 }
 
 export const USER_AGENT = 'FilingService-Webhooks/1.0';
