@@ -173,26 +173,25 @@ export class DispatcherService {
       // A rate-limited endpoint's requests are counted as they leave (EndpointPacer): none waits in a lane.
       const cap = MAX_IN_FLIGHT_PER_ENDPOINT + (limit === null ? DISPATCHER_LIMITS.queuedPerEndpoint : 0);
       const spare = Math.min(cap - launched, this.pacer.available(endpointId, limit, nowMs));
-      if (spare <= 0) return { toSend: [], toQueue: [] };
+      if (spare <= 0) return { endpointId, toSend: [], toQueue: [] };
       // Of the longest due (twice what it takes), each instance takes its own share first
       // (instanceOrder), so instances on one backlog seldom reach for the same delivery.
-      const ids = this.inInstanceOrder(this.longestDue(endpointId, now, 2 * spare, held.get(endpointId) ?? 0))
-        .slice(0, spare)
-        .map((id) => ({ id, endpointId }));
+      const ids = this.inInstanceOrder(this.longestDue(endpointId, now, 2 * spare, held.get(endpointId) ?? 0)).slice(
+        0,
+        spare,
+      );
       const sendable = Math.max(0, MAX_IN_FLIGHT_PER_ENDPOINT - launched);
-      return { toSend: ids.slice(0, sendable), toQueue: ids.slice(sendable) };
+      return { endpointId, toSend: ids.slice(0, sendable), toQueue: ids.slice(sendable) };
     });
-    for (const { id, endpointId } of roundRobin(
-      picks.map((p) => p.toSend),
-      free,
-    ))
-      this.launch(id, endpointId);
+    const sendQueues = picks.map(({ endpointId, toSend }) => toSend.map((id) => ({ id, endpointId })));
+    for (const { id, endpointId } of roundRobin(sendQueues, free)) this.launch(id, endpointId);
     // Then each endpoint now sending all it may fills its lane, while sending slots are left over:
     // with every slot taken, lanes run dry, so an endpoint with nothing in flight gets the next free one.
-    for (const { toQueue } of picks) {
-      if (toQueue.length === 0 || this.slots >= MAX_IN_FLIGHT) continue;
-      if ((this.perEndpoint.get(toQueue[0].endpointId) ?? 0) < MAX_IN_FLIGHT_PER_ENDPOINT) continue;
-      for (const { id, endpointId } of toQueue) this.launch(id, endpointId);
+    if (this.slots < MAX_IN_FLIGHT) {
+      for (const { endpointId, toQueue } of picks) {
+        if ((this.perEndpoint.get(endpointId) ?? 0) < MAX_IN_FLIGHT_PER_ENDPOINT) continue;
+        for (const id of toQueue) this.launch(id, endpointId);
+      }
     }
     if (endpoints.length > 0) this.cursor = endpoints[endpoints.length - 1];
     this.armNextDue(this.pacer.nextOpening(nowMs));
