@@ -1,4 +1,7 @@
 import { rmSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { makeTestPki, type TestPki } from '../../../../test/support/tls-certs';
 import { startReceiver, type WebhookReceiver } from '../../../../test/support/webhook-receiver';
 import type { Resolver } from '../address/address-guard';
@@ -79,5 +82,92 @@ describe('webhook sender', () => {
   it('refuses IP-literal private URLs at send time', async () => {
     const result = await sender(toLoopback, false).send(post(receiver.url));
     expect(result.result).toEqual({ kind: 'error', error: 'address_refused' });
+  });
+  /** An HTTPS server on 127.0.0.1 answering with `reply`; closed after the test. */
+  const servers: Server[] = [];
+  afterEach(async () => {
+    await Promise.all(
+      servers.splice(0).map((s) => new Promise<void>((resolve) => s.close(() => resolve()).closeAllConnections())),
+    );
+  });
+  const serve = async (reply: (res: ServerResponse, n: number) => void): Promise<string> => {
+    let n = 0;
+    const server = createServer({ cert: pki.cert, key: pki.key }, (req, res) => {
+      req.resume();
+      req.on('end', () => reply(res, ++n));
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return `https://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  };
+  const timed = (timeoutMs: number) => {
+    const s = new WebhookSender({
+      timeoutMs,
+      allowPrivateNetworks: true,
+      extraCa: pki.caPem,
+      resolver: toLoopback,
+      connectionsPerOrigin: 1,
+    });
+    senders.push(s);
+    return s;
+  };
+
+  it('answers a 429 with its Retry-After, and never follows a redirect', async () => {
+    const url = await serve((res, n) =>
+      n === 1
+        ? res.writeHead(429, { 'retry-after': '7' }).end()
+        : res.writeHead(301, { location: 'https://example.com/' }).end(),
+    );
+    const s = timed(2000);
+    const limited = await s.send(post(url));
+    expect(limited.result).toEqual({ kind: 'response', statusCode: 429 });
+    expect(limited.retryAfterMs).toBe(7000);
+    const moved = await s.send(post(url));
+    expect(moved).toMatchObject({ result: { kind: 'response', statusCode: 301 }, retryAfterMs: null });
+  });
+
+  it('reads a body past 64 KiB only so far: its status is the answer at once, and the next request still goes', async () => {
+    const url = await serve((res, n) => {
+      if (n > 1) return res.writeHead(200).end('ok');
+      // 128 KiB and never the end: the sender stops reading at 64 KiB and closes this connection.
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write(Buffer.alloc(128 * 1024, 97));
+    });
+    const s = timed(1500);
+    const endless = await s.send(post(url));
+    expect(endless.result).toEqual({ kind: 'response', statusCode: 200 });
+    expect(endless.durationMs).toBeLessThan(1000); // not held until the deadline
+    expect((await s.send(post(url))).result).toEqual({ kind: 'response', statusCode: 200 });
+  });
+
+  it('a receiver that never answers times out within the deadline; one that stalls its body keeps its status', async () => {
+    const silent = await serve(() => undefined);
+    const s = timed(300);
+    const hung = await s.send(post(silent));
+    expect(hung.result).toEqual({ kind: 'error', error: 'timeout' });
+    expect(hung.durationMs).toBeGreaterThanOrEqual(290);
+    expect(hung.durationMs).toBeLessThan(2000);
+    const stalled = await serve((res) => {
+      res.writeHead(202, { 'content-type': 'text/plain' });
+      res.write('partial'); // and never ends
+    });
+    const slow = await timed(300).send(post(stalled));
+    expect(slow.result).toEqual({ kind: 'response', statusCode: 202 });
+    expect(slow.durationMs).toBeLessThan(2000);
+  });
+
+  it('a request queued behind a hung one on the only connection ends at its own deadline, never sent late', async () => {
+    let got = 0;
+    const url = await serve(() => {
+      got++; // never answers
+    });
+    const s = timed(300);
+    const [first, second] = await Promise.all([s.send(post(url, 'msg_a')), s.send(post(url, 'msg_b'))]);
+    expect(first.result).toEqual({ kind: 'error', error: 'timeout' });
+    expect(second.result).toEqual({ kind: 'error', error: 'timeout' });
+    expect(second.durationMs).toBeLessThan(1000);
+    // The first one's connection is closed by its timeout; the queued one is aborted before it leaves.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(got).toBe(1);
   });
 });

@@ -1,6 +1,6 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { createSecureContext, rootCertificates } from 'node:tls';
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { AddressRefusedError, checkUrlSyntax, resolveAllowed, type Resolver } from '../address/address-guard';
 import { type AttemptResult, errorKind } from '../deliveries/outcome';
 import { parseRetryAfter } from '../deliveries/retry-schedule';
@@ -53,6 +53,17 @@ export interface SendResult {
 
 export const USER_AGENT = 'FilingService-Webhooks/1.0';
 
+/** What a POST's response gave: its status and Retry-After header. */
+interface PostAnswer {
+  readonly statusCode: number;
+  readonly retryAfter: string | string[] | undefined;
+}
+
+/** Of a response's body, read and dropped so its connection is reused; past it the connection is closed. */
+const RESPONSE_BODY_LIMIT = 64 * 1024;
+/** URLs whose check is kept (one per endpoint); past it the cache starts over. */
+const CHECKED_URLS_LIMIT = 10_000;
+
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
@@ -63,6 +74,7 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  */
 export class WebhookSender implements Sender {
   private readonly agent: Agent;
+  private readonly checkedUrls = new Map<string, ReturnType<typeof checkUrlSyntax>>();
 
   constructor(private readonly options: SenderOptions) {
     // One secure context for every connection: parsing the ~140 system roots per handshake was
@@ -95,36 +107,88 @@ export class WebhookSender implements Sender {
       retryAfterMs,
     });
     // IP-literal hosts never reach the lookup: check them here, at every attempt.
-    const checked = checkUrlSyntax(url, this.options.allowPrivateNetworks);
+    const checked = this.checkedUrl(url);
     if ('problem' in checked)
       return done({ kind: 'error', error: checked.problem.code === 'not_public' ? 'address_refused' : 'other' });
-    // The whole request's deadline, cleared once it is over: AbortSignal.timeout's timer would
-    // live (and hold its signal) for the full timeout after every answered request.
-    const deadline = new AbortController();
-    const timer = setTimeout(
-      () => deadline.abort(new DOMException('The request timed out', 'TimeoutError')),
-      this.options.timeoutMs,
-    );
     try {
-      const response = await request(checked.url, {
-        method: 'POST',
-        headers: webhookHeaders(secrets, eventId, timestamp, body),
+      const { statusCode, retryAfter } = await this.post(
+        checked.url,
+        webhookHeaders(secrets, eventId, timestamp, body),
         body,
-        dispatcher: this.agent,
-        signal: deadline.signal,
-      });
-      // Drain (bounded) so the connection goes back to the pool; the body itself is not kept.
-      await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
-      const statusCode = response.statusCode;
-      const retryAfter =
-        statusCode === 429 || statusCode === 503 ? parseRetryAfter(response.headers['retry-after']) : null;
-      return done({ kind: 'response', statusCode }, retryAfter);
+      );
+      const retryAfterMs = statusCode === 429 || statusCode === 503 ? parseRetryAfter(retryAfter) : null;
+      return done({ kind: 'response', statusCode }, retryAfterMs);
     } catch (err) {
       if (err instanceof AddressRefusedError) return done({ kind: 'error', error: 'address_refused' });
       return done({ kind: 'error', error: errorKind(err) });
-    } finally {
-      clearTimeout(timer);
     }
+  }
+
+  /**
+   * The URL's check, kept per URL (an endpoint's URL is checked at every attempt, and parsing it
+   * was a share of each): the answer depends on the text alone.
+   */
+  private checkedUrl(url: string): ReturnType<typeof checkUrlSyntax> {
+    let checked = this.checkedUrls.get(url);
+    if (checked === undefined) {
+      checked = checkUrlSyntax(url, this.options.allowPrivateNetworks);
+      if (this.checkedUrls.size >= CHECKED_URLS_LIMIT) this.checkedUrls.clear();
+      this.checkedUrls.set(url, checked);
+    }
+    return checked;
+  }
+
+  /**
+   * One POST through the agent's `dispatch`, with a handler that keeps only the status and the
+   * Retry-After header: undici's `request` builds a body stream, an async resource and (with a
+   * deadline) an AbortSignal per request, about half of each request's CPU in a loop against a
+   * local receiver. Resolves once the response has ended (its body is read and dropped, at most
+   * RESPONSE_BODY_LIMIT of it, so the connection goes back to the pool); a deadline or a body
+   * past the limit that cuts a response short still answers its status. Rejects if no response
+   * came (connection, TLS, address or timeout errors).
+   */
+  private post(url: URL, headers: Record<string, string>, body: string): Promise<PostAnswer> {
+    return new Promise<PostAnswer>((resolve, reject) => {
+      let controller: Dispatcher.DispatchController | null = null;
+      let timedOut: Error | null = null;
+      let answer: PostAnswer | null = null;
+      let received = 0;
+      // The whole request's deadline (connecting, waiting, reading): undici's own timeouts each
+      // bound one phase only.
+      const timer = setTimeout(() => {
+        timedOut = new DOMException('The request timed out', 'TimeoutError');
+        // Still queued for a connection: the attempt ends now, the request when it would start.
+        if (controller === null) settle(timedOut);
+        else controller.abort(timedOut);
+      }, this.options.timeoutMs);
+      const settle = (err: Error | null) => {
+        clearTimeout(timer);
+        if (answer !== null) resolve(answer);
+        else reject(err ?? new Error('The response ended without a status'));
+      };
+      this.agent.dispatch(
+        { origin: url.origin, path: url.pathname + url.search, method: 'POST', headers, body },
+        {
+          onRequestStart(c) {
+            // Timed out while queued for a connection: it never leaves.
+            if (timedOut !== null) c.abort(timedOut);
+            else controller = c;
+          },
+          onResponseStart(_c, statusCode, responseHeaders) {
+            answer = { statusCode, retryAfter: responseHeaders['retry-after'] };
+          },
+          onResponseData(c, chunk) {
+            received += chunk.length;
+            if (received > RESPONSE_BODY_LIMIT) {
+              settle(null);
+              c.abort(new Error('The response body is past the limit'));
+            }
+          },
+          onResponseEnd: () => settle(null),
+          onResponseError: (_c, err) => settle(err),
+        },
+      );
+    });
   }
 
   async close(): Promise<void> {
