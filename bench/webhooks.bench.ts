@@ -209,34 +209,22 @@ export async function webhooksBench(): Promise<void> {
     const one = await account(service, receiver.origins.slice(0, 1));
     const ten = await account(service, receiver.origins);
 
-    await rawLoop(receiver, pki, receiver.origins.slice(0, 1), WARMUP, perEndpoint);
-    await rawLoop(receiver, pki, receiver.origins.slice(0, 1), WARMUP, perEndpoint, undefined, 'dispatch');
+    /** A raw loop to the one endpoint's origin at its concurrency. */
+    const rawToOne = (count: number, durable?: string, api?: 'request' | 'dispatch') =>
+      rawLoop(receiver, pki, receiver.origins.slice(0, 1), count, perEndpoint, durable, api);
+    await rawToOne(WARMUP);
+    await rawToOne(WARMUP, undefined, 'dispatch');
     await run(store, receiver, one, Math.ceil(WARMUP / 2));
 
-    const rawOne = await rawLoop(receiver, pki, receiver.origins.slice(0, 1), EVENTS_ONE, perEndpoint);
-    const durableOne = await rawLoop(
-      receiver,
-      pki,
-      receiver.origins.slice(0, 1),
-      EVENTS_ONE,
-      perEndpoint,
-      join(pki.dir, 'raw-outcomes.db'),
-    );
+    const rawOne = await rawToOne(EVENTS_ONE);
+    const durableOne = await rawToOne(EVENTS_ONE, join(pki.dir, 'raw-outcomes.db'));
     const bulkOne = await run(store, receiver, one, EVENTS_ONE);
     const rawTen = await rawLoop(receiver, pki, receiver.origins, EVENTS_TEN * TEN, tenConcurrency);
     const bulkTen = await run(store, receiver, ten, EVENTS_TEN);
     const paced = await run(store, receiver, one, PACED, PACED_RATE);
     // The drain's baselines run right before it: the machine's speed drifts within a run.
-    const rawDrain = await rawLoop(receiver, pki, receiver.origins.slice(0, 1), DRAINED, perEndpoint);
-    const dispatchDrain = await rawLoop(
-      receiver,
-      pki,
-      receiver.origins.slice(0, 1),
-      DRAINED,
-      perEndpoint,
-      undefined,
-      'dispatch',
-    );
+    const rawDrain = await rawToOne(DRAINED);
+    const dispatchDrain = await rawToOne(DRAINED, undefined, 'dispatch');
     const drained = await drain(store, receiver, one, DRAINED);
 
     printComparison(
