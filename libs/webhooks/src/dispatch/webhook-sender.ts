@@ -68,8 +68,8 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
 
 /**
  * One POST per attempt over undici keep-alive pools. TLS is always verified; redirects are never
- * followed (undici's request has no redirect handling unless asked). The socket's DNS lookup is
- * the address guard itself, so the connection goes to the address that passed the check: a
+ * followed (undici's dispatch has none unless an interceptor adds it). The socket's DNS lookup
+ * is the address guard itself, so the connection goes to the address that passed the check: a
  * rebinding DNS answer between the check and the connect cannot slip through.
  */
 export class WebhookSender implements Sender {
