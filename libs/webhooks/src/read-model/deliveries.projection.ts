@@ -34,7 +34,8 @@ export class DeliveriesProjection implements Projection {
   // 4: claimed_until (DeliveryClaimed), so no instance lists another's live claim as due.
   // 5: the queue's indexes hold pending rows only; no (endpoint_id, status, seq) index.
   // 6: endpoint health folded in: one row per delivery (webhook_deliveries) and per attempt (by endpoint and time).
-  readonly version = 6;
+  // 7: a delivery's attempts found by its seq, not its (random) id: see webhook_delivery_attempts.
+  readonly version = 7;
   readonly tables = ['webhook_deliveries', 'webhook_delivery_attempts', 'webhook_health_endpoints'];
   readonly supersedes = [
     {
@@ -84,14 +85,16 @@ export class DeliveriesProjection implements Projection {
       WHERE status = 'failed'`);
     // Keyed by endpoint and time (no rowid): an endpoint's response times over a window are one
     // range of the table, and a new attempt lands at its endpoint's end; a delivery's attempts
-    // are found by (delivery_id, attempt), unique in its stream (each attempt is appended at the
-    // revision after the last). A streak reads failed attempts only; the last success is kept per
-    // endpoint (below).
+    // are found by (delivery_seq, attempt), unique in its stream (each attempt is appended at the
+    // revision after the last). By its seq, not its id: ids are random, so an index on them took
+    // a page of its own for nearly every attempt of a commit, while attempts come roughly in
+    // scheduling order, at the index's end. A streak reads failed attempts only; the last
+    // success is kept per endpoint (below).
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_delivery_attempts (
       endpoint_id TEXT NOT NULL, attempted_at TEXT NOT NULL, delivery_id TEXT NOT NULL, attempt INTEGER NOT NULL,
-      succeeded INTEGER NOT NULL, status_code INTEGER, error TEXT, duration_ms INTEGER NOT NULL,
-      PRIMARY KEY (endpoint_id, attempted_at, delivery_id, attempt)) WITHOUT ROWID;
-    CREATE UNIQUE INDEX IF NOT EXISTS webhook_delivery_attempts_delivery ON webhook_delivery_attempts (delivery_id, attempt);
+      delivery_seq INTEGER NOT NULL, succeeded INTEGER NOT NULL, status_code INTEGER, error TEXT,
+      duration_ms INTEGER NOT NULL, PRIMARY KEY (endpoint_id, attempted_at, delivery_id, attempt)) WITHOUT ROWID;
+    CREATE UNIQUE INDEX IF NOT EXISTS webhook_delivery_attempts_delivery ON webhook_delivery_attempts (delivery_seq, attempt);
     CREATE INDEX IF NOT EXISTS webhook_delivery_attempts_failed ON webhook_delivery_attempts (endpoint_id, attempted_at)
       WHERE succeeded = 0`);
     // Per endpoint, what would otherwise be an index each over every delivery or attempt (each a
@@ -174,8 +177,8 @@ export class DeliveriesProjection implements Projection {
         const d = event.data;
         stmt(
           db,
-          `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, endpoint_id, attempted_at, succeeded, status_code, error, duration_ms)
-           SELECT id, ?, endpoint_id, ?, ?, ?, ?, ? FROM webhook_deliveries WHERE id = ?
+          `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, endpoint_id, delivery_seq, attempted_at, succeeded, status_code, error, duration_ms)
+           SELECT id, ?, endpoint_id, seq, ?, ?, ?, ?, ? FROM webhook_deliveries WHERE id = ?
            ON CONFLICT DO NOTHING`,
         ).run(
           d.attempt,
