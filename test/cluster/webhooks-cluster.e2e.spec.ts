@@ -6,7 +6,7 @@
  * and a claim whose instance died runs out (WEBHOOK_TIMEOUT_MS + 5 s) and is taken over.
  */
 import type { RecordedEvent } from '@filing/event-store';
-import { verifySignature } from '@filing/webhooks';
+import { DISPATCHER_LIMITS, verifySignature } from '@filing/webhooks';
 import { rmSync } from 'node:fs';
 import { provisionAccount } from '../support/auth';
 import { type Cluster, startCluster } from '../support/cluster';
@@ -17,7 +17,13 @@ import type { TestService } from '../support/service';
 
 const V1 = '/external-api/v1';
 const ORDERS = 300;
-const ORDERS_UNDER_CRASH = 60;
+/**
+ * More than two instances can hold at once (each up to 16 sending and 16 waiting in its lane per
+ * endpoint): the tests that stop one instance mid-attempt need it to hold claims, and with 60 the
+ * other two could take them all before it claimed any (a hang of the rolling restart test under a
+ * loaded machine).
+ */
+const ORDERS_UNDER_CRASH = 2 * (DISPATCHER_LIMITS.perEndpoint + DISPATCHER_LIMITS.queuedPerEndpoint) + 36;
 const TIMEOUT_MS = 3_000;
 /** What the dispatcher's claims hold for: WEBHOOK_TIMEOUT_MS + 5 s (dispatch/dispatcher-instance.ts). */
 const LEASE_MS = TIMEOUT_MS + 5_000;
