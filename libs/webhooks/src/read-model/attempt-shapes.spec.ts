@@ -111,4 +111,29 @@ describe('a successful attempt in one event or, in older streams, two: the same 
     const { tables } = project([older('D').slice(0, 4)]);
     expect(tables.webhook_deliveries[0]).toMatchObject({ status: 'pending', attempt_count: 2 });
   });
+
+  it("keeps each delivery's attempts, in order, even were two deliveries given the same seq", () => {
+    const db = new Database(':memory:');
+    const projection = new DeliveriesProjection(new DeliverySignal(), new DeliveryStates(), new DueWindows());
+    projection.setup(db);
+    // Both scheduled at position 1: the attempts' key must still tell them apart.
+    for (const id of ['D1', 'D2']) {
+      const stream = newer(id);
+      for (const [revision, [event, occurredAt]] of stream.entries()) {
+        const position = revision === 0 ? 1 : 10 * revision + (id === 'D1' ? 0 : 1);
+        projection.apply(
+          db,
+          recorded(event, { streamId: `webhookdelivery-${id}`, revision, position, occurredAt, accountId: 'A' }),
+        );
+      }
+    }
+    const attempts = db.prepare(
+      'SELECT attempt, status_code FROM webhook_delivery_attempts WHERE delivery_seq = ? AND delivery_id = ? ORDER BY attempt',
+    );
+    for (const id of ['D1', 'D2'])
+      expect(attempts.all(1, id)).toEqual([
+        { attempt: 1, status_code: 503 },
+        { attempt: 2, status_code: 200 },
+      ]);
+  });
 });

@@ -85,16 +85,17 @@ export class DeliveriesProjection implements Projection {
       WHERE status = 'failed'`);
     // Keyed by endpoint and time (no rowid): an endpoint's response times over a window are one
     // range of the table, and a new attempt lands at its endpoint's end; a delivery's attempts
-    // are found by (delivery_seq, attempt), unique in its stream (each attempt is appended at the
-    // revision after the last). By its seq, not its id: ids are random, so an index on them took
-    // a page of its own for nearly every attempt of a commit, while attempts come roughly in
-    // scheduling order, at the index's end. A streak reads failed attempts only; the last
-    // success is kept per endpoint (below).
+    // are found by (delivery_seq, delivery_id, attempt), unique in its stream (each attempt is
+    // appended at the revision after the last). By its seq first, not its id: ids are random, so
+    // an index led by them took a page of its own for nearly every attempt of a commit, while
+    // attempts come roughly in scheduling order, at the index's end (the id after it keeps two
+    // deliveries apart should a store ever give two the same seq). A streak reads failed
+    // attempts only; the last success is kept per endpoint (below).
     db.exec(`CREATE TABLE IF NOT EXISTS webhook_delivery_attempts (
       endpoint_id TEXT NOT NULL, attempted_at TEXT NOT NULL, delivery_id TEXT NOT NULL, attempt INTEGER NOT NULL,
       delivery_seq INTEGER NOT NULL, succeeded INTEGER NOT NULL, status_code INTEGER, error TEXT,
       duration_ms INTEGER NOT NULL, PRIMARY KEY (endpoint_id, attempted_at, delivery_id, attempt)) WITHOUT ROWID;
-    CREATE UNIQUE INDEX IF NOT EXISTS webhook_delivery_attempts_delivery ON webhook_delivery_attempts (delivery_seq, attempt);
+    CREATE UNIQUE INDEX IF NOT EXISTS webhook_delivery_attempts_delivery ON webhook_delivery_attempts (delivery_seq, delivery_id, attempt);
     CREATE INDEX IF NOT EXISTS webhook_delivery_attempts_failed ON webhook_delivery_attempts (endpoint_id, attempted_at)
       WHERE succeeded = 0`);
     // Per endpoint, what would otherwise be an index each over every delivery or attempt (each a

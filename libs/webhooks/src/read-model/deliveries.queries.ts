@@ -118,8 +118,9 @@ export class DeliveriesQueries {
     if (!row) throw NotFoundError.of('webhook delivery', id);
     const attempts = stmt(
       this.runner.db,
-      'SELECT attempted_at, status_code, error, duration_ms FROM webhook_delivery_attempts WHERE delivery_seq = ? ORDER BY attempt',
-    ).all(row.seq) as AttemptView[];
+      `SELECT attempted_at, status_code, error, duration_ms FROM webhook_delivery_attempts
+       WHERE delivery_seq = ? AND delivery_id = ? ORDER BY attempt`,
+    ).all(row.seq, id) as AttemptView[];
     return { ...view(row), attempts };
   }
 }
