@@ -457,6 +457,7 @@ async function rawLoop(
   await Promise.all(
     Array.from({ length: concurrency }, async (_, worker) => {
       const url = `${origins[worker % origins.length]}/raw`;
+      const target = new URL(url);
       while (next < count) {
         next++;
         const t0 = now();
@@ -474,7 +475,7 @@ async function rawLoop(
         };
         const statusCode =
           api === 'dispatch'
-            ? await dispatchPost(agent, url, headers, body)
+            ? await dispatchPost(agent, target, headers, body)
             : await requestPost(agent, url, headers, body);
         if (journal !== null) await journal.record(id, statusCode);
         latencies.push(now() - t0);
@@ -499,14 +500,14 @@ async function requestPost(agent: Agent, url: string, headers: Record<string, st
 }
 
 /** One POST with the agent's `dispatch` and a handler keeping the status only: no body stream, no async resource. */
-function dispatchPost(agent: Agent, url: string, headers: Record<string, string>, body: string): Promise<number> {
-  const { origin, pathname } = new URL(url);
+function dispatchPost(agent: Agent, url: URL, headers: Record<string, string>, body: string): Promise<number> {
+  const { origin, pathname } = url;
   return new Promise((resolve, reject) => {
     let status = 0;
     agent.dispatch(
       { origin, path: pathname, method: 'POST', headers, body },
       {
-        // undici takes a handler without it for one of its older form.
+        // Without it undici reads the handler as its older, deprecated form, and refuses it.
         onRequestStart: () => undefined,
         onResponseStart: (_c, statusCode) => (status = statusCode),
         onResponseEnd: () => resolve(status),
