@@ -50,16 +50,23 @@ const older = (id: string): Stream => [
 ];
 const newer = (id: string): Stream => [...older(id).slice(0, 3), [attempted(id, 2, T1, 200, 'succeeded'), T2]];
 
-/** The delivery log's and the endpoint health's tables after projecting `streams`. */
-function project(streams: Stream[]): { tables: Record<string, unknown[]>; db: Database.Database } {
+/**
+ * The delivery log's and the endpoint health's tables after projecting `streams`, each event at
+ * the next position, or where `positionOf` puts it (given that next one).
+ */
+function project(
+  streams: Stream[],
+  positionOf = (next: number, _revision: number) => next,
+): { tables: Record<string, unknown[]>; db: Database.Database } {
   const db = new Database(':memory:');
   const projections = [new DeliveriesProjection(new DeliverySignal(), new DeliveryStates(), new DueWindows())];
   for (const p of projections) p.setup(db);
-  let position = 0;
+  let next = 0;
   for (const stream of streams) {
     for (const [revision, [event, occurredAt]] of stream.entries()) {
       const streamId = `webhookdelivery-${event.data.delivery_id}`;
-      const envelope = recorded(event, { streamId, revision, position: ++position, occurredAt, accountId: 'A' });
+      const position = positionOf(++next, revision);
+      const envelope = recorded(event, { streamId, revision, position, occurredAt, accountId: 'A' });
       for (const p of projections) p.apply(db, envelope);
     }
   }
@@ -113,20 +120,8 @@ describe('a successful attempt in one event or, in older streams, two: the same 
   });
 
   it("keeps each delivery's attempts, in order, even were two deliveries given the same seq", () => {
-    const db = new Database(':memory:');
-    const projection = new DeliveriesProjection(new DeliverySignal(), new DeliveryStates(), new DueWindows());
-    projection.setup(db);
     // Both scheduled at position 1: the attempts' key must still tell them apart.
-    for (const id of ['D1', 'D2']) {
-      const stream = newer(id);
-      for (const [revision, [event, occurredAt]] of stream.entries()) {
-        const position = revision === 0 ? 1 : 10 * revision + (id === 'D1' ? 0 : 1);
-        projection.apply(
-          db,
-          recorded(event, { streamId: `webhookdelivery-${id}`, revision, position, occurredAt, accountId: 'A' }),
-        );
-      }
-    }
+    const { db } = project([newer('D1'), newer('D2')], (next, revision) => (revision === 0 ? 1 : 100 + next));
     const attempts = db.prepare(
       'SELECT attempt, status_code FROM webhook_delivery_attempts WHERE delivery_seq = ? AND delivery_id = ? ORDER BY attempt',
     );
