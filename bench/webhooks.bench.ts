@@ -13,7 +13,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { createApp } from '../apps/service/src/bootstrap';
 import { provisionAccount } from '../test/support/auth';
 import { makeTestPki, type TestPki } from '../test/support/tls-certs';
-import { apiClient } from '../test/support/webhooks';
+import { apiClient, eventually } from '../test/support/webhooks';
 import { openRawEvents } from './raw-events-db';
 import { printBaseline, printComparison, rate } from './report';
 
@@ -407,9 +407,8 @@ async function drain(
     }
     return sum;
   };
-  const until = async (reached: (n: number) => boolean) => {
-    while (!reached(await pending())) await new Promise((r) => setTimeout(r, 50));
-  };
+  const until = (reached: (n: number) => boolean) =>
+    eventually(async () => (reached(await pending()) ? true : undefined), 50);
   // The earlier phases' outcomes shown first, so that every delivery counted pending is this phase's.
   await until((n) => n === 0);
   const done = receiver.expect(deliveries);
@@ -419,7 +418,7 @@ async function drain(
   await until((n) => n >= deliveries);
   // And every stream processor at the head: the fan-out reads its own DeliveryScheduled events
   // back after the read model shows them pending (seen ~16k behind), work of the scheduling.
-  while ((await processors.lags(store)).some(([, lag]) => lag > 0)) await new Promise((r) => setTimeout(r, 50));
+  await eventually(async () => ((await processors.lags(store)).every(([, lag]) => lag === 0) ? true : undefined), 50);
   const started = now();
   const meter = serviceMeter();
   receiver.release();
