@@ -23,7 +23,7 @@ import {
 } from '../processors/stream-processor';
 import { projectionHandles, type Projection } from './projection';
 import { RebuildWriterThread } from './rebuild-writer-thread';
-import { cachedStatement } from './statements';
+import { cachedStatement, inImmediateTransaction } from './statements';
 import { SAFETY_NET_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './wal-checkpointer';
 
 export interface ProjectionRunnerOptions {
@@ -574,7 +574,7 @@ export class ProjectionRunner {
       }
     };
     if (!writer) {
-      this.db.transaction(apply).immediate();
+      inImmediateTransaction(this.db, apply);
       return next;
     }
     writer.begin();

@@ -41,7 +41,7 @@ import {
   NOTIFIABLE_EVENT_PREFIXES,
   type ResourceFacts,
 } from '../notifications/notification-mapper';
-import { cachedStatement as stmt } from '@filing/platform';
+import { inImmediateTransaction, cachedStatement as stmt } from '@filing/platform';
 import { fanOutStep } from './fanout-step';
 import { decideDelivery, evolveDelivery, initialDelivery } from '../deliveries/delivery';
 import { type DeliveryOwner, MemoryFanOutView } from './fanout-view';
@@ -320,43 +320,41 @@ export class FanOutService {
   ): void {
     const { endpoints, switches, factsOverlay } = batch;
     const deliveries = [...this.unsaved, ...batch.deliveries];
-    this.db
-      .transaction(() => {
-        for (const id of endpoints) {
-          const e = this.view.endpoint(id);
-          if (!e) continue;
-          stmt(
-            this.db,
-            `INSERT INTO webhook_fanout_endpoints (id, account_id, enabled, deleted, event_types) VALUES (?, ?, ?, ?, ?)
-             ON CONFLICT (id) DO UPDATE SET enabled = excluded.enabled, deleted = excluded.deleted, event_types = excluded.event_types`,
-          ).run(e.id, e.accountId, e.enabled ? 1 : 0, e.deleted ? 1 : 0, JSON.stringify(e.eventTypes));
-        }
-        for (const account of switches) {
-          stmt(
-            this.db,
-            `INSERT INTO webhook_fanout_switches (account_id, enabled) VALUES (?, ?)
-             ON CONFLICT (account_id) DO UPDATE SET enabled = excluded.enabled`,
-          ).run(account, this.view.switchOn(account) ? 1 : 0);
-        }
-        for (const [id, d] of deliveries) {
-          stmt(
-            this.db,
-            `INSERT INTO webhook_fanout_deliveries (id, endpoint_id, account_id, open) VALUES (?, ?, ?, ?)
-             ON CONFLICT (id) DO UPDATE SET open = excluded.open`,
-          ).run(id, d.owner.endpointId, d.owner.accountId, d.open ? 1 : 0);
-        }
-        for (const [streamId, facts] of factsOverlay) {
-          stmt(
-            this.db,
-            'INSERT INTO webhook_fanout_facts (stream_id, facts) VALUES (?, ?) ON CONFLICT (stream_id) DO UPDATE SET facts = excluded.facts',
-          ).run(streamId, factsText(facts));
-        }
+    inImmediateTransaction(this.db, () => {
+      for (const id of endpoints) {
+        const e = this.view.endpoint(id);
+        if (!e) continue;
         stmt(
           this.db,
-          "INSERT INTO webhook_fanout_checkpoint (name, position) VALUES ('fanout', ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position",
-        ).run(positionToString(cp));
-      })
-      .immediate();
+          `INSERT INTO webhook_fanout_endpoints (id, account_id, enabled, deleted, event_types) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (id) DO UPDATE SET enabled = excluded.enabled, deleted = excluded.deleted, event_types = excluded.event_types`,
+        ).run(e.id, e.accountId, e.enabled ? 1 : 0, e.deleted ? 1 : 0, JSON.stringify(e.eventTypes));
+      }
+      for (const account of switches) {
+        stmt(
+          this.db,
+          `INSERT INTO webhook_fanout_switches (account_id, enabled) VALUES (?, ?)
+           ON CONFLICT (account_id) DO UPDATE SET enabled = excluded.enabled`,
+        ).run(account, this.view.switchOn(account) ? 1 : 0);
+      }
+      for (const [id, d] of deliveries) {
+        stmt(
+          this.db,
+          `INSERT INTO webhook_fanout_deliveries (id, endpoint_id, account_id, open) VALUES (?, ?, ?, ?)
+           ON CONFLICT (id) DO UPDATE SET open = excluded.open`,
+        ).run(id, d.owner.endpointId, d.owner.accountId, d.open ? 1 : 0);
+      }
+      for (const [streamId, facts] of factsOverlay) {
+        stmt(
+          this.db,
+          'INSERT INTO webhook_fanout_facts (stream_id, facts) VALUES (?, ?) ON CONFLICT (stream_id) DO UPDATE SET facts = excluded.facts',
+        ).run(streamId, factsText(facts));
+      }
+      stmt(
+        this.db,
+        "INSERT INTO webhook_fanout_checkpoint (name, position) VALUES ('fanout', ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position",
+      ).run(positionToString(cp));
+    });
     this.checkpoint = cp;
     this.dropUnsaved();
   }
