@@ -79,10 +79,13 @@ export class DispatchPipeline {
   private readonly claimConflicts?: Counter;
   private readonly leaseMs: number;
   /**
-   * Opened signing secrets by endpoint and sealed form (a rotation seals a new one): one AES-GCM
-   * open per secret rather than per attempt. In memory only, never logged.
+   * Opened signing secrets by endpoint, then by sealed form (a rotation seals a new one): one
+   * AES-GCM open per secret rather than per attempt. Two levels, not one key joining both: the
+   * target's strings are the read model's cached ones, hashed once, where a joined key would be
+   * built and hashed on every attempt. In memory only, never logged.
    */
-  private readonly unsealed = new Map<string, string>();
+  private readonly unsealed = new Map<string, Map<string, string>>();
+  private unsealedCount = 0;
   /** Endpoints being disabled: the 410s of concurrent attempts append one disable. */
   private readonly disabling = new Map<string, Promise<void>>();
 
@@ -253,8 +256,7 @@ export class DispatchPipeline {
   private openSecrets(target: DeliveryTarget): string[] {
     const opened: string[] = [];
     for (const sealed of target.signingSecrets) {
-      const key = `${target.endpointId} ${sealed}`;
-      const known = this.unsealed.get(key);
+      const known = this.unsealed.get(target.endpointId)?.get(sealed);
       if (known !== undefined) {
         opened.push(known);
         continue;
@@ -262,8 +264,14 @@ export class DispatchPipeline {
       try {
         const secret = this.box.open(sealed, secretContext(target.endpointId));
         // Rotations add keys: start over rather than grow without bound.
-        if (this.unsealed.size >= UNSEALED_LIMIT) this.unsealed.clear();
-        this.unsealed.set(key, secret);
+        if (this.unsealedCount >= UNSEALED_LIMIT) {
+          this.unsealed.clear();
+          this.unsealedCount = 0;
+        }
+        let ofEndpoint = this.unsealed.get(target.endpointId);
+        if (!ofEndpoint) this.unsealed.set(target.endpointId, (ofEndpoint = new Map<string, string>()));
+        ofEndpoint.set(sealed, secret);
+        this.unsealedCount++;
         opened.push(secret);
       } catch (err) {
         if (!(err instanceof SecretBoxError)) throw err;

@@ -17,6 +17,24 @@ import { cachedStatement as stmt } from '@filing/platform';
 const ended = (status: DeliveryEnd) =>
   `status = '${status}', status_at = ?, next_attempt_at = NULL, claimed_until = NULL, pending_since = NULL`;
 
+/** A delivery row's UPDATE setting `sets`, then `updated_at`, `version` (by id). */
+const update = (sets: string) => `UPDATE webhook_deliveries SET ${sets}, updated_at = ?, version = ? WHERE id = ?`;
+
+/**
+ * Each event's UPDATE, built once: the statement cache is keyed by its text, and text built per
+ * event would be hashed and compared in full every time (one per delivery attempt).
+ */
+const UPDATES = {
+  claimed: update('claimed_until = ?'),
+  attemptDelivered: update(`attempt_count = attempt_count + 1, last_attempt_at = ?, ${ended('delivered')}`),
+  attemptFailed: update('attempt_count = attempt_count + 1, last_attempt_at = ?, claimed_until = NULL'),
+  retryScheduled: update('next_attempt_at = ?'),
+  delivered: update(ended('delivered')),
+  failed: update(ended('failed')),
+  cancelled: update(ended('cancelled')),
+  redelivery: update("status = 'pending', status_at = ?, next_attempt_at = ?, claimed_until = NULL, pending_since = ?"),
+} as const;
+
 /**
  * The delivery log and the dispatcher's queue (`webhook_deliveries`, `webhook_delivery_attempts`),
  * and what an endpoint's health reads (EndpointHealthQueries): its deliveries' outcomes by time
@@ -136,13 +154,7 @@ export class DeliveriesProjection implements Projection {
     const at = event.metadata.occurred_at;
     const version = Number(event.revision);
     const id = event.data.delivery_id;
-    const set = (sets: string, ...params: unknown[]) =>
-      stmt(db, `UPDATE webhook_deliveries SET ${sets}, updated_at = ?, version = ? WHERE id = ?`).run(
-        ...params,
-        at,
-        version,
-        id,
-      );
+    const set = (sql: string, ...params: unknown[]) => stmt(db, sql).run(...params, at, version, id);
     switch (event.type) {
       case DeliveryEvents.DeliveryScheduled: {
         const d = event.data;
@@ -172,7 +184,7 @@ export class DeliveriesProjection implements Projection {
         return;
       }
       case DeliveryEvents.DeliveryClaimed:
-        set('claimed_until = ?', event.data.lease_until);
+        set(UPDATES.claimed, event.data.lease_until);
         return;
       case DeliveryEvents.DeliveryAttempted: {
         const d = event.data;
@@ -192,33 +204,28 @@ export class DeliveriesProjection implements Projection {
         );
         // A delivering attempt is also the older streams' DeliverySucceeded: the same row, one UPDATE.
         if (d.outcome === 'succeeded') {
-          set(`attempt_count = attempt_count + 1, last_attempt_at = ?, ${ended('delivered')}`, d.attempted_at, at);
+          set(UPDATES.attemptDelivered, d.attempted_at, at);
         } else {
-          set('attempt_count = attempt_count + 1, last_attempt_at = ?, claimed_until = NULL', d.attempted_at);
+          set(UPDATES.attemptFailed, d.attempted_at);
         }
         return;
       }
       case DeliveryEvents.DeliveryRetryScheduled:
-        set('next_attempt_at = ?', event.data.next_attempt_at);
+        set(UPDATES.retryScheduled, event.data.next_attempt_at);
         this.otherWork = true;
         return;
       case DeliveryEvents.DeliverySucceeded:
-        set(ended('delivered'), at);
+        set(UPDATES.delivered, at);
         return;
       case DeliveryEvents.DeliveryFailed:
-        set(ended('failed'), at);
+        set(UPDATES.failed, at);
         return;
       case DeliveryEvents.DeliveryCancelled:
-        set(ended('cancelled'), at);
+        set(UPDATES.cancelled, at);
         return;
       case DeliveryEvents.DeliveryRedeliveryRequested:
         // A redelivery starts a new pending spell: its age is not the original event's.
-        set(
-          "status = 'pending', status_at = ?, next_attempt_at = ?, claimed_until = NULL, pending_since = ?",
-          at,
-          event.data.due_at,
-          event.data.due_at,
-        );
+        set(UPDATES.redelivery, at, event.data.due_at, event.data.due_at);
         this.otherWork = true;
         return;
     }
