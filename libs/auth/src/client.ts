@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError, ValidationError } from '@filing/platform';
+import { ConflictError, NotFoundError, ValidationError, extend } from '@filing/platform';
 import {
   AuthEvents,
   type ClientCreated,
@@ -49,9 +49,9 @@ export function evolveClient(state: ClientState, event: ClientEvent): ClientStat
         secretGeneration: event.data.secret_generation,
       };
     case AuthEvents.ClientSecretRotated:
-      return state.status === 'new' ? state : { ...state, secretGeneration: event.data.secret_generation };
+      return state.status === 'new' ? state : extend(state, { secretGeneration: event.data.secret_generation });
     case AuthEvents.ClientRevoked:
-      return state.status === 'new' ? state : { ...state, status: 'revoked' };
+      return state.status === 'new' ? state : extend(state, { status: 'revoked' });
     default:
       return state;
   }

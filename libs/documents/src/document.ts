@@ -15,6 +15,7 @@ import {
   resourceIdRule,
   textRule,
   unknownFields,
+  extend,
 } from '@filing/platform';
 import {
   DOCUMENT_ADDED,
@@ -65,17 +66,16 @@ const evolveFields = resourceEvolver<DocumentFields, DocumentEvent>(DOCUMENT_ADD
 
 export function evolve(state: DocumentState, event: RecordedEnvelope<DocumentEvent>): DocumentState {
   const next = evolveFields(state, event);
-  return next && { ...next, deleted: event.type === DOCUMENT_DELETED };
+  return next && extend(next, { deleted: event.type === DOCUMENT_DELETED });
 }
 
 export function decide(state: DocumentState, command: DocumentCommand): DocumentEvent[] {
   if (command.kind === 'add') {
     const { input } = command;
     assertCreatable(state, 'document', command.id, [...addErrors(input), ...unknownFields(input, ADD_FIELDS)]);
-    const fields: DocumentFields = {
-      ...pickFields(input as DocumentFields, DOCUMENT_FIELDS),
+    const fields: DocumentFields = extend(pickFields(input as DocumentFields, DOCUMENT_FIELDS), {
       order_id: input.order_id ?? null,
-    };
+    });
     return [{ type: DOCUMENT_ADDED, data: { document_id: command.id, ...fields } }];
   }
   // A deleted document is answered like a missing one, on every route.

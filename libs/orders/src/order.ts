@@ -15,6 +15,7 @@ import {
   textRule,
   unknownFields,
   ValidationError,
+  extend,
 } from '@filing/platform';
 import {
   ORDER_CANCELLED,
@@ -83,7 +84,7 @@ export function decide(state: OrderState, command: OrderCommand): OrderEvent[] {
   if (command.kind === 'submit') {
     const { input } = command;
     assertCreatable(state, 'order', command.id, [...submitErrors(input), ...unknownFields(input, SUBMIT_FIELDS)]);
-    const data: OrderEventData = {
+    const data: OrderEventData & { readonly status: 'submitted' } = {
       order_id: command.id,
       entity_id: input.entity_id,
       order_type: input.order_type as OrderType,
@@ -92,7 +93,7 @@ export function decide(state: OrderState, command: OrderCommand): OrderEvent[] {
       status: 'submitted',
       cancellation_reason: null,
     };
-    return [{ type: ORDER_SUBMITTED, data: { ...data, status: 'submitted' } }];
+    return [{ type: ORDER_SUBMITTED, data }];
   }
 
   // Ownership, then If-Match, so neither a 412 nor a 409 tells another account that the id
@@ -111,11 +112,16 @@ export function decide(state: OrderState, command: OrderCommand): OrderEvent[] {
       if (problem) throw ValidationError.field('reason', problem);
       assertTransition(state, 'cancel');
       const reason = command.reason ?? null;
-      return [{ type: ORDER_CANCELLED, data: { ...current, status: 'cancelled', cancellation_reason: reason } }];
+      return [
+        {
+          type: ORDER_CANCELLED,
+          data: extend(current, { status: 'cancelled' as const, cancellation_reason: reason }),
+        },
+      ];
     }
     case 'complete':
       assertTransition(state, 'complete');
-      return [{ type: ORDER_COMPLETED, data: { ...current, status: 'completed' } }];
+      return [{ type: ORDER_COMPLETED, data: extend(current, { status: 'completed' as const }) }];
   }
 }
 
@@ -128,15 +134,12 @@ function assertTransition(state: Order, action: keyof typeof ORDER_TRANSITIONS):
 /** Every rule broken by a submission: absent optional fields are fine, an absent required one is refused like a bad one. */
 export function submitErrors(input: { readonly [K in keyof SubmitOrderInput]?: unknown }): FieldError[] {
   const { entity_id = null, order_type = null } = input;
-  return fieldProblems(
-    { ...input, entity_id, order_type },
-    {
-      entity_id: resourceIdRule('entity_id'),
-      order_type: oneOfRule('order_type', ORDER_TYPES),
-      jurisdiction_code: orNull(jurisdictionCodeRule('jurisdiction_code')),
-      details: orNull(detailsProblem),
-    },
-  );
+  return fieldProblems(extend(input, { entity_id, order_type }), {
+    entity_id: resourceIdRule('entity_id'),
+    order_type: oneOfRule('order_type', ORDER_TYPES),
+    jurisdiction_code: orNull(jurisdictionCodeRule('jurisdiction_code')),
+    details: orNull(detailsProblem),
+  });
 }
 
 /** `details`: a JSON object (not an array), at most DETAILS_MAX_BYTES as compact JSON. */

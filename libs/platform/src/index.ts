@@ -34,6 +34,7 @@ export * from './http/http-edge';
 export * from './crypto/service-keys';
 export * from './crypto/secret-box';
 export * from './http/account-id';
+export * from './domain/extend';
 export * from './domain/field-rules';
 export * from './domain/resource';
 export * from './read-model/keyset-page';

@@ -17,6 +17,7 @@ import {
   UsageError,
 } from '../cli-command';
 import { readPassword } from '../read-password';
+import { extend } from '@filing/platform';
 
 /**
  * The operator's auth commands (CONTRACT.md §6): how the first operator client is made. They
@@ -61,7 +62,7 @@ export const clientsCreateCommand: CliCommand = {
         operatorContext(),
       ),
     );
-    print(out, { ...createdClientView(result), client_secret: result.clientSecret });
+    print(out, extend(createdClientView(result), { client_secret: result.clientSecret }));
   },
 };
 

@@ -1,5 +1,5 @@
 import { EVENT_STORE, type EventStore, type Position } from '@filing/event-store';
-import { handleCommand, type CommandContext } from '@filing/platform';
+import { handleCommand, type CommandContext, extend } from '@filing/platform';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { v7 as uuidv7 } from 'uuid';
@@ -36,7 +36,7 @@ export class CreateAccountHandler implements ICommandHandler<CreateAccountComman
       evolve: evolveAccount,
       decide: decideAccount,
       command: { type: 'CreateAccount', accountId, name },
-      context: { ...context, account_id: accountId },
+      context: extend(context, { account_id: accountId }),
     });
     const [created] = result.events;
     return { accountId, name: created.data.name, createdAt: created.metadata.occurred_at, position: result.position };

@@ -1,5 +1,5 @@
 import { EVENT_STORE, type EventStore, type Position } from '@filing/event-store';
-import { handleCommand, type CommandContext } from '@filing/platform';
+import { handleCommand, type CommandContext, extend } from '@filing/platform';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { v7 as uuidv7 } from 'uuid';
@@ -59,7 +59,7 @@ export class CreateClientHandler implements ICommandHandler<CreateClientCommand,
         scope: input.scope,
         secretHash: await hashSecret(clientSecret),
       },
-      context: { ...context, account_id: accountId },
+      context: extend(context, { account_id: accountId }),
     });
     const [created] = result.events;
     if (created.type !== 'auth.ClientCreated') throw new Error('CreateClient did not create a client');

@@ -1,5 +1,12 @@
 import { EVENT_STORE, NO_STREAM, WrongExpectedVersionError, type EventStore, type Position } from '@filing/event-store';
-import { buildMetadata, ConflictError, handleCommand, toEventData, type CommandContext } from '@filing/platform';
+import {
+  buildMetadata,
+  ConflictError,
+  handleCommand,
+  toEventData,
+  type CommandContext,
+  extend,
+} from '@filing/platform';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { v7 as uuidv7 } from 'uuid';
@@ -42,7 +49,7 @@ export class CreateUserHandler implements ICommandHandler<CreateUserCommand, Cre
     const accountId = input.accountId.toLowerCase();
     const email = normalizeEmail(input.email);
     const userId = uuidv7();
-    const ctx = { ...context, account_id: accountId };
+    const ctx = extend(context, { account_id: accountId });
     const passwordHash = await hashSecret(input.password);
 
     // One user per email, service-wide: the first append to the email's reservation stream wins.

@@ -1,5 +1,5 @@
 import { ANY, EVENT_STORE, type EventStore, type Position } from '@filing/event-store';
-import { buildMetadata, toEventData, type CommandContext } from '@filing/platform';
+import { buildMetadata, toEventData, type CommandContext, extend } from '@filing/platform';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { AuthEvents, clientTokensStream, type TokenIssued, type TokenRevoked } from '../auth.events';
@@ -56,7 +56,7 @@ export class IssueTokenHandler implements ICommandHandler<IssueTokenCommand, Iss
     };
     const result = await this.store.appendToStream(
       clientTokensStream(input.clientId),
-      [toEventData(event, buildMetadata({ ...context, account_id: input.accountId }, issuedAt))],
+      [toEventData(event, buildMetadata(extend(context, { account_id: input.accountId }), issuedAt))],
       { expectedRevision: ANY },
     );
     return { accessToken, issuedAt, expiresAt, position: result.position };
@@ -90,7 +90,7 @@ export class RevokeTokenHandler implements ICommandHandler<RevokeTokenCommand, {
     };
     const result = await this.store.appendToStream(
       clientTokensStream(input.clientId),
-      [toEventData(event, buildMetadata({ ...context, account_id: input.accountId }))],
+      [toEventData(event, buildMetadata(extend(context, { account_id: input.accountId })))],
       { expectedRevision: ANY },
     );
     return { position: result.position };

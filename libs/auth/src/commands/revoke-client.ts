@@ -1,5 +1,5 @@
 import { EVENT_STORE, type EventStore, type Position } from '@filing/event-store';
-import { handleCommand, loadAggregate, NotFoundError, type CommandContext } from '@filing/platform';
+import { handleCommand, loadAggregate, NotFoundError, type CommandContext, extend } from '@filing/platform';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { clientStream } from '../auth.events';
@@ -38,7 +38,7 @@ export class RevokeClientHandler implements ICommandHandler<RevokeClientCommand,
       evolve: evolveClient,
       decide: decideClient,
       command: { type: 'RevokeClient' },
-      context: { ...context, account_id: state.accountId },
+      context: extend(context, { account_id: state.accountId }),
     });
     return { clientId, position: result.position };
   }

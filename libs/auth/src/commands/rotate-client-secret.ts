@@ -1,5 +1,5 @@
 import { EVENT_STORE, type EventStore, type Position } from '@filing/event-store';
-import { handleCommand, loadAggregate, NotFoundError, type CommandContext } from '@filing/platform';
+import { handleCommand, loadAggregate, NotFoundError, type CommandContext, extend } from '@filing/platform';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { clientStream } from '../auth.events';
@@ -44,7 +44,7 @@ export class RotateClientSecretHandler implements ICommandHandler<RotateClientSe
       evolve: evolveClient,
       decide: decideClient,
       command: { type: 'RotateClientSecret', secretHash },
-      context: { ...context, account_id: state.accountId },
+      context: extend(context, { account_id: state.accountId }),
     });
     const generation = result.state.status === 'new' ? 0 : result.state.secretGeneration;
     return { clientId, clientSecret, secretGeneration: generation, position: result.position };

@@ -133,7 +133,7 @@ export class ClientAuthenticator {
           BASIC_CHALLENGE,
         );
       }
-      return { ...basic, basic: true };
+      return { clientId: basic.clientId, secret: basic.secret, basic: true };
     }
     let clientId: string | undefined;
     let secret: string | undefined;

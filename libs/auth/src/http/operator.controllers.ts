@@ -10,6 +10,7 @@ import {
   ResourceIdPipe,
   SkipIdempotency,
   ValidationError,
+  extend,
 } from '@filing/platform';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res, UsePipes } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -113,7 +114,7 @@ export class ClientsController extends OperatorController {
     const client = this.found(this.queries.client(result.clientId), 'client', result.clientId);
     reply.header('location', `${BASE}/clients/${result.clientId}`).header('etag', `"${client.version}"`);
     reply.header('cache-control', 'no-store');
-    return { ...clientView(client), client_secret: result.clientSecret };
+    return extend(clientView(client), { client_secret: result.clientSecret });
   }
 
   @Get(':id')
@@ -136,7 +137,7 @@ export class ClientsController extends OperatorController {
     await this.readYourWrites.await(result.position);
     const client = this.found(this.queries.client(result.clientId), 'client', id);
     reply.header('cache-control', 'no-store');
-    return { ...clientView(client), client_secret: result.clientSecret };
+    return extend(clientView(client), { client_secret: result.clientSecret });
   }
 
   /** The client and every token it holds stop working at once. Revoking twice is a no-op. */

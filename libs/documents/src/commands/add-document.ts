@@ -5,6 +5,7 @@ import {
   ReferenceChecker,
   requireAccount,
   type WriteResult,
+  extend,
 } from '@filing/platform';
 import { Inject, Logger } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
@@ -59,7 +60,7 @@ export class AddDocumentHandler implements ICommandHandler<AddDocumentCommand, W
       kind: 'add',
       id: documentId,
       account_id: accountId,
-      input: { ...checked, order_id: checked.order_id ?? null, size_bytes: content.length, sha256 },
+      input: extend(checked, { order_id: checked.order_id ?? null, size_bytes: content.length, sha256 }),
     };
     // decide() is pure: refuse bad input before writing megabytes.
     decide(initialDocumentState, command);

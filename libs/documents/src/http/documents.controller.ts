@@ -9,6 +9,7 @@ import {
   FamilyController,
   AccountId,
   withETag,
+  extend,
 } from '@filing/platform';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse } from '@nestjs/swagger';
@@ -49,7 +50,7 @@ export class DocumentsController extends FamilyController({
     const { content_base64, ...metadata } = dto;
     return this.created(
       reply,
-      new AddDocumentCommand(ctx, { ...metadata, content: Buffer.from(content_base64, 'base64') }),
+      new AddDocumentCommand(ctx, extend(metadata, { content: Buffer.from(content_base64, 'base64') })),
     );
   }
 

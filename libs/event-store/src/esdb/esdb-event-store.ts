@@ -194,11 +194,11 @@ export class EsdbEventStore implements EventStore {
   async setStreamMetadata(streamId: string, metadata: StreamMetadata): Promise<void> {
     this.assertOpen();
     try {
-      await this.client.setStreamMetadata(streamId, {
-        ...(metadata.maxAge !== undefined && { maxAge: metadata.maxAge }),
-        ...(metadata.maxCount !== undefined && { maxCount: metadata.maxCount }),
-        ...(metadata.truncateBefore !== undefined && { truncateBefore: Number(metadata.truncateBefore) }),
-      });
+      const meta: { maxAge?: number; maxCount?: number; truncateBefore?: number } = {};
+      if (metadata.maxAge !== undefined) meta.maxAge = metadata.maxAge;
+      if (metadata.maxCount !== undefined) meta.maxCount = metadata.maxCount;
+      if (metadata.truncateBefore !== undefined) meta.truncateBefore = Number(metadata.truncateBefore);
+      await this.client.setStreamMetadata(streamId, meta);
     } catch (err) {
       throw mapError(err);
     }
@@ -209,13 +209,13 @@ export class EsdbEventStore implements EventStore {
     try {
       const { metadata } = await this.client.getStreamMetadata(streamId);
       if (!metadata) return {};
-      return {
-        ...(metadata.maxAge !== undefined && { maxAge: Number(metadata.maxAge) }),
-        ...(metadata.maxCount !== undefined && { maxCount: Number(metadata.maxCount) }),
-        // A soft delete's $tb (long.MaxValue) is the server's own marker, not a limit set here.
-        ...(metadata.truncateBefore !== undefined &&
-          BigInt(metadata.truncateBefore) < 0x7fffffffffffffffn && { truncateBefore: BigInt(metadata.truncateBefore) }),
-      };
+      const found: { maxAge?: number; maxCount?: number; truncateBefore?: StreamRevision } = {};
+      if (metadata.maxAge !== undefined) found.maxAge = Number(metadata.maxAge);
+      if (metadata.maxCount !== undefined) found.maxCount = Number(metadata.maxCount);
+      // A soft delete's $tb (long.MaxValue) is the server's own marker, not a limit set here.
+      if (metadata.truncateBefore !== undefined && BigInt(metadata.truncateBefore) < 0x7fffffffffffffffn)
+        found.truncateBefore = BigInt(metadata.truncateBefore);
+      return found;
     } catch (err) {
       if (err instanceof StreamNotFoundError) return {};
       throw mapError(err);

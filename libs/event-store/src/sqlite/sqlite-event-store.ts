@@ -270,11 +270,11 @@ export class SqliteEventStore implements EventStore {
     this.assertOpen();
     const row = this.stmt.metadata.get(streamId);
     if (!row) return {};
-    return {
-      ...(row.max_age !== null && { maxAge: Number(row.max_age) }),
-      ...(row.max_count !== null && { maxCount: Number(row.max_count) }),
-      ...(row.truncate_before !== null && { truncateBefore: BigInt(row.truncate_before) }),
-    };
+    const found: { maxAge?: number; maxCount?: number; truncateBefore?: StreamRevision } = {};
+    if (row.max_age !== null) found.maxAge = Number(row.max_age);
+    if (row.max_count !== null) found.maxCount = Number(row.max_count);
+    if (row.truncate_before !== null) found.truncateBefore = BigInt(row.truncate_before);
+    return found;
   }
 
   async deleteStream(streamId: string): Promise<void> {

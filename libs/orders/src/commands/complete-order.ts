@@ -1,5 +1,5 @@
 import { EVENT_STORE, type EventStore, type StreamRevision } from '@filing/event-store';
-import { type CommandContext, expectedVersion, NotFoundError, type WriteResult } from '@filing/platform';
+import { type CommandContext, expectedVersion, NotFoundError, type WriteResult, extend } from '@filing/platform';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Order } from '../order';
@@ -29,15 +29,11 @@ export class CompleteOrderHandler implements ICommandHandler<CompleteOrderComman
     // account's), while the actor stays the operator. An order never changes account.
     const { state } = await OrderAggregate.load(this.store, orderId);
     if (state === null) throw NotFoundError.of('order', orderId);
-    return OrderAggregate.run(
-      this.store,
-      { ...context, account_id: state.account_id },
-      {
-        kind: 'complete',
-        id: orderId,
-        account_id: context.account_id,
-        expected_version: expectedVersion(ifMatch),
-      },
-    );
+    return OrderAggregate.run(this.store, extend(context, { account_id: state.account_id }), {
+      kind: 'complete',
+      id: orderId,
+      account_id: context.account_id,
+      expected_version: expectedVersion(ifMatch),
+    });
   }
 }

@@ -10,6 +10,7 @@ import {
   ReadYourWrites,
   ResourceIdPipe,
   withETag,
+  extend,
 } from '@filing/platform';
 import { Body, Controller, HttpCode, Param, Post, Res, UsePipes } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -88,7 +89,7 @@ export class OperatorOrdersController {
     await this.readYourWrites.await(position);
     return withETag(
       reply,
-      this.queries.getInAnyAccount(id) ?? { ...this.queries.view(resource), account_id: resource.account_id },
+      this.queries.getInAnyAccount(id) ?? extend(this.queries.view(resource), { account_id: resource.account_id }),
     );
   }
 }

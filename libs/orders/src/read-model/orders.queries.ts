@@ -1,4 +1,4 @@
-import { cachedStatement, ResourceQueries, type ResourceView } from '@filing/platform';
+import { cachedStatement, ResourceQueries, type ResourceView, extend } from '@filing/platform';
 import type { OrderFields } from '../order.events';
 import { ORDERS_TABLE } from './orders.projection';
 
@@ -16,6 +16,6 @@ export class OrdersQueries extends ResourceQueries.of<OrderView, { entity_id?: s
   getInAnyAccount(id: string): OperatorOrderView | null {
     const row = cachedStatement(this.runner.db, 'SELECT * FROM orders WHERE id = ?').get(id) as
       { account_id: string } | undefined;
-    return row ? { ...this.fromRow(row), account_id: row.account_id } : null;
+    return row ? extend(this.fromRow(row), { account_id: row.account_id }) : null;
   }
 }

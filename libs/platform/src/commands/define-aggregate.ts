@@ -1,3 +1,4 @@
+import { extend } from '../domain/extend';
 import { EVENT_STORE, type EventStore, type Position, type StreamRevision } from '@filing/event-store';
 import { Inject, type Type } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
@@ -111,8 +112,8 @@ export function defineAggregate<S, E extends DomainEvent, C extends DomainComman
     command: C,
     options: RunOptions = {},
   ): Promise<WriteResult<NonNullable<S>>> => {
+    // The options last, not first: see extend.
     const result = await handleCommand<S, E, C>({
-      ...options,
       store,
       streamId: streamId(command.id),
       initialState,
@@ -121,6 +122,7 @@ export function defineAggregate<S, E extends DomainEvent, C extends DomainComman
       command,
       context,
       schemaVersion: (type) => (schemaVersions as Record<string, number | undefined>)[type] ?? 1,
+      ...options,
     });
     return { position: result.position, resource: result.state as NonNullable<S> };
   };
@@ -149,20 +151,20 @@ export function defineAggregate<S, E extends DomainEvent, C extends DomainComman
         input && references.length > 0
           ? { input: await this.referenceChecker.normalized(account_id, input, references) }
           : {};
-      return run(this.store, context, { ...command, account_id, ...checked } as unknown as C, options);
+      return run(this.store, context, extend(command, { account_id }, checked) as unknown as C, options);
     }
   }
   // Named after the family in Nest's logs and DI errors (every family's class is this one class expression).
   Object.defineProperty(AggregateCommandHandler, 'name', { value: `${streamPrefix}CommandHandler` });
 
   return {
-    ...declaration,
     streamId,
     load: (store, id) => loadAggregate(store, streamId(id), initialState, evolve),
     run,
     command: (context, command) => new AggregateCommand(context, command),
     create: (context, command) =>
-      new AggregateCommand(context, { ...command, id: newResourceId() } as WithoutAccount<C>, { newStream: true }),
+      new AggregateCommand(context, extend(command, { id: newResourceId() }) as WithoutAccount<C>, { newStream: true }),
     Handler: AggregateCommandHandler,
+    ...declaration,
   };
 }

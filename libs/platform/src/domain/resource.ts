@@ -1,5 +1,6 @@
 import { ConflictError, type FieldError, ValidationError } from '../errors/domain-errors';
 import type { DomainEvent, RecordedEnvelope } from '../events/envelope';
+import { extend } from './extend';
 import { assertOwnedAtVersion, definedOnly, unknownFields } from './field-rules';
 
 /*
@@ -60,11 +61,18 @@ export function resourceEvolver<F, E extends DomainEvent>(
     const data = event.data as unknown as F & Record<string, string>;
     const version = Number(event.revision);
     if (event.type === created) {
-      const made = { id: data[idField], account_id: metadata.account_id ?? '', ...pickFields(data, fields) };
-      return { ...made, created_at: metadata.occurred_at, updated_at: metadata.occurred_at, version };
+      // Properties around the spread, not after a leading one: see extend.ts.
+      return {
+        id: data[idField],
+        account_id: metadata.account_id ?? '',
+        ...pickFields(data, fields),
+        created_at: metadata.occurred_at,
+        updated_at: metadata.occurred_at,
+        version,
+      };
     }
     if (state === null) return state;
-    return { ...state, ...pickFields(data, fields), updated_at: metadata.occurred_at, version };
+    return extend(state, pickFields(data, fields), { updated_at: metadata.occurred_at, version }) as Resource<F>;
   };
 }
 
@@ -103,6 +111,6 @@ export function decidePatch<F, W extends keyof F & string>(
   const changes = definedOnly(command.changes);
   const errors = [...rules.fieldErrors(changes), ...unknownFields(changes, rules.writable)];
   if (errors.length > 0) throw new ValidationError(errors);
-  const next = { ...pickFields(state as F, rules.fields), ...(changes as Partial<F>) };
+  const next = extend(pickFields(state as F, rules.fields), changes as Partial<F>) as F;
   return { next, changed: rules.writable.filter((field) => field in changes && next[field] !== state[field]) };
 }

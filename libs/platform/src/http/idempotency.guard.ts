@@ -1,3 +1,4 @@
+import { extend } from '../domain/extend';
 import {
   applyDecorators,
   type ArgumentsHost,
@@ -161,7 +162,7 @@ export class IdempotentReplayFilter implements ExceptionFilter<IdempotentReplay>
     const noBody = response.status === 204 || response.status === 205 || response.status === 304;
     reply
       .status(response.status)
-      .headers({ ...response.headers, 'idempotent-replayed': 'true' })
+      .headers(extend(response.headers, { 'idempotent-replayed': 'true' }))
       .send(noBody ? undefined : response.body);
   }
 }

@@ -1,3 +1,4 @@
+import { extend } from '../domain/extend';
 import { EventStoreUnavailableError, WrongExpectedVersionError } from '@filing/event-store';
 import {
   type ArgumentsHost,
@@ -132,7 +133,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 /** An RFC 9457 body: `title` is the status's standard phrase, `detail` what happened. */
 export function problemDetails(status: number, detail: string, errors?: readonly FieldError[]): ProblemDetails {
   const body: ProblemDetails = { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail };
-  return errors ? { ...body, errors } : body;
+  return errors ? extend(body, { errors }) : body;
 }
 
 function httpDetail(exception: HttpException): string {

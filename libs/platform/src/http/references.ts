@@ -1,3 +1,4 @@
+import { extend } from '../domain/extend';
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { Global, Inject, Injectable, Module } from '@nestjs/common';
 import { type FieldError, ValidationError } from '../errors/domain-errors';
@@ -60,7 +61,7 @@ export class ReferenceChecker {
       if (typeof id === 'string') lowered[field] = id.toLowerCase();
     }
     await this.assertExist(accountId, lowered);
-    return { ...input, ...lowered };
+    return extend(input, lowered) as T;
   }
 
   private missing(accountId: string, fields: readonly [string, string][]): [string, string][] {

@@ -1,3 +1,4 @@
+import { extend } from '../domain/extend';
 import type { LoggerService } from '@nestjs/common';
 import pino, { type Logger } from 'pino';
 
@@ -64,12 +65,12 @@ export class PinoNestLogger implements LoggerService {
     const context = typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : undefined;
     const fields: Record<string, unknown> = context ? { context } : {};
     if (message instanceof Error) {
-      this.logger[level]({ ...fields, err: message }, message.message);
+      this.logger[level](extend(fields, { err: message }), message.message);
       return;
     }
     const stack = rest.find((r) => typeof r === 'string');
     if (stack) fields.stack = stack;
-    if (typeof message === 'object' && message !== null) this.logger[level]({ ...fields, ...message });
+    if (typeof message === 'object' && message !== null) this.logger[level](extend(fields, message));
     else this.logger[level](fields, String(message));
   }
 }

@@ -1,3 +1,4 @@
+import { extend } from '../domain/extend';
 import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
 import type { Resource } from '../domain/resource';
@@ -129,7 +130,7 @@ class ResourceAnswer<V> {
     const parsed = Object.fromEntries(
       this.json.map((name) => [name, JSON.parse((row as Record<string, string>)[name])]),
     );
-    return this.view({ ...row, ...parsed });
+    return this.view(extend(row, parsed));
   }
 
   /** What `api_json` holds: the row's answer as the API sends it. */

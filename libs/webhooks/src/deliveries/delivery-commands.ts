@@ -12,6 +12,7 @@ import {
   loadAggregate,
   streamName,
   toEventData,
+  extend,
 } from '@filing/platform';
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
@@ -19,6 +20,11 @@ import { DELIVERY_STREAM, type DeliveryEvent } from './delivery.events';
 import { decideDelivery, evolveDelivery, initialDelivery, type DeliveryCommand, type DeliveryState } from './delivery';
 
 const SYSTEM: Omit<CommandContext, 'account_id' | 'correlation_id'> = { actor: 'system:webhooks', causation_id: null };
+
+/** The context of a write the service makes on its own, in `accountId` (one per delivery attempt). */
+function systemContext(accountId: string | null): CommandContext {
+  return extend(SYSTEM, { account_id: accountId, correlation_id: randomUUID() });
+}
 
 /** Load → decide → append on a delivery stream (the dispatcher's, the fan-out's and the API's writes). */
 @Injectable()
@@ -40,7 +46,7 @@ export class DeliveryCommands {
   ): Promise<{ position: Position | null }> {
     const events = decideDelivery(loaded.state, command);
     if (events.length === 0 || loaded.revision === null) return this.execute(command);
-    const metadata = buildMetadata({ ...SYSTEM, account_id: loaded.state.accountId, correlation_id: randomUUID() });
+    const metadata = buildMetadata(systemContext(loaded.state.accountId));
     try {
       const result = await this.store.appendToStream(
         streamName(DELIVERY_STREAM, command.deliveryId),
@@ -77,17 +83,14 @@ export class DeliveryCommands {
       const current = await this.store.streamRevision(streamName(DELIVERY_STREAM, command.deliveryId));
       return current === loaded.revision ? { state: loaded.state, revision: loaded.revision } : null;
     }
-    const metadata = buildMetadata(
-      { ...SYSTEM, account_id: loaded.state.accountId, correlation_id: randomUUID() },
-      command.now,
-    );
+    const metadata = buildMetadata(systemContext(loaded.state.accountId), command.now);
     try {
       const result = await this.store.appendToStream(
         streamName(DELIVERY_STREAM, command.deliveryId),
         events.map((e) => toEventData(e, metadata)),
         { expectedRevision: loaded.revision },
       );
-      const state = events.reduce((s, e) => evolveDelivery(s, { ...e, metadata } as never), loaded.state);
+      const state = events.reduce((s, e) => evolveDelivery(s, extend(e, { metadata }) as never), loaded.state);
       return { state, revision: result.nextExpectedRevision };
     } catch (err) {
       if (err instanceof WrongExpectedVersionError) return null;
@@ -106,7 +109,7 @@ export class DeliveryCommands {
       evolve: evolveDelivery,
       decide: decideDelivery,
       command,
-      context: context ?? { ...SYSTEM, account_id: null, correlation_id: randomUUID() },
+      context: context ?? systemContext(null),
       // The dispatcher, the fan-out and a customer may race on one delivery: decide again.
       maxRetries: 10,
     });

@@ -1,5 +1,5 @@
 import type { JsonObject } from '@filing/event-store';
-import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
+import { ConflictError, NotFoundError, type RecordedEnvelope, extend } from '@filing/platform';
 import type { AttemptVerdict } from './outcome';
 import { retryDelay } from './retry-schedule';
 import { type DeliveryEnd, type DeliveryEvent, DeliveryEvents } from './delivery.events';
@@ -37,18 +37,13 @@ export const initialDelivery: DeliveryState = {
 };
 
 /** The delivery has ended: nothing more is due or claimed. */
-const ended = (state: DeliveryState, status: DeliveryEnd): DeliveryState => ({
-  ...state,
-  status,
-  nextAttemptAt: null,
-  claimedUntil: null,
-});
+const ended = (state: DeliveryState, status: DeliveryEnd): DeliveryState =>
+  extend(state, { status, nextAttemptAt: null, claimedUntil: null });
 
 export function evolveDelivery(state: DeliveryState, event: RecordedEnvelope<DeliveryEvent>): DeliveryState {
   switch (event.type) {
     case DeliveryEvents.DeliveryScheduled:
-      return {
-        ...state,
+      return extend(state, {
         exists: true,
         status: 'pending',
         accountId: event.data.account_id,
@@ -57,20 +52,19 @@ export function evolveDelivery(state: DeliveryState, event: RecordedEnvelope<Del
         eventType: event.data.event_type,
         payload: event.data.payload,
         nextAttemptAt: event.data.due_at,
-      };
+      });
     case DeliveryEvents.DeliveryClaimed:
-      return { ...state, claimedUntil: event.data.lease_until };
+      return extend(state, { claimedUntil: event.data.lease_until });
     case DeliveryEvents.DeliveryAttempted: {
-      const attempted = {
-        ...state,
+      const attempted = extend(state, {
         attemptCount: state.attemptCount + 1,
         roundAttempts: state.roundAttempts + 1,
         claimedUntil: null,
-      };
+      });
       return event.data.outcome === 'succeeded' ? ended(attempted, 'delivered') : attempted;
     }
     case DeliveryEvents.DeliveryRetryScheduled:
-      return { ...state, nextAttemptAt: event.data.next_attempt_at };
+      return extend(state, { nextAttemptAt: event.data.next_attempt_at });
     case DeliveryEvents.DeliverySucceeded:
       return ended(state, 'delivered');
     case DeliveryEvents.DeliveryFailed:
@@ -78,7 +72,12 @@ export function evolveDelivery(state: DeliveryState, event: RecordedEnvelope<Del
     case DeliveryEvents.DeliveryCancelled:
       return ended(state, 'cancelled');
     case DeliveryEvents.DeliveryRedeliveryRequested:
-      return { ...state, status: 'pending', roundAttempts: 0, nextAttemptAt: event.data.due_at, claimedUntil: null };
+      return extend(state, {
+        status: 'pending',
+        roundAttempts: 0,
+        nextAttemptAt: event.data.due_at,
+        claimedUntil: null,
+      });
     default:
       return state;
   }
@@ -211,7 +210,8 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
       // Cancelled (or finished) while the request was in flight: the attempt is still a fact.
       if (state.status !== 'pending') return [attempted];
       // One event, not Attempted + Succeeded: each event costs every projection and subscriber.
-      if (a.verdict === 'delivered') return [{ ...attempted, data: { ...attempted.data, outcome: 'succeeded' } }];
+      if (a.verdict === 'delivered')
+        return [{ type: attempted.type, data: extend(attempted.data, { outcome: 'succeeded' }) }];
       if (a.verdict === 'failed') {
         const reason =
           a.statusCode !== null ? `the receiver answered ${a.statusCode}` : (a.error ?? 'the attempt failed');

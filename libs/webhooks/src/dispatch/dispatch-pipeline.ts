@@ -194,13 +194,14 @@ export class DispatchPipeline {
 
     const { url } = decision.target;
     const secrets = this.openSecrets(decision.target);
-    if (secrets.length === 0) return { ...attempt, kind: 'unsigned' };
+    // `kind` first, not `{ ...attempt, kind }`: see extend in @filing/platform.
+    if (secrets.length === 0) return { kind: 'unsigned', ...attempt };
     // The same bytes as the Events API's item: one serialization for both.
     const body = serializeNotification(state.payload);
     // Signed by the sender, on its thread.
     const timestamp = Math.floor(now.getTime() / 1000);
     const request = { url, eventId: state.eventId, timestamp, body, secrets, endpointId: decision.target.endpointId };
-    return { ...attempt, kind: 'send', request };
+    return { kind: 'send', request, ...attempt };
   }
 
   send(request: WebhookRequest): Promise<SendResult | null> {

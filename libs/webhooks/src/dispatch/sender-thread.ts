@@ -64,7 +64,8 @@ export class SenderThread implements Sender {
     if (this.closed) return Promise.resolve(null);
     return new Promise((resolve) => {
       if (this.outbox.length === 0) setImmediate(this.flush);
-      this.outbox.push({ call: { ...request, id: this.nextId++ }, resolve, queuedAt: performance.now() });
+      // `id` first, not `{ ...request, id }`: see extend in @filing/platform.
+      this.outbox.push({ call: { id: this.nextId++, ...request }, resolve, queuedAt: performance.now() });
     });
   }
 
@@ -160,7 +161,7 @@ function spawnSender(settings: SenderThreadSettings): Worker {
   const options = { workerData: settings, resourceLimits: SENDER_LIMITS };
   if (ext === '.ts') {
     const program = [require.resolve('@swc-node/register'), entry].map((m) => `require(${JSON.stringify(m)});`);
-    return new Worker(program.join(' '), { ...options, eval: true });
+    return new Worker(program.join(' '), Object.assign({}, options, { eval: true }));
   }
   return new Worker(entry, options);
 }

@@ -15,7 +15,7 @@ import { type SendResult, WebhookSender } from './webhook-sender';
 
 const port = parentPort!;
 const settings = workerData as SenderThreadSettings;
-const sender = new WebhookSender({ ...settings, resolver: systemResolver });
+const sender = new WebhookSender(Object.assign({}, settings, { resolver: systemResolver }));
 const running = new Set<Promise<void>>();
 let answers: SenderAnswer[] = [];
 
@@ -40,7 +40,8 @@ const lanes = new SendLanes<SenderCall>(settings.requestsPerEndpoint, QUEUED_REQ
 function start(call: SenderCall): void {
   const sentAt = Date.now();
   const done = sender
-    .send({ ...call, timestamp: Math.floor(sentAt / 1000) })
+    // Object.assign, not `{ ...call, timestamp }` (extend in @filing/platform says why; this thread does not load the platform).
+    .send(Object.assign({}, call, { timestamp: Math.floor(sentAt / 1000) }))
     .catch(() => failed)
     .then((sent) => {
       answer({ id: call.id, ...sent, sentAt });

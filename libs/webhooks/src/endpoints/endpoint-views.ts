@@ -1,4 +1,5 @@
 import type { DisabledReason } from './endpoint.events';
+import { extend } from '@filing/platform';
 
 /** The endpoint as the API shows it (CONTRACT.md §4). */
 export interface EndpointView {
@@ -65,5 +66,5 @@ export interface EndpointDetails extends EndpointView {
 }
 
 export function endpointDetails(row: EndpointRow): EndpointDetails {
-  return { ...endpointView(row), disabled_at: row.disabled_at };
+  return extend(endpointView(row), { disabled_at: row.disabled_at });
 }

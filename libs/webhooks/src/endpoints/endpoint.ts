@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError, type RecordedEnvelope } from '@filing/platform';
+import { ConflictError, NotFoundError, type RecordedEnvelope, extend } from '@filing/platform';
 import { type DisabledReason, disabledReasonOf, type EndpointEvent, EndpointEvents } from './endpoint.events';
 
 /** How long the previous secret keeps signing after a rotation. */
@@ -46,8 +46,7 @@ export const initialEndpoint: EndpointState = {
 export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<EndpointEvent>): EndpointState {
   switch (event.type) {
     case EndpointEvents.EndpointCreated:
-      return {
-        ...state,
+      return extend(state, {
         exists: true,
         // Created disabled: it waits for a user to enable it.
         disabledReason: 'manual',
@@ -59,40 +58,37 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
         secretGeneration: event.data.secret_generation,
         secretFingerprint: event.data.secret_fingerprint,
         sealedSecrets: sealedOnly(event.data.secret_fingerprint, event.data.secret_sealed),
-      };
+      });
     case EndpointEvents.EndpointUpdated:
-      return {
-        ...state,
+      return extend(state, {
         url: event.data.url ?? state.url,
         description: event.data.description !== undefined ? event.data.description : state.description,
         eventTypes: event.data.event_types ?? state.eventTypes,
         rateLimitPerSecond:
           event.data.rate_limit_per_second !== undefined ? event.data.rate_limit_per_second : state.rateLimitPerSecond,
-      };
+      });
     case EndpointEvents.EndpointEnabled:
-      return { ...state, enabled: true, disabledReason: null, enabledAt: event.metadata.occurred_at ?? null };
+      return extend(state, { enabled: true, disabledReason: null, enabledAt: event.metadata.occurred_at ?? null });
     case EndpointEvents.EndpointDisabled:
-      return { ...state, enabled: false, disabledReason: disabledReasonOf(event.data) };
+      return extend(state, { enabled: false, disabledReason: disabledReasonOf(event.data) });
     case EndpointEvents.EndpointDeleted:
-      return { ...state, deleted: true, enabled: false };
+      return extend(state, { deleted: true, enabled: false });
     case EndpointEvents.EndpointSecretRotated: {
       const previous = state.sealedSecrets[state.secretFingerprint];
-      return {
-        ...state,
+      return extend(state, {
         secretGeneration: event.data.secret_generation,
         secretFingerprint: event.data.secret_fingerprint,
         previousFingerprint: state.secretFingerprint,
-        sealedSecrets: {
-          ...sealedOnly(state.secretFingerprint, previous),
-          ...sealedOnly(event.data.secret_fingerprint, event.data.secret_sealed),
-        },
-      };
+        sealedSecrets: extend(
+          sealedOnly(state.secretFingerprint, previous),
+          sealedOnly(event.data.secret_fingerprint, event.data.secret_sealed),
+        ),
+      });
     }
     case EndpointEvents.EndpointSecretSealed:
-      return {
-        ...state,
-        sealedSecrets: { ...state.sealedSecrets, [event.data.secret_fingerprint]: event.data.secret_sealed },
-      };
+      return extend(state, {
+        sealedSecrets: extend(state.sealedSecrets, { [event.data.secret_fingerprint]: event.data.secret_sealed }),
+      });
     default:
       return state;
   }

@@ -15,6 +15,7 @@ import {
   type Page,
   pageRequest,
   toPage,
+  extend,
 } from '@filing/platform';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Position, StreamRevision } from '@filing/event-store';
@@ -81,7 +82,7 @@ export class EndpointsService {
       rateLimitPerSecond: input.rate_limit_per_second ?? null,
       ...this.sealed(id, secret),
     });
-    return { ...this.get(ctx, id), secret };
+    return extend(this.get(ctx, id), { secret });
   }
 
   async update(
@@ -180,7 +181,7 @@ export class EndpointsService {
       ...this.sealed(id, secret),
       now: new Date(),
     });
-    return { ...this.get(ctx, id), secret };
+    return extend(this.get(ctx, id), { secret });
   }
 
   /** Opened from the read model's sealed copy: every instance with the SECRETS_KEY can. */

@@ -8,6 +8,7 @@ import {
   ProjectionRunner,
   toPage,
   ValidationError,
+  extend,
 } from '@filing/platform';
 import { Inject, Injectable } from '@nestjs/common';
 import { OPERATIONAL_EVENT_TYPES } from '../catalog/event-types';
@@ -69,7 +70,9 @@ export class EventsQueries {
     ).all(accountId, after, ...names, request.limit + 1) as NotificationRow[];
     const page = toPage(rows, request, COLLECTION, (r) => r.seq);
     return {
-      data: page.data.map((r) => ({ ...(JSON.parse(r.payload) as EventItem), occurred_at: r.occurred_at })),
+      data: page.data.map(
+        (r) => extend(JSON.parse(r.payload) as EventItem, { occurred_at: r.occurred_at }) as EventItem,
+      ),
       next_cursor: page.next_cursor,
     };
   }

@@ -5,6 +5,7 @@ import { DeliveryEvents, type DeliveryScheduled } from '../deliveries/delivery.e
 import { EndpointEvents, NOTIFICATIONS_SWITCHED } from '../endpoints/endpoint.events';
 import { deliveryId } from './delivery-id';
 import { type MemoryFanOutView, recipients } from './fanout-view';
+import { extend } from '@filing/platform';
 
 export type CancelScope = { readonly endpointId: string } | { readonly accountId: string };
 
@@ -44,7 +45,7 @@ export function fanOutStep(
       const account = str(d.account_id) || accountId;
       if (!account) return NONE;
       view.putSwitch(account, d.enabled === true);
-      return { ...NONE, switchChanged: account, cancel: d.enabled === true ? null : { accountId: account } };
+      return extend(NONE, { switchChanged: account, cancel: d.enabled === true ? null : { accountId: account } });
     }
     const id = str(d.endpoint_id);
     const current = view.endpoint(id);
@@ -58,27 +59,28 @@ export function fanOutStep(
           deleted: false,
           eventTypes: (d.event_types as string[]) ?? [],
         });
-        return { ...NONE, endpointChanged: id };
+        return extend(NONE, { endpointChanged: id });
       case EndpointEvents.EndpointUpdated:
         if (!current || !Array.isArray(d.event_types)) return NONE;
-        view.putEndpoint({ ...current, eventTypes: d.event_types as string[] });
-        return { ...NONE, endpointChanged: id };
+        view.putEndpoint(extend(current, { eventTypes: d.event_types as string[] }));
+        return extend(NONE, { endpointChanged: id });
       case EndpointEvents.EndpointEnabled:
         if (!current) return NONE;
-        view.putEndpoint({ ...current, enabled: true });
-        return { ...NONE, endpointChanged: id };
+        view.putEndpoint(extend(current, { enabled: true }));
+        return extend(NONE, { endpointChanged: id });
       case EndpointEvents.EndpointDisabled:
       case EndpointEvents.EndpointDeleted: {
         if (!current) return NONE;
-        view.putEndpoint({
-          ...current,
-          enabled: false,
-          deleted: current.deleted || event.type === EndpointEvents.EndpointDeleted,
-        });
+        view.putEndpoint(
+          extend(current, {
+            enabled: false,
+            deleted: current.deleted || event.type === EndpointEvents.EndpointDeleted,
+          }),
+        );
         // A disable by the service is also `webhook_endpoint.disabled`, to the account's other endpoints that chose it.
         const scheduled =
           event.type === EndpointEvents.EndpointDisabled ? schedule(view, event, notificationOf(event, undefined)) : [];
-        return { ...NONE, scheduled, endpointChanged: id, cancel: { endpointId: id } };
+        return extend(NONE, { scheduled, endpointChanged: id, cancel: { endpointId: id } });
       }
       default:
         return NONE;
@@ -87,7 +89,7 @@ export function fanOutStep(
 
   const mapped = notificationOf(event, factsOf(event.streamId));
   const facts = mapped.facts ? ([event.streamId, mapped.facts] as const) : null;
-  return { ...NONE, scheduled: schedule(view, event, mapped), facts };
+  return extend(NONE, { scheduled: schedule(view, event, mapped), facts });
 }
 
 /** One delivery of the event's notification (if it is one) per endpoint subscribed to it at the event's position. */

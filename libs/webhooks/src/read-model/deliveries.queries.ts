@@ -7,6 +7,7 @@ import {
   ProjectionRunner,
   toPage,
   ValidationError,
+  extend,
 } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import { cachedStatement as stmt } from '@filing/platform';
@@ -121,6 +122,6 @@ export class DeliveriesQueries {
       `SELECT attempted_at, status_code, error, duration_ms FROM webhook_delivery_attempts
        WHERE delivery_seq = ? AND delivery_id = ? ORDER BY attempt`,
     ).all(row.seq, id) as AttemptView[];
-    return { ...view(row), attempts };
+    return extend(view(row), { attempts });
   }
 }

@@ -5,6 +5,7 @@ import {
   isUuid,
   NotFoundError,
   ValidationError,
+  extend,
 } from '@filing/platform';
 import { Body, Controller, Get, Param, Post, Query, Res, type Type, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
@@ -239,7 +240,7 @@ export class WebhookSettingsController {
   ): void {
     const page = this.endpoints.listDetails(ctx, { limit: ENDPOINTS_PER_PAGE, cursor });
     const model = {
-      user: { ...userOf(current), accountId: current.session.accountId },
+      user: extend(userOf(current), { accountId: current.session.accountId }),
       flash: takeFlash(reply, current.token),
       notificationsEnabled: this.settings.get(current.session.accountId).notifications_enabled,
       endpoints: page.data,

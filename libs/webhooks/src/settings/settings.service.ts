@@ -1,5 +1,5 @@
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
-import { type CommandContext, handleCommand, ReadYourWrites, streamName } from '@filing/platform';
+import { type CommandContext, handleCommand, ReadYourWrites, streamName, extend } from '@filing/platform';
 import { Inject, Injectable } from '@nestjs/common';
 import { SETTINGS_STREAM, type NotificationsSwitched } from '../endpoints/endpoint.events';
 import { EndpointsQueries } from '../read-model/endpoints.queries';
@@ -30,7 +30,7 @@ export class SettingsService {
       evolve: evolveSettings,
       decide: decideSettings,
       command: { accountId, enabled },
-      context: { ...ctx, account_id: accountId },
+      context: extend(ctx, { account_id: accountId }),
     });
     await this.ryw.await(result.position);
     return { notifications_enabled: result.state.notificationsEnabled };

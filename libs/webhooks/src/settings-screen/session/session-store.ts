@@ -8,6 +8,7 @@ import {
   type ReadYourWrites,
   streamName,
   toEventData,
+  extend,
 } from '@filing/platform';
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import {
@@ -103,7 +104,7 @@ export class SettingsSessionStore {
     await this.append(stream, started, user, NO_STREAM);
     // Past its end a session's events serve nobody: the store may drop them.
     await this.store.setStreamMetadata(stream, { maxAge: Math.ceil(this.limits.absoluteMs / 1000) + 3600 });
-    return { token, session: { ...user, csrfToken: csrfTokenOf(token), createdAt: now, lastSeenAt: now } };
+    return { token, session: extend(user, { csrfToken: csrfTokenOf(token), createdAt: now, lastSeenAt: now }) };
   }
 
   /** The live session of a cookie token, its use recorded; null when unknown, ended or expired. */
@@ -124,7 +125,12 @@ export class SettingsSessionStore {
       };
       await this.append(sessionStream(tokenHash), active, user, STREAM_EXISTS);
     }
-    return { ...user, email: row.email, csrfToken: csrfTokenOf(token), createdAt: row.created_at, lastSeenAt: now };
+    return extend(user, {
+      email: row.email,
+      csrfToken: csrfTokenOf(token),
+      createdAt: row.created_at,
+      lastSeenAt: now,
+    });
   }
 
   /** Signs out: the session ends everywhere. Nothing happens for a token that never started one. */
