@@ -65,7 +65,7 @@ export default defineConfig(
         {
           selector: 'ObjectExpression > SpreadElement:first-child ~ *',
           message:
-            'A literal that starts with a spread and goes on with properties gets a new hidden class per call: use extend(base, { … }) from @filing/platform, or put a property first.',
+            'A literal that starts with a spread and goes on (a property, another spread) gets a new hidden class per call: use extend(base, { … }) from @filing/platform, or put a property first.',
         },
       ],
     },

@@ -3,6 +3,7 @@ import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { QUEUED_REQUEST_MAX_WAIT_MS } from './dispatcher-instance';
 import type { Sender, SenderSettings, SendResult, WebhookRequest } from './webhook-sender';
+import { extend } from '@filing/platform';
 
 /**
  * The sender the dispatcher uses (a token, so a test module can put another in its place). Here,
@@ -161,7 +162,7 @@ function spawnSender(settings: SenderThreadSettings): Worker {
   const options = { workerData: settings, resourceLimits: SENDER_LIMITS };
   if (ext === '.ts') {
     const program = [require.resolve('@swc-node/register'), entry].map((m) => `require(${JSON.stringify(m)});`);
-    return new Worker(program.join(' '), Object.assign({}, options, { eval: true }));
+    return new Worker(program.join(' '), extend(options, { eval: true }));
   }
   return new Worker(entry, options);
 }

@@ -15,6 +15,7 @@ import { type SendResult, WebhookSender } from './webhook-sender';
 
 const port = parentPort!;
 const settings = workerData as SenderThreadSettings;
+// As extend in @filing/platform, which this thread does not load.
 const sender = new WebhookSender(Object.assign({}, settings, { resolver: systemResolver }));
 const running = new Set<Promise<void>>();
 let answers: SenderAnswer[] = [];
@@ -40,7 +41,7 @@ const lanes = new SendLanes<SenderCall>(settings.requestsPerEndpoint, QUEUED_REQ
 function start(call: SenderCall): void {
   const sentAt = Date.now();
   const done = sender
-    // Object.assign, not `{ ...call, timestamp }` (extend in @filing/platform says why; this thread does not load the platform).
+    // As extend in @filing/platform (this thread does not load the platform): not `{ ...call, timestamp }`.
     .send(Object.assign({}, call, { timestamp: Math.floor(sentAt / 1000) }))
     .catch(() => failed)
     .then((sent) => {
