@@ -117,6 +117,19 @@ describe('a declared resource table', () => {
     expect([queries.exists('acc-1', 'n1'), queries.exists('acc-2', 'n1')]).toEqual([true, false]);
   });
 
+  it('answers a resource found once as existing until its deletion, or until its table is made again', () => {
+    expect(queries.exists('acc-1', 'n1')).toBe(true);
+    expect(queries.exists('acc-2', 'n1')).toBe(false);
+    apply({ type: 'notes.NoteDeleted', data: note('n1', 'One') }, 1);
+    expect(queries.exists('acc-1', 'n1')).toBe(false);
+
+    expect(queries.exists('acc-1', 'n2')).toBe(true);
+    // What a projection reset does: its tables dropped, then made again empty.
+    db.exec('DROP TABLE notes');
+    projection.setup(db);
+    expect(queries.exists('acc-1', 'n2')).toBe(false);
+  });
+
   it('lists oldest first by filter (an id in capitals too), in pages', () => {
     const ids = (filters: { entity_id?: string; status?: string }, limit = 50, after: string | null = null) =>
       queries.list('acc-1', filters, { limit, after, cursors }).data.map((n) => n.id);

@@ -9,6 +9,7 @@ import { MultiRowInsert } from '../projections/multi-row-insert';
 import { ProjectionRunner } from '../projections/projection-runner';
 import { cachedStatement } from '../projections/statements';
 import { jsonString, jsonValue } from './json-text';
+import { forgetIds, isKnownId, rememberId } from './known-ids';
 import { type Filter, keysetPage, keysetPageJson } from './keyset-page';
 
 /*
@@ -259,6 +260,8 @@ export class ResourceProjection implements Projection {
       CREATE INDEX IF NOT EXISTS ${name}_by_account ON ${name} (account_id, id);
       ${indexes.join('\n')}
     `);
+    // The table may be new (a reset dropped it): no id read before holds.
+    forgetIds(db, name);
   }
 
   /**
@@ -296,6 +299,7 @@ export class ResourceProjection implements Projection {
     const data = event.data as Readonly<Record<string, unknown>>;
     if (event.type === this.table.deletedBy) {
       this.pending?.delete(data[idField]);
+      forgetIds(db, name, data[idField]);
       cachedStatement(db, `DELETE FROM ${name} WHERE id = ?`).run(data[idField]);
       return;
     }
@@ -386,12 +390,14 @@ export class ResourceQueries<V, Filters extends object = object> {
   }
 
   private readonly answer: ResourceAnswer<V>;
+  private readonly existsSql: string;
 
   constructor(
     protected readonly runner: ProjectionRunner,
     protected readonly table: ResourceTable,
   ) {
     this.answer = new ResourceAnswer(table);
+    this.existsSql = `SELECT 1 FROM ${table.name} WHERE id = ? AND account_id = ?`;
   }
 
   get(accountId: string, id: string): V | null {
@@ -408,13 +414,14 @@ export class ResourceQueries<V, Filters extends object = object> {
     return (cachedStatement(this.runner.db, sql).get(id, accountId) as { version: number; json: string }) ?? null;
   }
 
+  /** Whether the account has the resource: from the ids found before (known-ids.ts), else a read. */
   exists(accountId: string, id: string): boolean {
-    return (
-      cachedStatement(this.runner.db, `SELECT 1 FROM ${this.table.name} WHERE id = ? AND account_id = ?`).get(
-        id,
-        accountId,
-      ) !== undefined
-    );
+    const { db } = this.runner;
+    const { name } = this.table;
+    if (isKnownId(db, name, accountId, id)) return true;
+    const found = cachedStatement(db, this.existsSql).get(id, accountId) !== undefined;
+    if (found) rememberId(db, name, accountId, id);
+    return found;
   }
 
   /** One page, oldest first, of the account's resources matching the filters (an undefined one is skipped). */
