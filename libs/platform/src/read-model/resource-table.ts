@@ -390,28 +390,33 @@ export class ResourceQueries<V, Filters extends object = object> {
   }
 
   private readonly answer: ResourceAnswer<V>;
-  private readonly existsSql: string;
+  /** The reads by id, built once: the statement cache is keyed by the text, hashed at every call. */
+  private readonly sql: { readonly get: string; readonly getJson: string; readonly exists: string };
 
   constructor(
     protected readonly runner: ProjectionRunner,
     protected readonly table: ResourceTable,
   ) {
     this.answer = new ResourceAnswer(table);
-    this.existsSql = `SELECT 1 FROM ${table.name} WHERE id = ? AND account_id = ?`;
+    const byId = `FROM ${table.name} WHERE id = ? AND account_id = ?`;
+    this.sql = {
+      get: `SELECT * ${byId}`,
+      getJson: `SELECT version, ${API_JSON_COLUMN} AS json ${byId}`,
+      exists: `SELECT 1 ${byId}`,
+    };
   }
 
   get(accountId: string, id: string): V | null {
-    const row = cachedStatement(this.runner.db, `SELECT * FROM ${this.table.name} WHERE id = ? AND account_id = ?`).get(
-      id,
-      accountId,
-    );
+    const row = cachedStatement(this.runner.db, this.sql.get).get(id, accountId);
     return row ? this.fromRow(row) : null;
   }
 
   /** The resource's answer as stored JSON text, with its version (for the ETag): what `get` gives, serialised. */
   getJson(accountId: string, id: string): { readonly version: number; readonly json: string } | null {
-    const sql = `SELECT version, ${API_JSON_COLUMN} AS json FROM ${this.table.name} WHERE id = ? AND account_id = ?`;
-    return (cachedStatement(this.runner.db, sql).get(id, accountId) as { version: number; json: string }) ?? null;
+    return (
+      (cachedStatement(this.runner.db, this.sql.getJson).get(id, accountId) as { version: number; json: string }) ??
+      null
+    );
   }
 
   /** Whether the account has the resource: from the ids found before (known-ids.ts), else a read. */
@@ -419,7 +424,7 @@ export class ResourceQueries<V, Filters extends object = object> {
     const { db } = this.runner;
     const { name } = this.table;
     if (isKnownId(db, name, accountId, id)) return true;
-    const found = cachedStatement(db, this.existsSql).get(id, accountId) !== undefined;
+    const found = cachedStatement(db, this.sql.exists).get(id, accountId) !== undefined;
     if (found) rememberId(db, name, accountId, id);
     return found;
   }
