@@ -12,6 +12,7 @@ export * from './projections/projections.module';
 export * from './http/read-your-writes';
 export * from './http/problem-details.filter';
 export * from './http/validation.pipe';
+export { compileBodyCheck } from './http/body-check';
 export * from './http/principal';
 export * from './metrics/metrics';
 export * from './projections/read-model-files';
