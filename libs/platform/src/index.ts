@@ -40,6 +40,7 @@ export * from './domain/field-rules';
 export * from './domain/resource';
 export * from './read-model/keyset-page';
 export * from './read-model/json-text';
+export * from './read-model/per-handle';
 export * from './read-model/resource-table';
 export * from './http/field-validators';
 export * from './http/openapi';

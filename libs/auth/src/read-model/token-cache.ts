@@ -1,3 +1,4 @@
+import { perHandle, setBounded } from '@filing/platform';
 import type Database from 'better-sqlite3';
 
 /** Enough for every live token of a busy instance; past it the cache starts over rather than evict one by one. */
@@ -19,44 +20,35 @@ interface TokenCache {
  * Expiry is checked on every request (isTokenLive). Unknown tokens are never cached. The
  * verdicts made from those rows are kept, and forgotten, with them.
  */
-const caches = new WeakMap<Database.Database, TokenCache>();
-
-function cacheOf(db: Database.Database): TokenCache {
-  let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = { rows: new Map<string, object>(), verdicts: new Map<string, object>() }));
-  return cache;
-}
+const caches = perHandle<TokenCache>(() => ({ rows: new Map(), verdicts: new Map() }));
 
 export function cachedToken<Row extends object>(
   db: Database.Database,
   tokenHash: string,
   read: () => Row | undefined,
 ): Row | undefined {
-  const { rows } = cacheOf(db);
+  const { rows } = caches.of(db);
   let row = rows.get(tokenHash) as Row | undefined;
   if (row === undefined) {
     row = read();
     if (row === undefined) return undefined;
-    if (rows.size >= MAX_CACHED_TOKENS) rows.clear();
-    rows.set(tokenHash, row);
+    setBounded(rows, tokenHash, row, MAX_CACHED_TOKENS);
   }
   return row;
 }
 
 /** Keeps a verdict drawn from a row this cache holds now (call it in the same tick as the read). */
 export function rememberVerdict(db: Database.Database, key: string, verdict: object): void {
-  const { verdicts } = cacheOf(db);
-  if (verdicts.size >= MAX_CACHED_TOKENS) verdicts.clear();
-  verdicts.set(key, verdict);
+  setBounded(caches.of(db).verdicts, key, verdict, MAX_CACHED_TOKENS);
 }
 
 export function recallVerdict<Verdict extends object>(db: Database.Database, key: string): Verdict | undefined {
-  return caches.get(db)?.verdicts.get(key) as Verdict | undefined;
+  return caches.peek(db)?.verdicts.get(key) as Verdict | undefined;
 }
 
 /** Called by the projections of oauth_tokens and oauth_clients on every event they apply. */
 export function forgetCachedTokens(db: Database.Database): void {
-  const cache = caches.get(db);
+  const cache = caches.peek(db);
   cache?.rows.clear();
   cache?.verdicts.clear();
 }

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { cachedStatement } from '../projections/statements';
+import { perHandle, setBounded } from './per-handle';
 
 /** Pages kept per database; past it the cache starts over rather than evict one by one. */
 const MAX_PAGES = 256;
@@ -32,20 +33,19 @@ interface PageCache {
  * or tables dropped with no row written, would not move it; SQLite's `data_version` and
  * `schema_version` would, but each costs a read transaction, as much as the page read itself.
  */
-const caches = new WeakMap<Database.Database, PageCache>();
+const caches = perHandle<PageCache>(() => ({ changes: -1, pages: new Map() }));
 
 /** The page under `key` as UTF-8, read with `read` when the database changed since, or it was never read. */
 export function cachedPage(db: Database.Database, key: string, madeWith: object, read: () => string): Buffer {
   const changes = cachedStatement(db, 'SELECT total_changes()').pluck().get() as number;
-  let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = { changes, pages: new Map() }));
-  else if (cache.changes !== changes || cache.pages.size >= MAX_PAGES) {
+  const cache = caches.of(db);
+  if (cache.changes !== changes) {
     cache.pages.clear();
     cache.changes = changes;
   }
   const hit = cache.pages.get(key);
   if (hit !== undefined && hit.madeWith === madeWith) return hit.bytes;
   const bytes = Buffer.from(read());
-  cache.pages.set(key, { bytes, madeWith });
+  setBounded(cache.pages, key, { bytes, madeWith }, MAX_PAGES);
   return bytes;
 }
