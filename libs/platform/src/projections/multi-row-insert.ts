@@ -32,14 +32,15 @@ export class MultiRowInsert {
   /** Writes one row now, after the rows not yet written (so every row keeps its place). */
   run(db: Database.Database, ...values: unknown[]): void {
     this.flush(db);
-    cachedStatement(db, this.sql(1)).run(values);
+    cachedStatement(db, this.sql(1)).run(...values);
   }
 
   /** Writes the rows not yet written. */
   flush(db: Database.Database): void {
     const rows = this.pending.length / this.columns;
     if (rows === 0) return;
-    cachedStatement(db, this.sql(rows)).run(this.pending);
+    // Spread, not the array: better-sqlite3 reads an array item by item through V8's API.
+    cachedStatement(db, this.sql(rows)).run(...this.pending);
     this.pending.length = 0;
   }
 

@@ -52,7 +52,9 @@ function run(batch) {
     }
     const params = new Array(values);
     for (let j = 0; j < values; j++, value++) params[j] = next(kinds[value]);
-    statement(id).run(params);
+    // Spread, not the array: better-sqlite3 binds arguments directly but reads an array item by
+    // item through V8's API (~15 % of a row's bind, ~6 % of this thread in a rebuild).
+    statement(id).run(...params);
   }
 }
 /** The one statement of an encoded read, and its values. */
