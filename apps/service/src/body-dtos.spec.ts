@@ -1,5 +1,10 @@
 import { type Type, ValidationPipe } from '@nestjs/common';
-import { compileBodyCheck, createValidationPipe, flattenValidationErrors, ValidationError } from '@filing/platform';
+import {
+  compileBodyCheck,
+  createValidationPipe,
+  VALIDATION_PIPE_OPTIONS,
+  type ValidationError,
+} from '@filing/platform';
 import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, validateSync } from 'class-validator';
 // Loads every module, so that every DTO of the service has registered its rules.
@@ -82,13 +87,7 @@ function dtoClasses(): Type<unknown>[] {
 describe('the validation pipe on every body DTO of the service', () => {
   expect(AppModule).toBeDefined();
   const fast = createValidationPipe();
-  const full = new ValidationPipe({
-    whitelist: true,
-    forbidNonWhitelisted: true,
-    transform: true,
-    validationError: { target: false, value: false },
-    exceptionFactory: (errors) => new ValidationError(flattenValidationErrors(errors)),
-  });
+  const full = new ValidationPipe(VALIDATION_PIPE_OPTIONS);
   const outcome = (pipe: ValidationPipe, body: object, metatype: Type<unknown>) =>
     pipe.transform(JSON.parse(JSON.stringify(body)), { type: 'body', metatype }).then(
       (dto: object) => ({ type: dto.constructor, dto: JSON.stringify(dto) }),

@@ -17,7 +17,7 @@ import {
 import { ValidationError } from '../errors/domain-errors';
 import { compileBodyCheck, isPlainJsonTree } from './body-check';
 import { IsOptionalNonNull, IsResourceId, SatisfiesRule } from './field-validators';
-import { createValidationPipe, flattenValidationErrors } from './validation.pipe';
+import { createValidationPipe, VALIDATION_PIPE_OPTIONS } from './validation.pipe';
 
 class Order {
   @IsResourceId() entity_id!: string;
@@ -115,13 +115,7 @@ describe('isPlainJsonTree', () => {
 describe('the validation pipe on a body', () => {
   const fast = createValidationPipe();
   /** NestJS's own pipe with the same options: what the shortcut must agree with. */
-  const full = new ValidationPipe({
-    whitelist: true,
-    forbidNonWhitelisted: true,
-    transform: true,
-    validationError: { target: false, value: false },
-    exceptionFactory: (errors) => new ValidationError(flattenValidationErrors(errors)),
-  });
+  const full = new ValidationPipe(VALIDATION_PIPE_OPTIONS);
   /** As the JSON body parser hands it over (structuredClone's objects are of another realm under Jest). */
   const parsed = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
   const outcome = (pipe: ValidationPipe, value: unknown, metatype: Type<unknown>) =>

@@ -3,7 +3,7 @@ import { IsIn, IsOptional } from 'class-validator';
 import { ValidationError } from '../errors/domain-errors';
 import { CursorCodec } from './cursor-codec';
 import { PageQueryDto } from './page.dto';
-import { createValidationPipe, flattenValidationErrors } from './validation.pipe';
+import { createValidationPipe, flattenValidationErrors, VALIDATION_PIPE_OPTIONS } from './validation.pipe';
 
 describe('flattenValidationErrors', () => {
   it("names nested fields by their JSON path and joins each field's messages", () => {
@@ -40,13 +40,7 @@ describe('the validation pipe on a list query', () => {
   const cursor = CursorCodec.random().encode('things', 'k1');
   const fast = createValidationPipe();
   /** The same pipe's class-validator path: what the shortcut must agree with. */
-  const full = new ValidationPipe({
-    whitelist: true,
-    forbidNonWhitelisted: true,
-    transform: true,
-    validationError: { target: false, value: false },
-    exceptionFactory: (errors) => new ValidationError(flattenValidationErrors(errors)),
-  });
+  const full = new ValidationPipe(VALIDATION_PIPE_OPTIONS);
   const outcome = (pipe: ValidationPipe, value: object, metatype: Type<unknown>) =>
     pipe.transform(value, { type: 'query', metatype }).then(
       (dto: object) => ({ dto, type: dto.constructor }),

@@ -2,6 +2,7 @@ import {
   type ArgumentMetadata,
   type Type,
   ValidationPipe,
+  type ValidationPipeOptions,
   type ValidationError as ClassValidatorError,
 } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
@@ -17,14 +18,17 @@ import { isPageOnlyQuery, PAGE_QUERY_FIELDS, PageQueryDto } from './page.dto';
  * names, so the property path is the JSON path.
  */
 export function createValidationPipe(): ValidationPipe {
-  return new DtoValidationPipe({
-    whitelist: true,
-    forbidNonWhitelisted: true,
-    transform: true,
-    validationError: { target: false, value: false },
-    exceptionFactory: (errors) => new ValidationError(flattenValidationErrors(errors)),
-  });
+  return new DtoValidationPipe(VALIDATION_PIPE_OPTIONS);
 }
+
+/** The app's pipe options; NestJS's own ValidationPipe made with them is what the shortcuts must agree with (tests). */
+export const VALIDATION_PIPE_OPTIONS: ValidationPipeOptions = {
+  whitelist: true,
+  forbidNonWhitelisted: true,
+  transform: true,
+  validationError: { target: false, value: false },
+  exceptionFactory: (errors) => new ValidationError(flattenValidationErrors(errors)),
+};
 
 /**
  * ValidationPipe with two shortcuts that give its answer without running class-validator's
