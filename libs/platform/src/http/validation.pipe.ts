@@ -55,9 +55,9 @@ class DtoValidationPipe extends ValidationPipe {
     if (metadata.type === 'query' && metatype && isPageOnlyQuery(value) && this.takesPageOnly(metatype)) {
       return Object.assign(new metatype(), value);
     }
-    if (metadata.type === 'body' && metatype && isPlainObject(value) && isPlainJsonTree(value)) {
+    if (metadata.type === 'body' && metatype && isPlainObject(value)) {
       const check = this.bodyCheckOf(metatype);
-      if (check) {
+      if (check && isPlainJsonTree(value)) {
         const dto = plainToInstance(metatype, value, this.transformOptions) as object;
         if (check(dto)) return dto;
       }
