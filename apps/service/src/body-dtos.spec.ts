@@ -8,7 +8,7 @@ import {
 import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, validateSync } from 'class-validator';
 // Loads every module, so that every DTO of the service has registered its rules.
-import { AppModule } from './app.module';
+import './app.module';
 
 /**
  * The validation pipe's shortcut for bodies (platform/http/body-check.ts) against NestJS's own
@@ -85,7 +85,6 @@ function dtoClasses(): Type<unknown>[] {
 }
 
 describe('the validation pipe on every body DTO of the service', () => {
-  expect(AppModule).toBeDefined();
   const fast = createValidationPipe();
   const full = new ValidationPipe(VALIDATION_PIPE_OPTIONS);
   const outcome = (pipe: ValidationPipe, body: object, metatype: Type<unknown>) =>
