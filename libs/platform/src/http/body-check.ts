@@ -37,13 +37,11 @@ export function compileBodyCheck(metatype: new () => unknown): BodyCheck | null 
   const metadatas = storage.getTargetValidationMetadatas(metatype, '', false, false, undefined);
   // No rules at all: class-validator answers "unknown value" (forbidUnknownValues).
   if (metadatas.length === 0) return null;
-  const byName = new Map<string, ValidationMetadata[]>();
-  for (const m of metadatas) {
-    if ((m.groups?.length ?? 0) > 0 || m.always) return null;
-    byName.set(m.propertyName, [...(byName.get(m.propertyName) ?? []), m]);
-  }
+  if (metadatas.some((m) => (m.groups?.length ?? 0) > 0 || m.always)) return null;
+  // Grouped as class-validator's executor groups them (its whitelist is these names).
+  const byName = storage.groupByPropertyName(metadatas);
   const properties: PropertyRules[] = [];
-  for (const [name, list] of byName) {
+  for (const [name, list] of Object.entries(byName)) {
     const conditions: Array<(object: object, value: unknown) => boolean> = [];
     const defined: Rule[] = [];
     const custom: Rule[] = [];
@@ -70,7 +68,7 @@ export function compileBodyCheck(metatype: new () => unknown): BodyCheck | null 
     }
     properties.push({ name, conditions, rules: [...defined, ...custom] });
   }
-  const declared = new Set(byName.keys());
+  const declared = new Set(Object.keys(byName));
   return (dto) => {
     for (const key of Object.keys(dto)) if (!declared.has(key)) return false;
     const fields = dto as Readonly<Record<string, unknown>>;
