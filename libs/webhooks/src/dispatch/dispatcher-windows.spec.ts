@@ -206,17 +206,18 @@ describe('the dispatcher reads due deliveries in windows, and a window never han
   });
 
   it('sends a new delivery for a quiet endpoint at the next pump while the busy endpoints hold full windows', async () => {
-    const busy = ['A', 'B', 'C', 'D'];
+    // As many busy endpoints as take every slot overall, 16 each.
+    const busy = Array.from({ length: DISPATCHER_LIMITS.overall / DISPATCHER_LIMITS.perEndpoint }, (_, e) => `E${e}`);
     for (const endpointId of busy) {
-      for (let i = 0; i < 2 * DUE_WINDOW; i++) schedule(`${endpointId}${i}`, endpointId, T0 + i);
+      for (let i = 0; i < 2 * DUE_WINDOW; i++) schedule(`${endpointId}:${i}`, endpointId, T0 + i);
     }
     dispatcher.start();
     await settle();
     // Every slot is taken, 16 per endpoint; no lane is filled with every slot taken.
     expect(attempted).toHaveLength(DISPATCHER_LIMITS.overall);
     schedule('quiet-1', 'Q', Date.now());
-    // Four of A's attempts end: four slots for A's window and Q's new delivery alike.
-    for (const id of attempted.filter((x) => x.startsWith('A')).slice(0, 4)) inFlight.get(id)!('delivered');
+    // Four of E0's attempts end: four slots for E0's window and Q's new delivery alike.
+    for (const id of attempted.filter((x) => x.startsWith('E0:')).slice(0, 4)) inFlight.get(id)!('delivered');
     await settle();
     expect(attempted).toContain('quiet-1');
     expect(attempted).toHaveLength(DISPATCHER_LIMITS.overall + 4);

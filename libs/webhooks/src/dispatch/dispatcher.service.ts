@@ -18,8 +18,12 @@ import { roundRobin } from './round-robin';
  * (SendLanes): the slot is refilled there, not after a round trip through this thread's turn.
  * They do not count against `overall` until they can be sending, and are handed over only while
  * sending slots are free overall (so a busy endpoint's lane never keeps another endpoint waiting).
+ * `overall` is sixteen endpoints' whole shares: fifteen endpoints that never answer, each holding
+ * its 16 for a whole timeout, still leave another endpoint room to send at once (the fairness
+ * e2e holds five; at 64, four took every slot). Ten endpoints each at its share, measured: ~+35 %
+ * deliveries/s and ~30 % less CPU per delivery than at 64, whose lanes were seldom filled.
  */
-export const DISPATCHER_LIMITS = { overall: 64, perEndpoint: 16, queuedPerEndpoint: 16 } as const;
+export const DISPATCHER_LIMITS = { overall: 256, perEndpoint: 16, queuedPerEndpoint: 16 } as const;
 const MAX_IN_FLIGHT = DISPATCHER_LIMITS.overall;
 const MAX_IN_FLIGHT_PER_ENDPOINT = DISPATCHER_LIMITS.perEndpoint;
 /** The safety-net tick's period. */
