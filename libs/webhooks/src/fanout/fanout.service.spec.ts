@@ -210,4 +210,46 @@ describe('fan-out service memory', () => {
     await caughtUp();
     expect(fanOut.openDeliveryCount()).toBe(1);
   });
+
+  it('saves batches of delivery events alone once enough rows wait, not only when the timer fires', async () => {
+    // The timer out of reach: only the row bound can save them during the test.
+    class BoundedFanOut extends FanOutService {
+      protected override readonly unsavedLimits = { ms: 3_600_000, rows: 10 };
+    }
+    fanOut = new BoundedFanOut(store, { dataDir: dir } as AppConfig, {} as DeliveryCommands);
+    fanOut.start();
+    await subscribeToAll();
+    const entities = Array.from(
+      { length: 25 },
+      (_, i) => `0193a000-0000-7000-8000-${String(900 + i).padStart(12, '0')}`,
+    );
+    for (const id of entities)
+      await append(`entity-${id}`, 'entities.EntityCreated', { entity_id: id, status: 'active' });
+    await caughtUp();
+    const ids = await scheduledIds();
+    expect(ids).toHaveLength(25);
+    const savedOpen = () => {
+      const db = new Database(join(dir, 'webhook-fanout.db'), { readonly: true });
+      try {
+        return (db.prepare('SELECT count(*) AS n FROM webhook_fanout_deliveries WHERE open = 1').get() as { n: number })
+          .n;
+      } finally {
+        db.close();
+      }
+    };
+    expect(savedOpen()).toBe(25);
+
+    // One delivery ends per batch: nine wait in memory, the tenth saves all ten; and again.
+    const fail = async (id: string) => {
+      await append(`webhookdelivery-${id}`, DeliveryEvents.DeliveryFailed, { delivery_id: id, reason: 'x' });
+      await caughtUp();
+    };
+    const seen: number[] = [];
+    for (const id of ids.slice(0, 22)) {
+      await fail(id);
+      seen.push(savedOpen());
+    }
+    expect(fanOut.openDeliveryCount()).toBe(3);
+    expect(seen).toEqual([...Array(9).fill(25), ...Array(10).fill(15), 5, 5, 5]);
+  });
 });
