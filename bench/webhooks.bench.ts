@@ -216,16 +216,23 @@ export async function webhooksBench(): Promise<void> {
     await rawToOne(WARMUP, undefined, 'dispatch');
     await run(store, receiver, one, Math.ceil(WARMUP / 2));
 
+    const processors = app.get(ProcessorRegistry);
+    // Each phase starts with the service idle (settle).
+    const settled = () => settle(store, processors, [one, ten]);
+    await settled();
     const rawOne = await rawToOne(EVENTS_ONE);
     const durableOne = await rawToOne(EVENTS_ONE, join(pki.dir, 'raw-outcomes.db'));
     const bulkOne = await run(store, receiver, one, EVENTS_ONE);
+    await settled();
     const rawTen = await rawLoop(receiver, pki, receiver.origins, EVENTS_TEN * TEN, tenConcurrency);
     const bulkTen = await run(store, receiver, ten, EVENTS_TEN);
+    await settled();
     const paced = await run(store, receiver, one, PACED, PACED_RATE);
+    await settled();
     // The drain's baselines run right before it: the machine's speed drifts within a run.
     const rawDrain = await rawToOne(DRAINED);
     const dispatchDrain = await rawToOne(DRAINED, undefined, 'dispatch');
-    const drained = await drain(store, app.get(ProcessorRegistry), receiver, one, DRAINED);
+    const drained = await drain(store, processors, receiver, one, DRAINED);
 
     printComparison(
       `webhook deliveries, ${EVENTS_ONE} events → 1 endpoint`,
@@ -323,6 +330,33 @@ async function account(
   return { accountId: acc.accountId, paths, endpointIds, api };
 }
 
+/** Deliveries pending at the accounts' endpoints, by their stats. */
+async function pendingAt(accounts: readonly Account[]): Promise<number> {
+  let sum = 0;
+  for (const acc of accounts) {
+    for (const id of acc.endpointIds) {
+      const stats = await acc.api('GET', `/external-api/v1/webhook-endpoints/${id}/stats`);
+      sum += (stats.body as { pending: number }).pending;
+    }
+  }
+  return sum;
+}
+
+function processorsAtHead(store: EventStore, processors: ProcessorRegistry): Promise<true> {
+  return eventually(async () => ((await processors.lags(store)).every(([, lag]) => lag === 0) ? true : undefined), 25);
+}
+
+/**
+ * Waits until the service is idle: nothing pending at the accounts' endpoints and every stream
+ * processor's checkpoint at the head. A phase started before then measures the tail of the one
+ * before: after the 10-endpoint burst the fan-out was still ~30,000 delivery events behind (~0.3
+ * s of its work), and the paced phase's first deliveries waited behind them (p99 ~300 ms).
+ */
+async function settle(store: EventStore, processors: ProcessorRegistry, accounts: readonly Account[]): Promise<void> {
+  await eventually(async () => ((await pendingAt(accounts)) === 0 ? true : undefined), 25);
+  await processorsAtHead(store, processors);
+}
+
 /** Appends one EntityCreated of the account's (its own stream), noting when in `appendedAt`. */
 function entityAppender(store: EventStore, acc: Account, appendedAt: Map<string, number>) {
   const context = { account_id: acc.accountId, actor: 'bench', correlation_id: randomUUID(), causation_id: null };
@@ -399,26 +433,16 @@ async function drain(
 ) {
   if (events === 0) return { deliveries: 0, ms: NaN, cpuUs: NaN, mainUs: NaN, othersUs: NaN, busy: NaN };
   const deliveries = events * acc.paths.length;
-  const pending = async () => {
-    let sum = 0;
-    for (const id of acc.endpointIds) {
-      const stats = await acc.api('GET', `/external-api/v1/webhook-endpoints/${id}/stats`);
-      sum += (stats.body as { pending: number }).pending;
-    }
-    return sum;
-  };
-  const until = (reached: (n: number) => boolean) =>
-    eventually(async () => (reached(await pending()) ? true : undefined), 50);
   // The earlier phases' outcomes shown first, so that every delivery counted pending is this phase's.
-  await until((n) => n === 0);
+  await settle(store, processors, [acc]);
   const done = receiver.expect(deliveries);
   receiver.hold();
   const appendOne = entityAppender(store, acc, new Map());
   await Promise.all(Array.from({ length: events }, appendOne));
-  await until((n) => n >= deliveries);
+  await eventually(async () => ((await pendingAt([acc])) >= deliveries ? true : undefined), 50);
   // And every stream processor at the head: the fan-out reads its own DeliveryScheduled events
   // back after the read model shows them pending (seen ~16k behind), work of the scheduling.
-  await eventually(async () => ((await processors.lags(store)).every(([, lag]) => lag === 0) ? true : undefined), 50);
+  await processorsAtHead(store, processors);
   const started = now();
   const meter = serviceMeter();
   receiver.release();
