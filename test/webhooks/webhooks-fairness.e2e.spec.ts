@@ -50,7 +50,7 @@ describe('webhook dispatch fairness', () => {
   async function subscribed(
     on: TestService,
     ...urls: string[]
-  ): Promise<{ token: string; accountId: string; endpointId: string; endpointIds: string[] }> {
+  ): Promise<{ token: string; accountId: string; endpointId: string }> {
     const acc = await provisionAccount(on);
     const api = apiClient(on.url, acc.token);
     const endpointIds: string[] = [];
@@ -61,7 +61,7 @@ describe('webhook dispatch fairness', () => {
       endpointIds.push(ep.body.id);
     }
     expect((await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: true })).status).toBe(200);
-    return { token: acc.token, accountId: acc.accountId, endpointId: endpointIds[0], endpointIds };
+    return { token: acc.token, accountId: acc.accountId, endpointId: endpointIds[0] };
   }
 
   const count = (sql: string, ...params: unknown[]): number =>

@@ -91,10 +91,9 @@ export class FanOutService {
   /**
    * Deliveries opened or closed by batches that did nothing else, and the last such batch's
    * position: saved with the next batch that writes anyway, by a timer, once `unsavedLimits.rows`
-   * wait, or at stop. A
-   * transaction for each such batch (a drain's attempts) was ~7 % of the event loop. The
-   * checkpoint stays before them until then: after a crash those batches run again, and they
-   * only derive the same rows again.
+   * wait, or at stop. A transaction for each such batch (a drain's attempts) was ~7 % of the event
+   * loop. The checkpoint stays before them until then: after a crash those batches run again, and
+   * they only derive the same rows again.
    */
   private unsaved = new Map<string, ChangedDelivery>();
   private unsavedPosition: Position | null = null;
