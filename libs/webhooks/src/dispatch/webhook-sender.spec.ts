@@ -159,14 +159,14 @@ describe('webhook sender', () => {
   it('a request queued behind a hung one on the only connection ends at its own deadline, never sent late', async () => {
     let got = 0;
     let arrived: () => void = () => undefined;
-    const first = new Promise<void>((resolve) => (arrived = resolve));
+    const aArrived = new Promise<void>((resolve) => (arrived = resolve));
     const url = await serve(() => {
       got++; // never answers
       arrived();
     });
     const s = timed(300);
     const sendingA = s.send(post(url, 'msg_a'));
-    await first; // msg_a holds the only connection
+    await aArrived; // msg_a holds the only connection
     const sendingB = s.send(post(url, 'msg_b')); // queued behind it
     // Both deadlines pass while the event loop is busy, as in a loaded process: their timers then
     // fire in one turn, with no I/O between, whatever the time between the two sends. Left to
