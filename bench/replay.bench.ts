@@ -7,7 +7,7 @@ import { createApp } from '../apps/service/src/bootstrap';
 import { generateEntityEvents } from '../test/support/generate-events';
 import { writeReadModelRows } from './read-model-write';
 import type { Measured } from './replay.child';
-import { printBaseline, printComparison, rate } from './report';
+import { printBaseline, printComparison, printCpuCeiling, rate } from './report';
 
 const EVENTS = Number(process.env.BENCH_REPLAY_EVENTS ?? 1_000_000);
 const SMALL = 10_000;
@@ -54,6 +54,12 @@ export async function replayBench(): Promise<void> {
       const perEvent = (micros: number, count: number) => (micros / count).toFixed(2).padStart(10);
       console.log(`${'  CPU per event: rebuild'.padEnd(58)} ${perEvent(rebuilt.cpuMicros, events)} µs`);
       console.log(`${'  CPU per event: raw read'.padEnd(58)} ${perEvent(raw.cpuMicros, raw.events)} µs`);
+      printCpuCeiling(
+        '  the rebuild at that CPU, every core busy throughout',
+        rebuilt.cpuMicros / events,
+        { name: 'raw read', rate: rate(raw.events, raw.ms) },
+        'events/s',
+      );
       // What writing the rebuild's rows costs without our stack: how near the rebuild is to SQLite's limit.
       const readModel = activeReadModelFile(big);
       // The rebuild's own page size for the embedded store.

@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 
 /** Shared output format of the benchmarks: figure, baseline, ratio. */
 
@@ -25,6 +26,25 @@ export function printComparison(
 export function printBaseline(label: string, baseline: number, figure: number, unit: string): void {
   console.log(`${label.padEnd(58)} ${fmt(baseline).padStart(10)} ${unit}`);
   console.log(`${'ratio (figure / this baseline)'.padEnd(58)} ${(figure / baseline).toFixed(2).padStart(10)}`);
+}
+
+/**
+ * What a ratio line allows at the CPU a run spent, from its own figures: `cpuUsPerUnit` (every
+ * thread and process the work needs) spread over every core with none idle, and that ceiling's
+ * ratio to the baseline. A ceiling under the line's ratio means no overlap of threads reaches it:
+ * only less CPU per unit does.
+ */
+export function printCpuCeiling(
+  label: string,
+  cpuUsPerUnit: number,
+  baseline: { readonly name: string; readonly rate: number },
+  unit: string,
+): void {
+  const ceiling = (availableParallelism() * 1_000_000) / cpuUsPerUnit;
+  console.log(`${label.padEnd(58)} ${fmt(ceiling).padStart(10)} ${unit}`);
+  console.log(
+    `${`ratio (ceiling / ${baseline.name})`.padEnd(58)} ${(ceiling / baseline.rate).toFixed(2).padStart(10)}`,
+  );
 }
 
 /**

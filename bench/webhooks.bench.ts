@@ -15,7 +15,7 @@ import { provisionAccount } from '../test/support/auth';
 import { makeTestPki, type TestPki } from '../test/support/tls-certs';
 import { apiClient, eventually } from '../test/support/webhooks';
 import { openRawEvents } from './raw-events-db';
-import { printBaseline, printComparison, rate } from './report';
+import { printBaseline, printComparison, printCpuCeiling, rate } from './report';
 
 const EVENTS_ONE = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 20_000);
 const EVENTS_TEN = Number(process.env.BENCH_WEBHOOK_EVENTS_TEN ?? 2_000);
@@ -260,6 +260,13 @@ export async function webhooksBench(): Promise<void> {
       `raw undici dispatch loop (the sender's call), just before`,
       rate(DRAINED, dispatchDrain.ms),
       rate(drained.deliveries, drained.ms),
+      'deliveries/s',
+    );
+    // The machine's CPU (the receiver's and any other process's too) per delivery of the drain.
+    printCpuCeiling(
+      'the drain at that CPU (receiver too), every core busy',
+      (drained.busy * 1_000_000) / rate(drained.deliveries, drained.ms),
+      { name: 'the request loop', rate: rate(DRAINED, rawDrain.ms) },
       'deliveries/s',
     );
     printComparison(
