@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { cpus } from 'node:os';
 
 /** Shared output format of the benchmarks: figure, baseline, ratio. */
 
@@ -40,7 +40,7 @@ export function printCpuCeiling(
   baseline: { readonly name: string; readonly rate: number },
   unit: string,
 ): void {
-  const ceiling = (availableParallelism() * 1_000_000) / cpuUsPerUnit;
+  const ceiling = (cpus().length * 1_000_000) / cpuUsPerUnit;
   console.log(`${label.padEnd(58)} ${fmt(ceiling).padStart(10)} ${unit}`);
   console.log(
     `${`ratio (ceiling / ${baseline.name})`.padEnd(58)} ${(ceiling / baseline.rate).toFixed(2).padStart(10)}`,
