@@ -180,7 +180,8 @@ export class SqliteWriter {
     const last = this.stmt.lastRevision.get(streamId)?.revision ?? -1n;
     const actual = last < 0n ? NO_STREAM : last;
 
-    const replay = this.idempotentReplay(streamId, events, expected, last);
+    // A stream with no row holds none of these ids: only an existing one can replay.
+    const replay = last < 0n ? null : this.idempotentReplay(streamId, events, expected, last);
     if (replay) return { ok: true, result: replay };
 
     const matches =
@@ -222,7 +223,8 @@ export class SqliteWriter {
   ): AppendResult | null {
     const first = this.stmt.revisionOfId.get(streamId, events[0].id);
     if (!first) {
-      const anySeen = events.some((e) => this.stmt.revisionOfId.get(streamId, e.id));
+      // The first id was just looked for.
+      const anySeen = events.some((e, i) => i > 0 && this.stmt.revisionOfId.get(streamId, e.id));
       if (anySeen) throw new WrongExpectedVersionError(streamId, expected, last < 0n ? NO_STREAM : last);
       return null;
     }

@@ -113,6 +113,33 @@ describe('SqliteEventStore writer thread', () => {
     db.close();
   });
 
+  it('an append overlapping ids already in its stream in part writes nothing (a conflict)', () => {
+    const db = openEventsDatabase(':memory:');
+    const writer = new SqliteWriter(db, 1000);
+    const event = () => ({ id: randomUUID(), type: 't.A', data: '{}', metadata: '{}' });
+    const append = (events: ReturnType<typeof event>[]): WriteRequest => ({
+      op: 'append',
+      streamId: 's',
+      expected: ANY,
+      events,
+    });
+    const [a, b] = [event(), event()];
+    expect(writer.commit([append([a, b])])[0].ok).toBe(true);
+    // The whole run again: acknowledged, nothing written.
+    expect(writer.commit([append([a, b])])[0]).toMatchObject({ ok: true, result: { nextExpectedRevision: 1n } });
+    // A known first id then a new one; a new first id then a known one: each a conflict.
+    for (const events of [
+      [a, event()],
+      [event(), b],
+    ]) {
+      const [outcome] = writer.commit([append(events)]);
+      expect(outcome.ok).toBe(false);
+      expect((outcome as Extract<typeof outcome, { ok: false }>).error).toBeInstanceOf(WrongExpectedVersionError);
+    }
+    expect(db.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 2n });
+    db.close();
+  });
+
   it('requests and outcomes cross the thread boundary as they were, in order', () => {
     const requests: WriteRequest[] = [
       {
