@@ -102,12 +102,15 @@ const cpuMicros = (since: NodeJS.CpuUsage) => {
   const { user, system } = process.cpuUsage(since);
   return user + system;
 };
+/** The service's named threads (docs/operations.md, "Threads"); V8's and libuv's are the rest. */
+const NAMED_THREADS = ['store-writer', 'webhook-sender', 'wal-checkpoint'] as const;
+type ThreadTicks = Record<'main' | (typeof NAMED_THREADS)[number] | 'rest', number>;
 /**
- * CPU ticks (1/100 s) of the main thread and of the others so far, from /proc (Linux; zeros
- * elsewhere): process.cpuUsage() adds every thread up, and the main thread is the bottleneck.
+ * CPU ticks (1/100 s) of each thread group so far, from /proc (Linux; zeros elsewhere):
+ * process.cpuUsage() adds every thread up, and the main thread is the bottleneck.
  */
-function threadTicks(): { main: number; others: number } {
-  const ticks = { main: 0, others: 0 };
+function threadTicks(): ThreadTicks {
+  const ticks: ThreadTicks = { main: 0, 'store-writer': 0, 'webhook-sender': 0, 'wal-checkpoint': 0, rest: 0 };
   let tasks: string[] = [];
   try {
     tasks = readdirSync('/proc/self/task');
@@ -116,11 +119,15 @@ function threadTicks(): { main: number; others: number } {
   }
   for (const tid of tasks) {
     try {
-      // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-      const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+      // After the name's closing parenthesis: utime and stime are the 12th and 13th fields.
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
       const used = Number(fields[11]) + Number(fields[12]);
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(') '));
+      const group = NAMED_THREADS.find((n) => n === name);
       if (tid === String(process.pid)) ticks.main += used;
-      else ticks.others += used;
+      else if (group !== undefined) ticks[group] += used;
+      else ticks.rest += used;
     } catch {
       // A thread that ended meanwhile.
     }
@@ -148,7 +155,7 @@ function machineBusy(before: { busy: number; all: number }): number {
  * process's CPU (µs, all threads), its main thread's and the other threads', and the cores the
  * machine kept busy meanwhile.
  */
-function serviceMeter(): (deliveries: number) => { cpuUs: number; mainUs: number; othersUs: number; busy: number } {
+function serviceMeter(): (deliveries: number) => ServiceCpu {
   const cpu = process.cpuUsage();
   const ticks = threadTicks();
   const machine = machineTicks();
@@ -156,14 +163,25 @@ function serviceMeter(): (deliveries: number) => { cpuUs: number; mainUs: number
     const cpuUs = cpuMicros(cpu) / deliveries;
     const after = threadTicks();
     // Ticks are 1/100 s: 10,000 µs each.
-    const perDelivery = (t: number) => (t * 10_000) / deliveries;
+    const perDelivery = (group: keyof ThreadTicks) => ((after[group] - ticks[group]) * 10_000) / deliveries;
+    const named = NAMED_THREADS.map(perDelivery);
+    const rest = perDelivery('rest');
     return {
       cpuUs,
-      mainUs: perDelivery(after.main - ticks.main),
-      othersUs: perDelivery(after.others - ticks.others),
+      mainUs: perDelivery('main'),
+      othersUs: named.reduce((a, b) => a + b, rest),
+      byThread: `store writer ${us(named[0])}, sender ${us(named[1])}, checkpointer ${us(named[2])}, V8 and libuv ${us(rest)}`,
       busy: machineBusy(machine),
     };
   };
+}
+interface ServiceCpu {
+  readonly cpuUs: number;
+  readonly mainUs: number;
+  readonly othersUs: number;
+  /** The other threads' share, by thread. */
+  readonly byThread: string;
+  readonly busy: number;
 }
 const load = () =>
   loadavg()
@@ -291,8 +309,9 @@ export async function webhooksBench(): Promise<void> {
     console.log(
       `of which the main thread (other threads): 1 endpoint ${us(bulkOne.mainUs)} (${us(bulkOne.othersUs)}), ${TEN} endpoints ${us(bulkTen.mainUs)} (${us(bulkTen.othersUs)})`,
     );
+    console.log(`the other threads, 1 endpoint: ${bulkOne.byThread}; ${TEN} endpoints: ${bulkTen.byThread}`);
     console.log(
-      `service CPU per delivery, drain: ${us(drained.cpuUs)}, of which the main thread ${us(drained.mainUs)} (other threads ${us(drained.othersUs)})`,
+      `service CPU per delivery, drain: ${us(drained.cpuUs)}, of which the main thread ${us(drained.mainUs)} (other threads ${us(drained.othersUs)}: ${drained.byThread})`,
     );
     // Fewer than the cores: the pipeline waits on something other than CPU (its threads' hand-offs).
     const cores = (n: number) => n.toFixed(2);
@@ -392,7 +411,17 @@ function entityAppender(store: EventStore, acc: Account, appendedAt: Map<string,
 async function run(store: EventStore, receiver: Receiver, acc: Account, events: number, perSecond?: number) {
   // A phase set to 0 events (BENCH_WEBHOOK_*) is skipped: profiling one case alone.
   if (events === 0)
-    return { deliveries: 0, ms: NaN, p50: NaN, p99: NaN, cpuUs: NaN, mainUs: NaN, othersUs: NaN, busy: NaN };
+    return {
+      deliveries: 0,
+      ms: NaN,
+      p50: NaN,
+      p99: NaN,
+      cpuUs: NaN,
+      mainUs: NaN,
+      othersUs: NaN,
+      byThread: '',
+      busy: NaN,
+    };
   const appendedAt = new Map<string, number>();
   const done = receiver.expect(events * acc.paths.length);
   const started = now();
@@ -438,7 +467,7 @@ async function drain(
   acc: Account,
   events: number,
 ) {
-  if (events === 0) return { deliveries: 0, ms: NaN, cpuUs: NaN, mainUs: NaN, othersUs: NaN, busy: NaN };
+  if (events === 0) return { deliveries: 0, ms: NaN, cpuUs: NaN, mainUs: NaN, othersUs: NaN, byThread: '', busy: NaN };
   const deliveries = events * acc.paths.length;
   // The earlier phases' outcomes shown first, so that every delivery counted pending is this phase's.
   await settle(store, processors, [acc]);

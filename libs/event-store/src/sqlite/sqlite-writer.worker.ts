@@ -3,6 +3,7 @@
  * and group commit — every call waiting in the port when the thread is free is committed in
  * one transaction, so one fsync acknowledges them all.
  */
+import { writeFileSync } from 'node:fs';
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { openEventsDatabase, SqliteWriter } from './sqlite-writer';
 import {
@@ -13,6 +14,12 @@ import {
   type WriterThreadOptions,
 } from './writer-thread';
 
+// Its name in `top -H`, `ps -L` and perf (Linux; elsewhere unnamed): docs/operations.md, "Threads".
+try {
+  writeFileSync('/proc/thread-self/comm', 'store-writer');
+} catch {
+  // Not Linux: the thread keeps the process's name.
+}
 const port = parentPort!;
 const options = workerData as WriterThreadOptions;
 const db = openEventsDatabase(options.file, options.synchronous);

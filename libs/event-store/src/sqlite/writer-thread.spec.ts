@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { ANY } from '../event-store.port';
+import { threadNames } from '../../../../test/support/thread-names';
 import { EventStoreUnavailableError } from '../errors';
 import { SqliteEventStore } from './sqlite-event-store';
 import { openEventsDatabase, SqliteWriter, type WriteRequest } from './sqlite-writer';
@@ -35,6 +36,10 @@ describe('SqliteEventStore writer thread', () => {
   afterEach(async () => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs as a thread named store-writer (top -H, perf)', () => {
+    expect(threadNames() ?? ['store-writer']).toContain('store-writer');
   });
 
   it('rejects the appends it had not answered when the thread dies, acknowledges none, and starts a new one', async () => {

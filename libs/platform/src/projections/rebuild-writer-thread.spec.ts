@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { threadNames } from '../../../../test/support/thread-names';
 import { buildMetadata, toEventData } from '../events/envelope';
 import type { Projection } from './projection';
 import { ProjectionRunner } from './projection-runner';
@@ -84,6 +85,28 @@ describe('a bulk replay with its writes on a thread', () => {
     expect(differences).toEqual([]);
     expect(rows).toBe(40);
     expect(last.titles.split('|').slice(1, 6)).toEqual(['title 0', 'title 1', 'title 2', 'title 9', 'title 10']);
+  });
+
+  it('writes from a thread named rebuild-writer (top -H, perf) while the replay runs', async () => {
+    // Its reads are answered by the thread: by the last event it has long started.
+    let names: string[] | null = [];
+    const watched: Projection = {
+      ...history,
+      apply(db, event) {
+        names = threadNames();
+        history.apply(db, event);
+      },
+    };
+    const bulk = new ProjectionRunner({
+      store,
+      file: join(dir, 'bulk.db'),
+      projections: [watched],
+      isolateFailures: false,
+      bulk: true,
+    });
+    runners.push(bulk);
+    await bulk.replay({ until: await store.headPosition(), pageSize: 4 });
+    expect(names ?? ['rebuild-writer']).toContain('rebuild-writer');
   });
 
   it('fails the replay when a statement fails on the thread', async () => {

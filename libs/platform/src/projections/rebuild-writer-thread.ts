@@ -11,6 +11,8 @@ import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from '
  */
 const PROGRAM = `
 const { parentPort, workerData } = require('node:worker_threads');
+// Its name in top -H, ps -L and perf (Linux; elsewhere unnamed): docs/operations.md, "Threads".
+try { require('node:fs').writeFileSync('/proc/thread-self/comm', 'rebuild-writer'); } catch {}
 const Database = require(workerData.driver);
 const db = new Database(workerData.file);
 db.pragma('journal_mode = OFF');

@@ -7,6 +7,8 @@ import { Worker } from 'node:worker_threads';
  */
 const PROGRAM = `
 const { parentPort, workerData } = require('node:worker_threads');
+// Its name in top -H, ps -L and perf (Linux; elsewhere unnamed): docs/operations.md, "Threads".
+try { require('node:fs').writeFileSync('/proc/thread-self/comm', 'wal-checkpoint'); } catch {}
 const Database = require(workerData.driver);
 const db = new Database(workerData.file);
 db.pragma('busy_timeout = 5000');

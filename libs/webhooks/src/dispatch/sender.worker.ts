@@ -5,6 +5,7 @@
  * others wait in its lane, SendLanes), and answers once per turn of its event loop with every
  * result that came in meanwhile.
  */
+import { writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { systemResolver } from '../address/dns-resolver';
 import { endpointDisabledBy, endpointPausedFor } from '../deliveries/outcome';
@@ -13,6 +14,12 @@ import { SendLanes } from './send-lanes';
 import type { SenderAnswer, SenderCall, SenderThreadSettings } from './sender-thread';
 import { type SendResult, WebhookSender } from './webhook-sender';
 
+// Its name in `top -H`, `ps -L` and perf (Linux; elsewhere unnamed): docs/operations.md, "Threads".
+try {
+  writeFileSync('/proc/thread-self/comm', 'webhook-sender');
+} catch {
+  // Not Linux: the thread keeps the process's name.
+}
 const port = parentPort!;
 const settings = workerData as SenderThreadSettings;
 // As extend in @filing/platform, which this thread does not load.

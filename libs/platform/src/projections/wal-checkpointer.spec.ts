@@ -1,0 +1,46 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { threadNames } from '../../../../test/support/thread-names';
+import { WalCheckpointer } from './wal-checkpointer';
+
+async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('WalCheckpointer', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'wal-checkpointer-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('copies what the WAL holds into the database file, from a thread named wal-checkpoint', async () => {
+    const file = join(dir, 'read.db');
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('wal_autocheckpoint = 0');
+    db.exec('CREATE TABLE t (x TEXT)');
+    const insert = db.prepare('INSERT INTO t VALUES (?)');
+    db.transaction(() => {
+      for (let i = 0; i < 1_000; i++) insert.run('x'.repeat(1_000));
+    })();
+    const before = statSync(file).size;
+    // The rows are in the WAL alone until something checkpoints it.
+    expect(before).toBeLessThan(100_000);
+    const errors: string[] = [];
+    const checkpointer = new WalCheckpointer(file, (message) => errors.push(message), 10);
+    try {
+      await until(() => statSync(file).size > 1_000_000);
+      expect(threadNames() ?? ['wal-checkpoint']).toContain('wal-checkpoint');
+    } finally {
+      await checkpointer.stop();
+      db.close();
+    }
+    expect(errors).toEqual([]);
+    expect(threadNames() ?? []).not.toContain('wal-checkpoint');
+  });
+});

@@ -1,0 +1,16 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * The names of this process's threads (docs/operations.md, "Threads"), from /proc; null off
+ * Linux, where the service's threads are not named.
+ */
+export function threadNames(): string[] | null {
+  if (process.platform !== 'linux') return null;
+  return readdirSync('/proc/self/task').map((tid) => {
+    try {
+      return readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+    } catch {
+      return ''; // a thread that ended meanwhile
+    }
+  });
+}
