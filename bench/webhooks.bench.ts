@@ -183,6 +183,8 @@ interface ServiceCpu {
   readonly byThread: string;
   readonly busy: number;
 }
+/** A phase set to 0 events: nothing measured. */
+const NOT_RUN: ServiceCpu = { cpuUs: NaN, mainUs: NaN, othersUs: NaN, byThread: '', busy: NaN };
 const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
@@ -410,18 +412,7 @@ function entityAppender(store: EventStore, acc: Account, appendedAt: Map<string,
 /** Appends `events` EntityCreated (all at once, or paced at `perSecond`) and waits for every delivery. */
 async function run(store: EventStore, receiver: Receiver, acc: Account, events: number, perSecond?: number) {
   // A phase set to 0 events (BENCH_WEBHOOK_*) is skipped: profiling one case alone.
-  if (events === 0)
-    return {
-      deliveries: 0,
-      ms: NaN,
-      p50: NaN,
-      p99: NaN,
-      cpuUs: NaN,
-      mainUs: NaN,
-      othersUs: NaN,
-      byThread: '',
-      busy: NaN,
-    };
+  if (events === 0) return { deliveries: 0, ms: NaN, p50: NaN, p99: NaN, ...NOT_RUN };
   const appendedAt = new Map<string, number>();
   const done = receiver.expect(events * acc.paths.length);
   const started = now();
@@ -467,7 +458,7 @@ async function drain(
   acc: Account,
   events: number,
 ) {
-  if (events === 0) return { deliveries: 0, ms: NaN, cpuUs: NaN, mainUs: NaN, othersUs: NaN, byThread: '', busy: NaN };
+  if (events === 0) return { deliveries: 0, ms: NaN, ...NOT_RUN };
   const deliveries = events * acc.paths.length;
   // The earlier phases' outcomes shown first, so that every delivery counted pending is this phase's.
   await settle(store, processors, [acc]);

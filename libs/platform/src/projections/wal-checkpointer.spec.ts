@@ -3,15 +3,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { threadNames } from '../../../../test/support/thread-names';
+import { eventually } from '../../../../test/support/webhooks';
 import { WalCheckpointer } from './wal-checkpointer';
-
-async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('WalCheckpointer', () => {
   let dir: string;
@@ -34,7 +27,7 @@ describe('WalCheckpointer', () => {
     const errors: string[] = [];
     const checkpointer = new WalCheckpointer(file, (message) => errors.push(message), 10);
     try {
-      await until(() => statSync(file).size > 1_000_000);
+      await eventually(() => (statSync(file).size > 1_000_000 ? true : undefined), 10);
       expect(threadNames() ?? ['wal-checkpoint']).toContain('wal-checkpoint');
     } finally {
       await checkpointer.stop();
