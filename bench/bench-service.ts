@@ -80,6 +80,9 @@ export async function seedEntities({ app, client }: BenchService, count: number)
 
 /** Serves until SIGTERM; then `beforeClose` (if any), the app's close, and the temp DATA_DIR removed. */
 export function serveUntilSigterm({ app, dataDir }: BenchService, beforeClose?: () => Promise<void>): void {
+  // The app's own shutdown hooks (enableShutdownHooks) close it and raise SIGTERM again, which
+  // ended the process before the directory was removed: every run left its DATA_DIR in /tmp.
+  process.removeAllListeners('SIGTERM');
   process.once('SIGTERM', () => {
     void (beforeClose ?? (() => Promise.resolve()))()
       .then(() => app.close())
