@@ -27,8 +27,7 @@ async function main(): Promise<void> {
   const profile = process.env.BENCH_API_PROFILE ? await startProfile(process.env.BENCH_API_PROFILE) : undefined;
   const { url, client, dataDir } = service;
   answerCpuUsage();
-  process.stdout.write(JSON.stringify({ url, token: client.token, entities: ENTITIES, seedMs, dataDir }) + '\n');
-  serveUntilSigterm(service, profile);
+  serveUntilSigterm(service, { url, token: client.token, entities: ENTITIES, seedMs, dataDir }, profile);
 }
 
 /** Starts the V8 profiler; the returned function stops it and writes the profile to `file`. */

@@ -8,10 +8,12 @@ import { serveUntilSigterm, startBenchService } from './bench-service';
 async function main(): Promise<void> {
   const service = await startBenchService('auth', { probes: true });
   const { url, client } = service;
-  process.stdout.write(
-    JSON.stringify({ url, clientId: client.clientId, clientSecret: client.clientSecret, token: client.token }) + '\n',
-  );
-  serveUntilSigterm(service);
+  serveUntilSigterm(service, {
+    url,
+    clientId: client.clientId,
+    clientSecret: client.clientSecret,
+    token: client.token,
+  });
 }
 
 main().catch((err) => {

@@ -78,8 +78,16 @@ export async function seedEntities({ app, client }: BenchService, count: number)
   return ids;
 }
 
-/** Serves until SIGTERM; then `beforeClose` (if any), the app's close, and the temp DATA_DIR removed. */
-export function serveUntilSigterm({ app, dataDir }: BenchService, beforeClose?: () => Promise<void>): void {
+/**
+ * Prints `ready` as one JSON line on stdout, then serves until SIGTERM; then `beforeClose` (if
+ * any), the app's close, and the temp DATA_DIR removed. The handler is in place before the line
+ * goes out: the parent may signal the moment it reads it.
+ */
+export function serveUntilSigterm(
+  { app, dataDir }: BenchService,
+  ready: object,
+  beforeClose?: () => Promise<void>,
+): void {
   // The app's own shutdown hooks (enableShutdownHooks) close it and raise SIGTERM again, which
   // ended the process before the directory was removed: every run left its DATA_DIR in /tmp.
   process.removeAllListeners('SIGTERM');
@@ -91,4 +99,5 @@ export function serveUntilSigterm({ app, dataDir }: BenchService, beforeClose?: 
         process.exit(0);
       });
   });
+  process.stdout.write(JSON.stringify(ready) + '\n');
 }

@@ -15,8 +15,7 @@ async function main(): Promise<void> {
   const service = await startBenchService('write');
   const entityIds = await seedEntities(service, ENTITIES);
   serveEventLoopDelay();
-  process.stdout.write(JSON.stringify({ url: service.url, token: service.client.token, entityIds }) + '\n');
-  serveUntilSigterm(service);
+  serveUntilSigterm(service, { url: service.url, token: service.client.token, entityIds });
 }
 
 main().catch((err) => {

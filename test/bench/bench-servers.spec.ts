@@ -24,7 +24,10 @@ describe('bench service processes', () => {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const exited = once(child, 'exit');
-    const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+    const [line] = (await Promise.race([
+      once(createInterface({ input: child.stdout }), 'line'),
+      exited.then(() => Promise.reject(new Error('the bench server exited before it was ready'))),
+    ])) as [string];
     expect(JSON.parse(line)).toHaveProperty('token');
     expect(benchDirs()).toHaveLength(1);
 
