@@ -80,8 +80,8 @@ export async function seedEntities({ app, client }: BenchService, count: number)
 
 /**
  * Prints `ready` as one JSON line on stdout, then serves until SIGTERM; then `beforeClose` (if
- * any), the app's close, and the temp DATA_DIR removed. The handler is in place before the line
- * goes out: the parent may signal the moment it reads it.
+ * any), the app's close, and the temp DATA_DIR removed; exits 1 if the close failed. The handler
+ * is in place before the line goes out: the parent may signal the moment it reads it.
  */
 export function serveUntilSigterm(
   { app, dataDir }: BenchService,
@@ -94,9 +94,16 @@ export function serveUntilSigterm(
   process.once('SIGTERM', () => {
     void (beforeClose ?? (() => Promise.resolve()))()
       .then(() => app.close())
-      .finally(() => {
+      .then(
+        () => 0,
+        (err: unknown) => {
+          console.error(err);
+          return 1;
+        },
+      )
+      .then((code) => {
         rmSync(dataDir, { recursive: true, force: true });
-        process.exit(0);
+        process.exit(code);
       });
   });
   process.stdout.write(JSON.stringify(ready) + '\n');

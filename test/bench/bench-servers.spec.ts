@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,24 +14,30 @@ const ROOT = join(__dirname, '..', '..');
  */
 describe('bench service processes', () => {
   let tmp: string;
+  let child: ChildProcess | undefined;
   beforeEach(() => (tmp = mkdtempSync(join(tmpdir(), 'bench-servers-'))));
-  afterEach(() => rmSync(tmp, { recursive: true, force: true }));
+  afterEach(() => {
+    // A server the test did not see exit would keep Jest from ending.
+    child?.kill('SIGKILL');
+    rmSync(tmp, { recursive: true, force: true });
+  });
 
   it('remove their DATA_DIR when stopped with SIGTERM', async () => {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', join(ROOT, 'bench', 'auth.server.ts')], {
+    const server = spawn(process.execPath, ['-r', '@swc-node/register', join(ROOT, 'bench', 'auth.server.ts')], {
       cwd: ROOT,
       env: { ...process.env, TMPDIR: tmp },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    const exited = once(child, 'exit');
+    child = server;
+    const exited = once(server, 'exit');
     const [line] = (await Promise.race([
-      once(createInterface({ input: child.stdout }), 'line'),
+      once(createInterface({ input: server.stdout }), 'line'),
       exited.then(() => Promise.reject(new Error('the bench server exited before it was ready'))),
     ])) as [string];
     expect(JSON.parse(line)).toHaveProperty('token');
     expect(benchDirs()).toHaveLength(1);
 
-    child.kill('SIGTERM');
+    server.kill('SIGTERM');
     const [code, signal] = (await exited) as [number | null, NodeJS.Signals | null];
     expect({ code, signal }).toEqual({ code: 0, signal: null });
     expect(benchDirs()).toEqual([]);
