@@ -37,11 +37,20 @@ export function apiClient(baseUrl: string, token: string): Api {
   };
 }
 
-/** Polls until `check` returns a value (not undefined); the Jest timeout bounds it. */
-export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, intervalMs = 25): Promise<T> {
+/**
+ * Polls until `check` returns a value (not undefined); the Jest timeout bounds the test, and
+ * `timeoutMs` the polling itself (else it goes on after a timed-out test, keeping Jest alive).
+ */
+export async function eventually<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  intervalMs = 25,
+  timeoutMs = Infinity,
+): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value !== undefined) return value;
+    if (performance.now() > deadline) throw new Error(`Condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

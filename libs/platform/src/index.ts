@@ -20,6 +20,7 @@ export * from './projections/rebuild';
 export * from './projections/audit';
 export * from './projections/statements';
 export * from './projections/multi-row-insert';
+export { checkpointOffTheLoop, type WalCheckpointer } from './projections/wal-checkpointer';
 export * from './http/cursor-codec';
 export * from './http/page.dto';
 export * from './http/etag';

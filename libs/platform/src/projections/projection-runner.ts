@@ -24,7 +24,7 @@ import {
 import { projectionHandles, type Projection } from './projection';
 import { RebuildWriterThread } from './rebuild-writer-thread';
 import { cachedStatement, inImmediateTransaction } from './statements';
-import { SAFETY_NET_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './wal-checkpointer';
+import { checkpointOffTheLoop, type WalCheckpointer } from './wal-checkpointer';
 
 export interface ProjectionRunnerOptions {
   readonly store: EventStore;
@@ -153,8 +153,7 @@ export class ProjectionRunner {
     this.walCheckpointer = null;
     const db = openReadDatabase(file, bulk);
     if (!bulk && file !== ':memory:') {
-      db.pragma(`wal_autocheckpoint = ${SAFETY_NET_AUTOCHECKPOINT_PAGES}`);
-      this.walCheckpointer = new WalCheckpointer(file, (message) => {
+      this.walCheckpointer = checkpointOffTheLoop(db, file, (message) => {
         this.logger.warn(`Read-model WAL checkpoint: ${message}`);
       });
     }

@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3';
 import { Worker } from 'node:worker_threads';
 
 /**
@@ -81,3 +82,17 @@ const CHECKPOINT_INTERVAL_MS = 50;
 
 /** The owner's connection checkpoints by itself only past this many WAL pages (~64 MB): the safety net. */
 export const SAFETY_NET_AUTOCHECKPOINT_PAGES = 16_384;
+
+/**
+ * Moves a live WAL database's checkpoints off the event loop: `db` (the owner's connection, in
+ * WAL mode) checkpoints by itself only past the safety net, and a thread checkpoints `file`
+ * meanwhile. Stop the returned thread before or after closing `db`.
+ */
+export function checkpointOffTheLoop(
+  db: Database.Database,
+  file: string,
+  onError: (message: string) => void,
+): WalCheckpointer {
+  db.pragma(`wal_autocheckpoint = ${SAFETY_NET_AUTOCHECKPOINT_PAGES}`);
+  return new WalCheckpointer(file, onError);
+}

@@ -1,12 +1,14 @@
 import { type EventStore, type JsonObject, SqliteEventStore } from '@filing/event-store';
 import { type AppConfig, buildMetadata, toEventData } from '@filing/platform';
 import Database from 'better-sqlite3';
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DeliveryCommands } from '../deliveries/delivery-commands';
 import { DeliveryEvents } from '../deliveries/delivery.events';
 import { EndpointEvents, NOTIFICATIONS_SWITCHED } from '../endpoints/endpoint.events';
+import { threadNames } from '../../../../test/support/thread-names';
+import { eventually } from '../../../../test/support/webhooks';
 import { FanOutService } from './fanout.service';
 
 const ACCOUNT = '0193a000-0000-7000-8000-00000000000a';
@@ -251,5 +253,21 @@ describe('fan-out service memory', () => {
     }
     expect(fanOut.openDeliveryCount()).toBe(3);
     expect(seen).toEqual([...Array(9).fill(25), ...Array(10).fill(15), 5, 5, 5]);
+  });
+
+  it('checkpoints its database from a thread of its own, which its stop ends', async () => {
+    // Specs run before this one in the same Jest worker may have left checkpointer threads of their own.
+    const checkpointThreads = () => (threadNames() ?? []).filter((name) => name === 'wal-checkpoint').length;
+    const before = checkpointThreads();
+    start();
+    if (threadNames()) await eventually(() => (checkpointThreads() === before + 1 ? true : undefined), 10, 5_000);
+    await subscribeToAll();
+    await caughtUp();
+    // Pages reach the database file itself, not only its WAL, though nothing on the service's
+    // connection checkpoints below the safety net (16,384 pages): the thread copied them.
+    const file = join(dir, 'webhook-fanout.db');
+    await eventually(() => (statSync(file).size >= 4 * 4096 ? true : undefined), 10, 5_000);
+    await fanOut.stop();
+    expect(checkpointThreads()).toBeLessThanOrEqual(before);
   });
 });
