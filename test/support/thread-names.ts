@@ -14,3 +14,8 @@ export function threadNames(): string[] | null {
     }
   });
 }
+
+/** How many of this process's threads have `name` (0 off Linux). */
+export function threadsNamed(name: string): number {
+  return (threadNames() ?? []).filter((n) => n === name).length;
+}

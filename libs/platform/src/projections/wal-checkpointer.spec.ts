@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { threadNames } from '../../../../test/support/thread-names';
+import { threadNames, threadsNamed } from '../../../../test/support/thread-names';
 import { eventually } from '../../../../test/support/webhooks';
 import { WalCheckpointer } from './wal-checkpointer';
 
@@ -25,8 +25,7 @@ describe('WalCheckpointer', () => {
     // The rows are in the WAL alone until something checkpoints it.
     expect(before).toBeLessThan(100_000);
     // Specs run before this one in the same Jest worker may have left checkpointer threads of their own.
-    const checkpointThreads = () => (threadNames() ?? []).filter((name) => name === 'wal-checkpoint').length;
-    const othersRunning = checkpointThreads();
+    const othersRunning = threadsNamed('wal-checkpoint');
     const errors: string[] = [];
     const checkpointer = new WalCheckpointer(file, (message) => errors.push(message), 10);
     try {
@@ -38,6 +37,6 @@ describe('WalCheckpointer', () => {
     }
     expect(errors).toEqual([]);
     // stop() resolves once its thread is gone.
-    expect(checkpointThreads()).toBeLessThanOrEqual(othersRunning);
+    expect(threadsNamed('wal-checkpoint')).toBeLessThanOrEqual(othersRunning);
   });
 });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { DeliveryCommands } from '../deliveries/delivery-commands';
 import { DeliveryEvents } from '../deliveries/delivery.events';
 import { EndpointEvents, NOTIFICATIONS_SWITCHED } from '../endpoints/endpoint.events';
-import { threadNames } from '../../../../test/support/thread-names';
+import { threadsNamed } from '../../../../test/support/thread-names';
 import { eventually } from '../../../../test/support/webhooks';
 import { FanOutService } from './fanout.service';
 
@@ -257,8 +257,7 @@ describe('fan-out service memory', () => {
 
   it('checkpoints its database from a thread of its own, which its stop ends', async () => {
     // Specs run before this one in the same Jest worker may have left checkpointer threads of their own.
-    const checkpointThreads = () => (threadNames() ?? []).filter((name) => name === 'wal-checkpoint').length;
-    const before = checkpointThreads();
+    const before = threadsNamed('wal-checkpoint');
     start();
     await subscribeToAll();
     await caughtUp();
@@ -267,6 +266,6 @@ describe('fan-out service memory', () => {
     const file = join(dir, 'webhook-fanout.db');
     await eventually(() => (statSync(file).size >= 4 * 4096 ? true : undefined), 10, 5_000);
     await fanOut.stop();
-    expect(checkpointThreads()).toBeLessThanOrEqual(before);
+    expect(threadsNamed('wal-checkpoint')).toBeLessThanOrEqual(before);
   });
 });
