@@ -170,7 +170,7 @@ function serviceMeter(): (deliveries: number) => ServiceCpu {
       cpuUs,
       mainUs: perDelivery('main'),
       othersUs: named.reduce((a, b) => a + b, rest),
-      byThread: `store writer ${us(named[0])}, sender ${us(named[1])}, checkpointer ${us(named[2])}, V8 and libuv ${us(rest)}`,
+      byThread: `store writer ${us(named[0])}, sender ${us(named[1])}, checkpointers ${us(named[2])}, V8 and libuv ${us(rest)}`,
       busy: machineBusy(machine),
     };
   };
