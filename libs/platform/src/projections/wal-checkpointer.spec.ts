@@ -29,7 +29,7 @@ describe('WalCheckpointer', () => {
     const errors: string[] = [];
     const checkpointer = new WalCheckpointer(file, (message) => errors.push(message), 10);
     try {
-      await eventually(() => (statSync(file).size > 1_000_000 ? true : undefined), 10);
+      await eventually(() => (statSync(file).size > 1_000_000 ? true : undefined), 10, 5_000);
       expect(threadNames() ?? ['wal-checkpoint']).toContain('wal-checkpoint');
     } finally {
       await checkpointer.stop();
