@@ -81,7 +81,7 @@ export class WalCheckpointer {
 const CHECKPOINT_INTERVAL_MS = 50;
 
 /** The owner's connection checkpoints by itself only past this many WAL pages (~64 MB): the safety net. */
-export const SAFETY_NET_AUTOCHECKPOINT_PAGES = 16_384;
+const SAFETY_NET_AUTOCHECKPOINT_PAGES = 16_384;
 
 /**
  * Moves a live WAL database's checkpoints off the event loop: `db` (the owner's connection, in
