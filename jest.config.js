@@ -24,6 +24,8 @@ module.exports = {
     '^@filing/([^/]+)/(.*)$': '<rootDir>/libs/$1/src/$2',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
+  // Chromium and Caddy, installed when missing: `npm test` alone passes on a fresh machine.
+  globalSetup: '<rootDir>/test/support/system-tools.js',
   maxWorkers: 2,
   testTimeout: 30000,
 };
