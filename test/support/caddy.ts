@@ -63,8 +63,8 @@ export async function startCaddy(options: CaddyOptions): Promise<CaddyEdge> {
   });
   let log = '';
   const keep = (chunk: Buffer) => (log = (log + chunk.toString()).slice(-20_000));
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   const rootFile = join(dir, 'data', 'caddy', 'pki', 'authorities', 'local', 'root.crt');
   const agents: Agent[] = [];
   try {
