@@ -1,6 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import pino from 'pino';
-import { ConfigError, createLogger, loadConfig, PinoNestLogger } from '@filing/platform';
+import { CONFIG_VARIABLES, ConfigError, createLogger, loadConfig, PinoNestLogger } from '@filing/platform';
 import { type CliCommand, CommandFailedError, UsageError } from './cli-command';
 import { CliModule } from './cli.module';
 import { auditCommand } from './commands/audit.command';
@@ -17,12 +17,20 @@ const COMMANDS: readonly CliCommand[] = [
   eventsExportCommand,
 ];
 
+/** A variable as the help lists it: a pair read together under its README title. */
+function helpName(name: string, variable: { title?: string }): string {
+  return variable.title ? variable.title.replaceAll('`', '') : name;
+}
+
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.usage.length));
   return [
     'Usage: npx filing <command> [options]   (or: npm run cli -- <command> [options])',
     '',
     ...COMMANDS.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`),
+    '',
+    'Environment (the same as the service reads; README.md, "Configuration"):',
+    ...Object.entries(CONFIG_VARIABLES).map(([name, v]) => `  ${helpName(name, v)}${v.default ? `=${v.default}` : ''}`),
   ].join('\n');
 }
 
