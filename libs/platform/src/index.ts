@@ -43,6 +43,8 @@ export * from './read-model/keyset-page';
 export * from './read-model/json-text';
 export * from './read-model/per-handle';
 export * from './read-model/resource-table';
+export * from './read-model/resource-projection';
+export * from './read-model/resource-queries';
 export * from './http/field-validators';
 export * from './http/openapi';
 export * from './http/family.controller';

@@ -4,7 +4,9 @@ import { CursorCodec } from '../http/cursor-codec';
 import type { ProjectionRunner } from '../projections/projection-runner';
 import { recorded } from '../testing/domain';
 import { readModelFixture } from '../testing/read-model';
-import { ResourceProjection, ResourceQueries, type ResourceTable } from './resource-table';
+import { ResourceProjection } from './resource-projection';
+import { ResourceQueries } from './resource-queries';
+import type { ResourceTable } from './resource-table';
 
 const NOTES: ResourceTable = {
   name: 'notes',
