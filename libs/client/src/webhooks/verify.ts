@@ -73,6 +73,25 @@ export function verifyWebhook<T = WebhookEvent>(
 ): VerifiedWebhook<T> {
   const keys = (Array.isArray(secrets) ? secrets : [secrets]).map(secretKey);
   if (keys.length === 0) throw new TypeError('At least one webhook secret is required');
+  const { id, timestampText, signatures } = requiredHeaders(headers);
+  const timestamp = freshTimestamp(timestampText, options);
+  const body =
+    typeof payload === 'string'
+      ? Buffer.from(payload, 'utf8')
+      : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  if (!anySignatureMatches(signatures, keys, `${id}.${timestamp}.`, body))
+    throw new WebhookVerificationError('no_matching_signature', 'No signature matches the payload and secret');
+  let parsed: T;
+  try {
+    parsed = JSON.parse(body.toString('utf8')) as T;
+  } catch {
+    throw new WebhookVerificationError('invalid_payload', 'The signed payload is not JSON');
+  }
+  return { id, timestamp, payload: parsed };
+}
+
+/** The three Standard Webhooks headers, or a `missing_header` error naming each one missing. */
+function requiredHeaders(headers: WebhookHeaders): { id: string; timestampText: string; signatures: string } {
   const id = header(headers, 'webhook-id');
   const timestampText = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
@@ -84,10 +103,15 @@ export function verifyWebhook<T = WebhookEvent>(
     ].filter(Boolean);
     throw new WebhookVerificationError('missing_header', `Missing header: ${missing.join(', ')}`);
   }
-  if (!/^\d{1,15}$/.test(timestampText)) {
+  return { id, timestampText, signatures };
+}
+
+/** `webhook-timestamp` as Unix seconds, within the tolerance of the clock either way. */
+function freshTimestamp(text: string, options: VerifyOptions): number {
+  if (!/^\d{1,15}$/.test(text)) {
     throw new WebhookVerificationError('invalid_timestamp', 'webhook-timestamp must be Unix seconds');
   }
-  const timestamp = Number(timestampText);
+  const timestamp = Number(text);
   const now = Math.floor((options.clock ?? systemClock).now() / 1000);
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   if (now - timestamp > tolerance) {
@@ -99,33 +123,24 @@ export function verifyWebhook<T = WebhookEvent>(
       `webhook-timestamp is more than ${tolerance} s in the future`,
     );
   }
+  return timestamp;
+}
 
-  const body =
-    typeof payload === 'string'
-      ? Buffer.from(payload, 'utf8')
-      : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+/** Whether any `v1` signature matches any key over `prefix` + body. */
+function anySignatureMatches(signatures: string, keys: readonly Buffer[], prefix: string, body: Buffer): boolean {
   const candidates = signatures
     .split(' ')
     .filter((s) => s.startsWith('v1,'))
     .map((s) => Buffer.from(s.slice(3), 'base64'));
   let matched = false;
   for (const key of keys) {
-    const expected = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest();
+    const expected = createHmac('sha256', key).update(prefix).update(body).digest();
     // Every candidate is compared, match or not, so the time taken says nothing about which matched.
     for (const candidate of candidates) {
       if (candidate.length === expected.length && timingSafeEqual(candidate, expected)) matched = true;
     }
   }
-  if (!matched)
-    throw new WebhookVerificationError('no_matching_signature', 'No signature matches the payload and secret');
-
-  let parsed: T;
-  try {
-    parsed = JSON.parse(body.toString('utf8')) as T;
-  } catch {
-    throw new WebhookVerificationError('invalid_payload', 'The signed payload is not JSON');
-  }
-  return { id, timestamp, payload: parsed };
+  return matched;
 }
 
 /** `whsec_<base64>` (or the base64 alone, or the key bytes) → the HMAC key. */

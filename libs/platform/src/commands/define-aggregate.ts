@@ -103,15 +103,29 @@ export interface Aggregate<S, E extends DomainEvent, C extends DomainCommand> ex
 export function defineAggregate<S, E extends DomainEvent, C extends DomainCommand>(
   declaration: AggregateDeclaration<S, E, C>,
 ): Aggregate<S, E, C> {
-  const { streamPrefix, initialState, evolve, decide, schemaVersions = {}, references = [] } = declaration;
+  const { streamPrefix, initialState, evolve } = declaration;
   const streamId = (id: string) => streamName(streamPrefix, id);
+  const run = commandRunner(declaration, streamId);
+  const { AggregateCommand, Handler } = commandBusFor(declaration, run);
+  return {
+    streamId,
+    load: (store, id) => loadAggregate(store, streamId(id), initialState, evolve),
+    run,
+    command: (context, command) => new AggregateCommand(context, command),
+    create: (context, command) =>
+      new AggregateCommand(context, extend(command, { id: newResourceId() }) as WithoutAccount<C>, { newStream: true }),
+    Handler,
+    ...declaration,
+  };
+}
 
-  const run = async (
-    store: EventStore,
-    context: CommandContext,
-    command: C,
-    options: RunOptions = {},
-  ): Promise<WriteResult<NonNullable<S>>> => {
+/** Load → decide → append of one command, as `Aggregate.run`. */
+function commandRunner<S, E extends DomainEvent, C extends DomainCommand>(
+  declaration: AggregateDeclaration<S, E, C>,
+  streamId: (id: string) => string,
+): Aggregate<S, E, C>['run'] {
+  const { initialState, evolve, decide, schemaVersions = {} } = declaration;
+  return async (store, context, command, options = {}) => {
     // The options last, not first: see extend.
     const result = await handleCommand<S, E, C>({
       store,
@@ -126,7 +140,13 @@ export function defineAggregate<S, E extends DomainEvent, C extends DomainComman
     });
     return { position: result.position, resource: result.state as NonNullable<S> };
   };
+}
 
+/** The family's CQRS command class and its handler, which checks references and runs it in the context's account. */
+function commandBusFor<S, E extends DomainEvent, C extends DomainCommand>(
+  { streamPrefix, references = [] }: AggregateDeclaration<S, E, C>,
+  run: Aggregate<S, E, C>['run'],
+) {
   class AggregateCommand extends Command<WriteResult<NonNullable<S>>> implements WriteCommand<NonNullable<S>> {
     constructor(
       readonly context: CommandContext,
@@ -156,15 +176,5 @@ export function defineAggregate<S, E extends DomainEvent, C extends DomainComman
   }
   // Named after the family in Nest's logs and DI errors (every family's class is this one class expression).
   Object.defineProperty(AggregateCommandHandler, 'name', { value: `${streamPrefix}CommandHandler` });
-
-  return {
-    streamId,
-    load: (store, id) => loadAggregate(store, streamId(id), initialState, evolve),
-    run,
-    command: (context, command) => new AggregateCommand(context, command),
-    create: (context, command) =>
-      new AggregateCommand(context, extend(command, { id: newResourceId() }) as WithoutAccount<C>, { newStream: true }),
-    Handler: AggregateCommandHandler,
-    ...declaration,
-  };
+  return { AggregateCommand, Handler: AggregateCommandHandler };
 }
