@@ -6,6 +6,9 @@ import { directoryProblem, errorCode } from './directory-check';
 
 export { directoryProblem } from './directory-check';
 import { ServiceKeys } from '../crypto/service-keys';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy';
+
+export { fastifyTrustProxy, parseTrustProxy, type TrustProxy } from './trust-proxy';
 
 /** The service's configuration, read from environment variables (CONTRACT.md §6). */
 export interface AppConfig {
@@ -32,6 +35,8 @@ export interface AppConfig {
    * null: not set (sqlite only); `DATA_DIR/cursor.key` is the root then.
    */
   readonly secretsKey: ServiceKeys | null;
+  /** Which peers' `X-Forwarded-For`/`-Proto` are believed (TRUST_PROXY; off: none). */
+  readonly trustProxy: TrustProxy;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -154,6 +159,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     if (problem) problems.push(`WEBHOOK_CA_FILE ${problem}`);
   }
 
+  let trustProxy: TrustProxy = { kind: 'off' };
+  try {
+    trustProxy = parseTrustProxy(value('TRUST_PROXY'));
+  } catch (err) {
+    problems.push(`TRUST_PROXY ${(err as Error).message}`);
+  }
+
   const config: AppConfig = {
     port,
     eventStore,
@@ -168,6 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel,
     apiRateLimit,
     secretsKey,
+    trustProxy,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

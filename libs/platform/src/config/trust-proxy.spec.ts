@@ -1,0 +1,51 @@
+import { ConfigError, loadConfig } from './config';
+import { fastifyTrustProxy, parseTrustProxy } from './trust-proxy';
+
+function problemsOf(env: NodeJS.ProcessEnv): readonly string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe('TRUST_PROXY', () => {
+  it('is off unless set: the socket address is the client', () => {
+    expect(loadConfig({}).trustProxy).toEqual({ kind: 'off' });
+    expect(parseTrustProxy('false')).toEqual({ kind: 'off' });
+    expect(fastifyTrustProxy({ kind: 'off' })).toBe(false);
+  });
+
+  it('takes true, a hop count, or addresses and CIDRs (IPv4, IPv6, proxy-addr names)', () => {
+    expect(parseTrustProxy('true')).toEqual({ kind: 'all' });
+    expect(parseTrustProxy('2')).toEqual({ kind: 'hops', hops: 2 });
+    expect(loadConfig({ TRUST_PROXY: ' 172.30.240.0/24, 10.0.0.5,::1,fd00::/8,loopback ' }).trustProxy).toEqual({
+      kind: 'addresses',
+      addresses: ['172.30.240.0/24', '10.0.0.5', '::1', 'fd00::/8', 'loopback'],
+    });
+  });
+
+  it('gives a hop count to Fastify as a trust function over the nearest hops', () => {
+    const trust = fastifyTrustProxy({ kind: 'hops', hops: 2 });
+    if (typeof trust !== 'function') throw new Error('expected a function');
+    expect([0, 1, 2].map((hop) => trust('10.0.0.1', hop))).toEqual([true, true, false]);
+  });
+
+  it.each([
+    ['yes please', 'yes please'],
+    ['0', 'hop count from 1'],
+    ['10.0.0.300', '10.0.0.300'],
+    ['10.0.0.0/33', '10.0.0.0/33'],
+    ['10.0.0.1,', '""'],
+    ['100', 'hop count from 1 to 32'],
+    ['0x0a.0.0.1', '0x0a.0.0.1'],
+    ['caddy', 'caddy'],
+  ])('stops the start on %j, naming the variable and the bad item', (value, named) => {
+    const problems = problemsOf({ TRUST_PROXY: value });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^TRUST_PROXY /);
+    expect(problems[0]).toContain(named);
+  });
+});
