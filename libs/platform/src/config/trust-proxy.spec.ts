@@ -1,3 +1,4 @@
+import Fastify from 'fastify';
 import { ConfigError, loadConfig } from './config';
 import { fastifyTrustProxy, parseTrustProxy } from './trust-proxy';
 
@@ -32,6 +33,31 @@ describe('TRUST_PROXY', () => {
     const trust = fastifyTrustProxy({ kind: 'hops', hops: 2 });
     if (typeof trust !== 'function') throw new Error('expected a function');
     expect([0, 1, 2].map((hop) => trust('10.0.0.1', hop))).toEqual([true, true, false]);
+  });
+
+  it.each([
+    // [TRUST_PROXY, peer, the client Fastify reports, its protocol]
+    ['off', '127.0.0.1', '127.0.0.1', 'http'],
+    ['127.0.0.1', '127.0.0.1', '198.51.100.7', 'https'],
+    ['10.0.0.0/8', '10.1.2.3', '198.51.100.7', 'https'],
+    ['10.0.0.0/8', '192.0.2.9', '192.0.2.9', 'http'],
+    ['loopback', '127.0.0.2', '198.51.100.7', 'https'],
+    ['1', '192.0.2.9', '198.51.100.7', 'https'],
+    ['2', '192.0.2.9', '203.0.113.1', 'https'],
+    ['true', '192.0.2.9', '203.0.113.1', 'https'],
+  ])('%s: a request from %s saying X-Forwarded-For/-Proto is from %s over %s', async (setting, peer, ip, protocol) => {
+    const app = Fastify({ trustProxy: fastifyTrustProxy(parseTrustProxy(setting)) });
+    app.get('/', (request) => ({ ip: request.ip, protocol: request.protocol }));
+    try {
+      const res = await app.inject({
+        url: '/',
+        remoteAddress: peer,
+        headers: { 'x-forwarded-for': '203.0.113.1, 198.51.100.7', 'x-forwarded-proto': 'https' },
+      });
+      expect(res.json()).toEqual({ ip, protocol });
+    } finally {
+      await app.close();
+    }
   });
 
   it.each([
