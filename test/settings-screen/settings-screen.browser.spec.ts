@@ -30,7 +30,10 @@ describe('settings screen in headless Chromium', () => {
   let api: Api;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(
+        `${CHROMIUM} is missing: apt-get install -y chromium (Jest's global set-up, test/support/system-tools.js, does as root)`,
+      );
     mkdirSync(ARTIFACTS, { recursive: true });
     pki = makeTestPki('Browser');
     receiver = await startReceiver(pki);

@@ -87,7 +87,8 @@ export async function startCaddy(options: CaddyOptions): Promise<CaddyEdge> {
     httpUrl: `http://localhost:${httpPort}`,
     caPem,
     agent(localAddress) {
-      const agent = new Agent({ connect: { ca: caPem, ...(localAddress ? { localAddress } : {}) } });
+      // undici takes the source address as the client's option: one under `connect` is overwritten.
+      const agent = new Agent({ connect: { ca: caPem }, ...(localAddress ? { localAddress } : {}) });
       agents.push(agent);
       return agent;
     },

@@ -1,7 +1,7 @@
 /**
  * Jest's global set-up: the system tools some specs drive — Debian's Chromium (the settings
- * screen's browser test) and Caddy (the shipped load balancer, test/support/caddy.ts). `npm test`
- * must pass on a fresh machine with nothing but the README's commands, so what is missing is
+ * screen's browser test), Caddy (the shipped load balancer, test/support/caddy.ts) and openssl.
+ * `npm test` must pass on a fresh machine with nothing but the README's commands, so what is missing is
  * installed here with apt-get when we are root (CI and these machines are); otherwise the run
  * stops with the one command that installs it.
  */
@@ -11,6 +11,8 @@ const { existsSync } = require('node:fs');
 const TOOLS = [
   { path: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', pkg: 'chromium' },
   { path: process.env.CADDY_PATH ?? '/usr/bin/caddy', pkg: 'caddy' },
+  // test/support/tls-certs.ts makes the specs' certificates with it; slim images may lack it.
+  { path: '/usr/bin/openssl', pkg: 'openssl' },
 ];
 
 module.exports = async function installSystemTools() {

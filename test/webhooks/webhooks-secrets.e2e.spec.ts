@@ -8,7 +8,7 @@ import { buildMetadata, toEventData } from '@filing/platform';
 import { verifySignature } from '@filing/webhooks';
 import Database from 'better-sqlite3';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
 import { provisionAccount } from '../support/auth';
@@ -43,7 +43,7 @@ describe('webhook signing secrets in the event store', () => {
     return service;
   };
 
-  it("imports an older version's webhook-secrets.db at start: the secret is read back and signs, the file is set aside", async () => {
+  it("imports an older version's webhook-secrets.db at start: the secret is read back and signs, the plaintext file is deleted", async () => {
     const first = await start({ env });
     const acc = await provisionAccount(first);
     const api = apiClient(first.url, acc.token);
@@ -78,18 +78,26 @@ describe('webhook signing secrets in the event store', () => {
     expect((await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: true })).status).toBe(200);
     await first.close();
     const file = join(first.dataDir, 'webhook-secrets.db');
-    const legacy = new Database(file);
-    legacy.exec(`CREATE TABLE webhook_signing_secrets (endpoint_id TEXT NOT NULL, fingerprint TEXT NOT NULL, secret TEXT NOT NULL,
-      created_at TEXT NOT NULL, PRIMARY KEY (endpoint_id, fingerprint))`);
-    legacy
-      .prepare('INSERT INTO webhook_signing_secrets VALUES (?, ?, ?, ?)')
-      .run(endpointId, fingerprint, secret, new Date().toISOString());
-    legacy.close();
+    // The file, and the copy an earlier version of the import set aside as `.imported` (plaintext too).
+    for (const path of [file, `${file}.imported`]) {
+      const legacy = new Database(path);
+      legacy.exec(`CREATE TABLE webhook_signing_secrets (endpoint_id TEXT NOT NULL, fingerprint TEXT NOT NULL, secret TEXT NOT NULL,
+        created_at TEXT NOT NULL, PRIMARY KEY (endpoint_id, fingerprint))`);
+      legacy
+        .prepare('INSERT INTO webhook_signing_secrets VALUES (?, ?, ?, ?)')
+        .run(endpointId, fingerprint, secret, new Date().toISOString());
+      legacy.close();
+    }
 
     const upgraded = await start({ env, reuse: { dataDir: first.dataDir } });
     const after = apiClient(upgraded.url, acc.token);
     expect((await after('GET', `${V1}/webhook-endpoints/${endpointId}/secret`)).body).toEqual({ secret });
-    expect([existsSync(file), existsSync(`${file}.imported`)]).toEqual([false, true]);
+    // Sealed in the store, the plaintext is gone from DATA_DIR: no file there holds the secret.
+    expect([existsSync(file), existsSync(`${file}.imported`)]).toEqual([false, false]);
+    for (const name of readdirSync(upgraded.dataDir)) {
+      const path = join(upgraded.dataDir, name);
+      if (statSync(path).isFile()) expect([name, readFileSync(path).includes(secret)]).toEqual([name, false]);
+    }
     const sealed = (await upgraded.app.get<EventStore>(EVENT_STORE).readStream(`webhookendpoint-${endpointId}`)).at(
       -1,
     )!;

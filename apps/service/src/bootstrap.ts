@@ -8,6 +8,7 @@ import {
   answerFrameworkError,
   type AppConfig,
   createLogger,
+  fastifyTrustProxy,
   MAX_PARAM_LENGTH,
   NODE_MAX_HEADER_BYTES,
   PinoNestLogger,
@@ -35,6 +36,9 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   const lock = lockDataDir(config.dataDir);
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
+    // TRUST_PROXY: request.ip and request.protocol come from a trusted proxy's X-Forwarded-*, so
+    // the failed-auth brake and the sign-in throttle count callers, not the load balancer.
+    trustProxy: fastifyTrustProxy(config.trustProxy),
     // `/o/token/` (CONTRACT.md) and `/o/token` are the same route: Nest strips the trailing slash.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // What Fastify and Node refuse before any route answers in the API's formats (http-edge.ts).

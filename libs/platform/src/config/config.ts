@@ -3,6 +3,8 @@ import { CONFIG_VARIABLES, ConfigProblem, type ConfigValues } from './variables'
 
 export { directoryProblem } from './directory-check';
 export { parseDuration, parseDurations, parseRateLimit } from './parsers';
+export { fastifyTrustProxy, parseTrustProxy, type TrustProxy } from './trust-proxy';
+import type { TrustProxy } from './trust-proxy';
 export {
   CONFIG_VARIABLES,
   DEFAULT_API_RATE_LIMIT,
@@ -35,6 +37,8 @@ export interface AppConfig {
    * null: not set (sqlite only); `DATA_DIR/cursor.key` is the root then.
    */
   readonly secretsKey: ServiceKeys | null;
+  /** Which peers may report the client's address and protocol (`X-Forwarded-*`); off by default. */
+  readonly trustProxy: TrustProxy;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -86,6 +90,7 @@ function assemble(v: ConfigValues): AppConfig {
     logLevel: v.LOG_LEVEL,
     apiRateLimit: v.API_RATE_LIMIT,
     secretsKey: v.SECRETS_KEY,
+    trustProxy: v.TRUST_PROXY,
   };
 }
 

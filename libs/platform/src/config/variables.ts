@@ -10,6 +10,7 @@ import { connectionStringProblem } from '@filing/event-store';
 import { ServiceKeys } from '../crypto/service-keys';
 import { directoryProblem } from './directory-check';
 import { fileValue, integerIn, oneOf, parseDuration, parseDurations, parseRateLimit, yesNo } from './parsers';
+import { parseTrustProxy } from './trust-proxy';
 import { certificatesProblem, decodeBase64Key, SECRETS_KEY_HINT, tlsPairProblems } from './parsers';
 
 /** Several problems at once, each a whole line that names its variable. */
@@ -114,6 +115,11 @@ export const CONFIG_VARIABLES = {
     default: 'info',
     doc: LOG_LEVELS.map((level) => `\`${level}\``).join(', '),
     parse: oneOf(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`),
+  }),
+  TRUST_PROXY: variable({
+    default: 'off',
+    doc: 'which peers may report the client (`X-Forwarded-For`, `-Proto`) for the per-address brakes and `Secure` cookies: addresses/CIDRs (`172.30.240.20`, `10.0.0.0/8`), a hop count, or `true` (docs/operations.md, "Behind a proxy")',
+    parse: parseTrustProxy,
   }),
   API_RATE_LIMIT: variable({
     default: DEFAULT_API_RATE_LIMIT,

@@ -2,28 +2,55 @@ import { extend } from '../domain/extend';
 import type { LoggerService } from '@nestjs/common';
 import pino, { type Logger } from 'pino';
 
+const CENSOR = '[redacted]';
+/** Nesting walked at most: deeper values are censored whole rather than written unchecked. */
+const MAX_DEPTH = 16;
+
 /**
- * Paths pino censors wherever they appear in a log object: credentials must never reach a log
- * line, at any level (CONTRACT.md §1).
+ * Whether a key names a credential: `authorization`, `cookie`, and any key ending in `secret`,
+ * `password`, `token` or `key` of a secret kind (`client_secret`, `access_token`, `newPassword`,
+ * `secrets_key`…), `-`/`_` and case aside. `token_type` or `secret_fingerprint` are not.
  */
-export const REDACTED_PATHS = [
-  'authorization',
-  'password',
-  'client_secret',
-  'access_token',
-  'token',
-  'secret',
-  '*.authorization',
-  '*.password',
-  '*.client_secret',
-  '*.access_token',
-  '*.token',
-  '*.secret',
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'headers.authorization',
-  'headers.cookie',
-];
+export function isSecretKey(key: string): boolean {
+  const name = key.toLowerCase().replace(/[-_]/g, '');
+  return (
+    name === 'authorization' ||
+    name === 'proxyauthorization' ||
+    name === 'cookie' ||
+    name === 'setcookie' ||
+    /(secret|password|passphrase|token|secretskey|apikey|privatekey)$/.test(name)
+  );
+}
+
+/**
+ * A copy of a log object with every credential-named key censored, at any depth (pino's own
+ * `redact` takes fixed paths only: `a.*.b`, never "anywhere"). Errors are serialized first, so
+ * their own properties are walked too. Credentials must never reach a log line (CONTRACT.md §1).
+ */
+export function redactSecrets(value: unknown, depth = 0, ancestors = new Set<object>()): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth > MAX_DEPTH) return CENSOR;
+  if (ancestors.has(value)) return '[circular]';
+  const source = value instanceof Error ? (pino.stdSerializers.err(value) as object) : value;
+  if (!Array.isArray(source) && !isPlainRecord(source)) return source;
+  ancestors.add(value);
+  let copy: unknown;
+  if (Array.isArray(source)) copy = source.map((item) => redactSecrets(item, depth + 1, ancestors));
+  else {
+    const record: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(source)) {
+      record[key] = isSecretKey(key) ? CENSOR : redactSecrets(item, depth + 1, ancestors);
+    }
+    copy = record;
+  }
+  ancestors.delete(value);
+  return copy;
+}
+
+/** Walked as their own keys: what JSON.stringify writes as such (not Buffers, Dates, anything with a toJSON). */
+function isPlainRecord(value: object): value is Record<string, unknown> {
+  return typeof (value as { toJSON?: unknown }).toJSON !== 'function';
+}
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino(
@@ -31,7 +58,9 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       level,
       base: undefined,
       timestamp: pino.stdTimeFunctions.isoTime,
-      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      formatters: { log: (object) => redactSecrets(object) as Record<string, unknown> },
+      // The formatter has serialized (and censored) errors already: pino's own would serialize them again.
+      serializers: { err: (err: unknown) => err },
     },
     destination,
   );

@@ -2,7 +2,7 @@ import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { APP_CONFIG, type AppConfig, NotFoundError, ProjectionRunner, SecretBox } from '@filing/platform';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
-import { existsSync, renameSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { secretContext } from '../endpoints/endpoint.events';
 import { EndpointsService } from '../endpoints/endpoints.service';
@@ -17,8 +17,8 @@ const CATCH_UP_MS = 60_000;
  * The signing secrets' two start-up chores, both `EndpointSecretSealed` events guarded by what
  * the stream holds (so several instances doing them at once write each secret once):
  * - **Import** from `DATA_DIR/webhook-secrets.db` (older versions kept the secrets there and put
- *   only fingerprints in events): each secret is sealed into its endpoint's stream, then the file
- *   is renamed `webhook-secrets.db.imported`. A failure leaves the file for the next start.
+ *   only fingerprints in events): each secret is sealed into its endpoint's stream, then the
+ *   plaintext file is deleted. A failure leaves the file for the next start.
  * - **Re-seal** under the current SECRETS_KEY every secret still sealed under a previous one
  *   (SECRETS_KEY_PREVIOUS), so that key can be dropped once an instance has run.
  */
@@ -36,39 +36,54 @@ export class SecretSealing {
     private readonly runner: ProjectionRunner,
   ) {}
 
+  /**
+   * Seals the secrets of `webhook-secrets.db` (and of a `.imported` copy an earlier version set
+   * aside after sealing) into the store, then deletes the plaintext file: the store now holds
+   * every secret, sealed, and a deleted file cannot leak through a later backup of DATA_DIR.
+   */
   async importLegacyFile(): Promise<void> {
-    const file = join(this.config.dataDir, LEGACY_SECRETS_FILE);
-    if (!existsSync(file)) return;
-    let imported = 0;
-    try {
-      const db = new Database(file);
+    const base = join(this.config.dataDir, LEGACY_SECRETS_FILE);
+    for (const file of [base, `${base}.imported`]) {
+      if (!existsSync(file)) continue;
+      let imported: number;
       try {
-        const rows = db.prepare('SELECT endpoint_id, fingerprint, secret FROM webhook_signing_secrets').all() as Array<{
-          endpoint_id: string;
-          fingerprint: string;
-          secret: string;
-        }>;
-        for (const row of rows) {
-          const sealed = this.box.seal(row.secret, secretContext(row.endpoint_id));
-          try {
-            if (await this.endpoints.sealSecret(row.endpoint_id, row.fingerprint, sealed, null)) imported++;
-          } catch (err) {
-            // A secret whose endpoint was never created (its create failed after the file write).
-            if (!(err instanceof NotFoundError)) throw err;
-          }
-        }
-      } finally {
-        db.close();
+        imported = await this.sealSecretsOf(file);
+        // SQLite's journal files beside it may hold the same rows.
+        for (const path of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) rmSync(path, { force: true });
+      } catch (err) {
+        this.logger.error(`Importing ${file} failed (it stays, for the next start): ${(err as Error).message}`);
+        continue;
       }
-      renameSync(file, `${file}.imported`);
-    } catch (err) {
-      this.logger.error(`Importing ${file} failed (it stays, for the next start): ${(err as Error).message}`);
-      return;
+      this.logger.warn(
+        `Imported ${imported} webhook signing secrets from ${file} into the event store, sealed, and deleted the ` +
+          `file (it held them in plaintext): delete its backups too`,
+      );
     }
-    this.logger.warn(
-      `Imported ${imported} webhook signing secrets from ${file} into the event store, sealed; the file is now ` +
-        `${LEGACY_SECRETS_FILE}.imported and holds them in plaintext: delete it (and its backups) once you no longer need it`,
-    );
+  }
+
+  /** Seals each secret of a legacy file into its endpoint's stream; how many were new there. */
+  private async sealSecretsOf(file: string): Promise<number> {
+    let imported = 0;
+    const db = new Database(file, { fileMustExist: true });
+    try {
+      const rows = db.prepare('SELECT endpoint_id, fingerprint, secret FROM webhook_signing_secrets').all() as Array<{
+        endpoint_id: string;
+        fingerprint: string;
+        secret: string;
+      }>;
+      for (const row of rows) {
+        const sealed = this.box.seal(row.secret, secretContext(row.endpoint_id));
+        try {
+          if (await this.endpoints.sealSecret(row.endpoint_id, row.fingerprint, sealed, null)) imported++;
+        } catch (err) {
+          // A secret whose endpoint was never created (its create failed after the file write).
+          if (!(err instanceof NotFoundError)) throw err;
+        }
+      }
+    } finally {
+      db.close();
+    }
+    return imported;
   }
 
   /** Ends a re-seal in progress at its next step (shutdown). */

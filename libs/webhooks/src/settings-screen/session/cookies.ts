@@ -30,8 +30,9 @@ export function readCookies(request: FastifyRequest): Map<string, string> {
 
 /**
  * Served over HTTPS: directly (TLS_CERT_FILE), or behind a TLS-terminating proxy that says so in
- * `X-Forwarded-Proto`. Trusting that header only ever adds `Secure` to a cookie, which is harmless
- * when spoofed.
+ * `X-Forwarded-Proto` (request.protocol has it when the proxy is in TRUST_PROXY). The header is
+ * also taken from any other peer: it only ever adds `Secure` to a cookie, harmless when spoofed,
+ * and a proxy left out of TRUST_PROXY still gets Secure cookies.
  */
 export function isHttps(request: FastifyRequest): boolean {
   if (request.protocol === 'https') return true;
