@@ -7,7 +7,7 @@ import { CreateClientHandler } from './commands/create-client';
 import { CreateUserHandler } from './commands/create-user';
 import { IssueTokenHandler, RevokeTokenHandler } from './commands/issue-token';
 import { RevokeClientHandler } from './commands/revoke-client';
-import { RotateClientSecretHandler } from './commands/rotate-client-secret';
+import { ExpirePreviousSecretHandler, RotateClientSecretHandler } from './commands/rotate-client-secret';
 import { ApiAccessGuard } from './http/api-access.guard';
 import { ApiRateLimitGuard } from './http/api-rate-limit.guard';
 import { SlidingWindowStorage } from './http/sliding-window.storage';
@@ -28,6 +28,7 @@ const commandHandlers = [
   CreateAccountHandler,
   CreateClientHandler,
   RotateClientSecretHandler,
+  ExpirePreviousSecretHandler,
   RevokeClientHandler,
   CreateUserHandler,
   IssueTokenHandler,

@@ -7,20 +7,28 @@ import { forgetCachedTokens } from './token-cache';
 
 /**
  * `oauth_clients`: what the token endpoint authenticates against (secret hash, generation,
- * status) and what the bearer guard checks a token's client with.
+ * status; during a rotation's overlap the previous secret's hash, generation and expiry) and
+ * what the bearer guard checks a token's client with. The expiry is the instant the rotation
+ * event holds, compared with the clock at each request: never "when this instance applied it".
  */
 @Injectable()
 @RegisterProjection()
 export class ClientsProjection implements Projection {
   readonly name = 'auth.clients';
-  readonly version = 1;
+  readonly version = 2;
   readonly tables = ['oauth_clients'];
-  readonly handles = [AuthEvents.ClientCreated, AuthEvents.ClientSecretRotated, AuthEvents.ClientRevoked];
+  readonly handles = [
+    AuthEvents.ClientCreated,
+    AuthEvents.ClientSecretRotated,
+    AuthEvents.ClientPreviousSecretExpired,
+    AuthEvents.ClientRevoked,
+  ];
 
   setup(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS oauth_clients (
       client_id TEXT PRIMARY KEY, account_id TEXT, kind TEXT NOT NULL, scopes TEXT NOT NULL,
       secret_hash TEXT NOT NULL, secret_generation INTEGER NOT NULL, status TEXT NOT NULL,
+      previous_secret_hash TEXT, previous_secret_generation INTEGER, previous_secret_expires_at INTEGER,
       created_at TEXT NOT NULL, updated_at TEXT NOT NULL, version INTEGER NOT NULL)`);
     db.exec('CREATE INDEX IF NOT EXISTS oauth_clients_account ON oauth_clients (account_id, client_id)');
   }
@@ -52,11 +60,25 @@ export class ClientsProjection implements Projection {
       }
       case AuthEvents.ClientSecretRotated: {
         const d = event.data;
+        const expiresAt = d.previous_secret_expires_at ? Date.parse(d.previous_secret_expires_at) : null;
+        // With an overlap the replaced secret moves to the previous slot (dropping a pending one).
         db.prepare(
-          'UPDATE oauth_clients SET secret_hash = ?, secret_generation = ?, updated_at = ?, version = ? WHERE client_id = ?',
-        ).run(d.secret_hash, d.secret_generation, at, version, d.client_id);
+          `UPDATE oauth_clients SET
+             previous_secret_hash = CASE WHEN @expiresAt IS NULL THEN NULL ELSE secret_hash END,
+             previous_secret_generation = CASE WHEN @expiresAt IS NULL THEN NULL ELSE secret_generation END,
+             previous_secret_expires_at = @expiresAt,
+             secret_hash = @hash, secret_generation = @generation, updated_at = @at, version = @version
+           WHERE client_id = @id AND secret_generation < @generation`,
+        ).run({ expiresAt, hash: d.secret_hash, generation: d.secret_generation, at, version, id: d.client_id });
         return;
       }
+      case AuthEvents.ClientPreviousSecretExpired:
+        db.prepare(
+          `UPDATE oauth_clients SET previous_secret_hash = NULL, previous_secret_generation = NULL,
+             previous_secret_expires_at = NULL, updated_at = ?, version = ?
+           WHERE client_id = ? AND previous_secret_generation = ?`,
+        ).run(at, version, event.data.client_id, event.data.secret_generation);
+        return;
       case AuthEvents.ClientRevoked:
         db.prepare(`UPDATE oauth_clients SET status = 'revoked', updated_at = ?, version = ? WHERE client_id = ?`).run(
           at,
