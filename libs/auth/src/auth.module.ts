@@ -16,6 +16,7 @@ import { ClientAuthenticator } from './http/client-authenticator';
 import { FailedAuthThrottle } from './http/failed-auth-throttle';
 import { OAuthEndpointHooks } from './http/oauth-endpoint.hooks';
 import { OAuthController } from './http/oauth.controller';
+import { DiscoveryController } from './http/discovery.controller';
 import { VerifyUserPasswordHandler } from './queries/verify-user-password';
 import { AccountsController, ClientsController, UsersController } from './http/operator.controllers';
 import { AccountsProjection } from './read-model/accounts.projection';
@@ -75,7 +76,7 @@ const rateLimit = ThrottlerModule.forRootAsync({
  */
 @Module({
   imports: [AuthCoreModule, rateLimit],
-  controllers: [OAuthController, AccountsController, ClientsController, UsersController],
+  controllers: [OAuthController, DiscoveryController, AccountsController, ClientsController, UsersController],
   providers: [AuthQueries, VerifyUserPasswordHandler, ...http],
   exports: [FailedAuthThrottle],
 })

@@ -62,14 +62,16 @@ export class ClientsProjection implements Projection {
         const d = event.data;
         const expiresAt = d.previous_secret_expires_at ? Date.parse(d.previous_secret_expires_at) : null;
         // With an overlap the replaced secret moves to the previous slot (dropping a pending one).
+        // Positional parameters: a rebuild runs these statements on a writer thread.
+        const keep = expiresAt === null ? 0 : 1;
         db.prepare(
           `UPDATE oauth_clients SET
-             previous_secret_hash = CASE WHEN @expiresAt IS NULL THEN NULL ELSE secret_hash END,
-             previous_secret_generation = CASE WHEN @expiresAt IS NULL THEN NULL ELSE secret_generation END,
-             previous_secret_expires_at = @expiresAt,
-             secret_hash = @hash, secret_generation = @generation, updated_at = @at, version = @version
-           WHERE client_id = @id AND secret_generation < @generation`,
-        ).run({ expiresAt, hash: d.secret_hash, generation: d.secret_generation, at, version, id: d.client_id });
+             previous_secret_hash = CASE WHEN ? = 1 THEN secret_hash END,
+             previous_secret_generation = CASE WHEN ? = 1 THEN secret_generation END,
+             previous_secret_expires_at = ?,
+             secret_hash = ?, secret_generation = ?, updated_at = ?, version = ?
+           WHERE client_id = ? AND secret_generation < ?`,
+        ).run(keep, keep, expiresAt, d.secret_hash, d.secret_generation, at, version, d.client_id, d.secret_generation);
         return;
       }
       case AuthEvents.ClientPreviousSecretExpired:

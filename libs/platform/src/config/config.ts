@@ -32,6 +32,11 @@ export interface AppConfig {
    * null: not set (sqlite only); `DATA_DIR/cursor.key` is the root then.
    */
   readonly secretsKey: ServiceKeys | null;
+  /**
+   * `PUBLIC_URL`: the origin clients reach the service at (`https://api.example.com`), for the
+   * discovery metadata's absolute URLs; null: `http(s)://localhost:<port>` (a local start).
+   */
+  readonly publicUrl: string | null;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -168,9 +173,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel,
     apiRateLimit,
     secretsKey,
+    publicUrl: publicUrlFrom(value('PUBLIC_URL'), problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** `PUBLIC_URL`: an http(s) origin (no path, query, fragment or credentials), kept without a trailing slash. */
+function publicUrlFrom(raw: string | undefined, problems: string[]): string | null {
+  if (raw === undefined) return null;
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = null;
+  }
+  const origin =
+    url &&
+    ['http:', 'https:'].includes(url.protocol) &&
+    !url.username &&
+    !url.password &&
+    url.pathname === '/' &&
+    !url.search &&
+    !url.hash &&
+    !raw.endsWith('?') &&
+    !raw.endsWith('#');
+  if (!url || !origin) {
+    problems.push(
+      `PUBLIC_URL must be the origin clients use, like https://api.example.com (http or https, no path, query or credentials; got ${JSON.stringify(raw)})`,
+    );
+    return null;
+  }
+  return url.origin;
 }
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
