@@ -21,7 +21,7 @@ export async function rotateSecret(
   clientId: string,
   body?: unknown,
 ): Promise<JsonAnswer> {
-  const json = body === undefined ? {} : { 'content-type': 'application/json' };
+  const json: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
   const res = await fetch(`${baseUrl}/internal-api/v1/clients/${clientId}/rotate-secret`, {
     method: 'POST',
     headers: { ...bearer(operatorToken), ...json },

@@ -18,6 +18,7 @@ import { OAuthEndpointHooks } from './http/oauth-endpoint.hooks';
 import { OAuthController } from './http/oauth.controller';
 import { DiscoveryController } from './http/discovery.controller';
 import { VerifyUserPasswordHandler } from './queries/verify-user-password';
+import { AccountClientsHandler } from './queries/account-clients';
 import { AccountsController, ClientsController, UsersController } from './http/operator.controllers';
 import { AccountsProjection } from './read-model/accounts.projection';
 import { AuthQueries } from './read-model/auth.queries';
@@ -77,7 +78,7 @@ const rateLimit = ThrottlerModule.forRootAsync({
 @Module({
   imports: [AuthCoreModule, rateLimit],
   controllers: [OAuthController, DiscoveryController, AccountsController, ClientsController, UsersController],
-  providers: [AuthQueries, VerifyUserPasswordHandler, ...http],
+  providers: [AuthQueries, VerifyUserPasswordHandler, AccountClientsHandler, ...http],
   exports: [FailedAuthThrottle],
 })
 export class AuthModule {}

@@ -12,5 +12,6 @@ export { MAX_PREVIOUS_SECRET_SECONDS } from './client';
 export { RevokeClientCommand, type RevokeClientResult } from './commands/revoke-client';
 export { CreateUserCommand, type CreateUserInput, type CreateUserResult } from './commands/create-user';
 export { VerifyUserPasswordQuery, type VerifiedUser } from './queries/verify-user-password';
+export { AccountClientsQuery, type ClientView } from './queries/account-clients';
 export { FailedAuthThrottle, DEFAULT_THROTTLE_LIMITS, type ThrottleLimits } from './http/failed-auth-throttle';
 export { createdAccountView, createdClientView, createdUserView } from './read-model/views';
