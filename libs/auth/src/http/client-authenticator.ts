@@ -35,7 +35,7 @@ const MAX_VERIFIED_CACHE = 10_000;
 const CATCH_UP_MS = 2_000;
 
 /** The secrets of an active client that work at `now`: the current one first, then a previous one in its overlap. */
-function liveSecrets(row: ClientRow | undefined, now: number): LiveSecret[] {
+export function liveSecrets(row: ClientRow | undefined, now: number): LiveSecret[] {
   if (!row || row.status !== 'active') return [];
   const secrets: LiveSecret[] = [{ hash: row.secret_hash, generation: row.secret_generation, expiresAt: null }];
   const { previous_secret_hash: hash, previous_secret_generation: generation } = row;
