@@ -105,17 +105,15 @@ describe('auth CLI commands', () => {
     expect([await probe(oldToken), await probe(newToken)]).toEqual([401, 200]);
     await expect(requestToken(service.url, client.json.client_id, client.json.client_secret)).rejects.toThrow(/401/);
 
-    for (const bad of ['8d', '1500ms']) {
-      const res = await runCli(service.dataDir, [
-        'clients:rotate-secret',
-        client.json.client_id,
-        '--keep-previous',
-        bad,
-      ]);
-      expect(res.code).toBe(2);
-      expect(res.stderr).toContain('--keep-previous');
-    }
-  }, 60_000);
+    const tooLong = await runCli(service.dataDir, [
+      'clients:rotate-secret',
+      client.json.client_id,
+      '--keep-previous',
+      '8d',
+    ]);
+    expect(tooLong.code).toBe(2);
+    expect(tooLong.stderr).toContain('--keep-previous');
+  }, 90_000);
 
   it('audit finds the auth read models equal to a rebuild from the stream', async () => {
     const audit = await runCli(service.dataDir, ['audit'], 30_000);
