@@ -1,7 +1,7 @@
 /**
  * Profile Settings → API clients in a real browser (Debian's headless Chromium, playwright-core):
- * a customer rolls its own client's secret keeping the old one for an hour, and both work; rolled
- * again with none kept, only the newest does. Another account's client is neither listed nor
+ * a customer rolls its own client's secret keeping the old one for an hour, and both work; it
+ * stops the old one early; rolled again with none kept, only the newest works. Another account's client is neither listed nor
  * rollable, not even by a forged form post with this session's CSRF token.
  * Waits are for page states, never for a time; the Jest timeout bounds them.
  */
@@ -87,13 +87,21 @@ describe('API clients in headless Chromium', () => {
     // Both secrets got tokens: each says when it was last used.
     expect(await item.locator('dd time').count()).toBe(4);
 
+    // Nothing needs the old secret any more: stop it now, before its hour is up.
+    await item.getByRole('button', { name: /Stop the previous secret now/ }).click();
+    await page.getByText('no longer works, nor do its tokens').waitFor();
+    await shot(page, 'api-clients-03-stopped');
+    expect((await tokenRequest(service.url, own.clientId, own.clientSecret)).status).toBe(401);
+    for (const token of [own.token, viaOld.body.access_token] as string[])
+      expect(await tokenStatus(service.url, token)).toBe(401);
+    expect(await tokenStatus(service.url, viaNew.body.access_token as string)).toBe(200);
+
     const third = await roll(page, 'None: it stops working now');
     await page.getByText('The previous secret, and every token issued with it, no longer works.').waitFor();
-    expect((await tokenRequest(service.url, own.clientId, own.clientSecret)).status).toBe(401);
     expect((await tokenRequest(service.url, own.clientId, second)).status).toBe(401);
-    for (const token of [own.token, viaOld.body.access_token, viaNew.body.access_token] as string[])
-      expect(await tokenStatus(service.url, token)).toBe(401);
+    expect(await tokenStatus(service.url, viaNew.body.access_token as string)).toBe(401);
     expect((await tokenRequest(service.url, own.clientId, third)).status).toBe(200);
+    expect(await page.getByRole('button', { name: /Stop the previous secret now/ }).count()).toBe(0);
     await page.context().close();
   });
 
@@ -108,6 +116,11 @@ describe('API clients in headless Chromium', () => {
       },
     );
     expect(forged.status()).toBe(404);
+    const forgedStop = await page.request.post(
+      `${service.url}/settings/profile/api-clients/${foreign.clientId}/expire-previous-secret`,
+      { form: { _csrf: csrf } },
+    );
+    expect(forgedStop.status()).toBe(404);
     expect(await tokenStatus(service.url, foreign.token)).toBe(200);
     // Without the session's CSRF token, not even its own client.
     const noCsrf = await page.request.post(`${service.url}/settings/profile/api-clients/${own.clientId}/roll-secret`, {

@@ -45,6 +45,8 @@ export class ExpirePreviousSecretCommand extends Command<ExpirePreviousSecretRes
   constructor(
     readonly clientId: string,
     readonly context: CommandContext,
+    /** Only a client of this account (the settings screen): another account's client is not found. */
+    readonly accountId?: string,
   ) {
     super();
   }
@@ -114,8 +116,12 @@ export class ExpirePreviousSecretHandler implements ICommandHandler<
 > {
   constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
 
-  async execute({ clientId: id, context }: ExpirePreviousSecretCommand): Promise<ExpirePreviousSecretResult> {
-    const { clientId, streamId, state } = await loadClient(this.store, id);
+  async execute({
+    clientId: id,
+    context,
+    accountId,
+  }: ExpirePreviousSecretCommand): Promise<ExpirePreviousSecretResult> {
+    const { clientId, streamId, state } = await loadClient(this.store, id, accountId);
     const command: ClientCommand = { type: 'ExpirePreviousSecret', at: new Date().toISOString() };
     const result = await runClientCommand(this.store, streamId, state, command, context);
     return { clientId, position: result.position };

@@ -1,13 +1,18 @@
-import { AccountClientsQuery, RotateClientSecretCommand } from '@filing/auth';
+import { AccountClientsQuery, ExpirePreviousSecretCommand, RotateClientSecretCommand } from '@filing/auth';
 import { type CommandContext, Ctx, NotFoundError, ReadYourWrites, ValidationError } from '@filing/platform';
 import { Body, Controller, Get, Param, Post, Res, UseFilters, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { FastifyReply } from 'fastify';
-import { takeFlash } from './session/flash';
+import { setFlash, takeFlash } from './session/flash';
 import { type CurrentSession, Session, SettingsSessionGuard } from './session/session.guard';
 import { SettingsErrorFilter } from './settings-errors.filter';
-import { sendPage } from './settings-http';
-import { type ApiClientsPageModel, apiClientsPage, KEEP_PREVIOUS_CHOICES } from './views/api-clients.page';
+import { redirect, sendPage } from './settings-http';
+import {
+  API_CLIENTS_URL,
+  type ApiClientsPageModel,
+  apiClientsPage,
+  KEEP_PREVIOUS_CHOICES,
+} from './views/api-clients.page';
 import { checkId } from './webhook-settings.controller';
 
 /**
@@ -39,10 +44,8 @@ export class ApiClientsController {
     @Body() body: Record<string, unknown>,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    const accountId = current.session.accountId;
-    const clientId = checkId(id);
-    const [own] = await this.queryBus.execute(new AccountClientsQuery(accountId, clientId));
-    if (!own) throw new NotFoundError();
+    const { accountId } = current.session;
+    const clientId = await this.ownClient(accountId, id);
     const previousSecretExpiresIn = keepPrevious(body.keep_previous);
     const result = await this.commandBus.execute(
       new RotateClientSecretCommand(clientId, ctx, { previousSecretExpiresIn, accountId }),
@@ -53,6 +56,30 @@ export class ApiClientsController {
       secret: result.clientSecret,
       previousExpiresAt: result.previousSecretExpiresAt,
     });
+  }
+
+  /** Ends the overlap of the last roll now: the old secret and its tokens stop working. */
+  @Post(':id/expire-previous-secret')
+  async expirePrevious(
+    @Ctx() ctx: CommandContext,
+    @Session() current: CurrentSession,
+    @Param('id') id: string,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const { accountId } = current.session;
+    const clientId = await this.ownClient(accountId, id);
+    const result = await this.commandBus.execute(new ExpirePreviousSecretCommand(clientId, ctx, accountId));
+    await this.readYourWrites.await(result.position);
+    setFlash(reply, current.token, `The previous secret of ${clientId} no longer works, nor do its tokens.`);
+    redirect(reply, `${API_CLIENTS_URL}#client-${clientId}`);
+  }
+
+  /** The id of a client of this account; a malformed, missing or foreign one is the same 404. */
+  private async ownClient(accountId: string, id: string): Promise<string> {
+    const clientId = checkId(id);
+    const [own] = await this.queryBus.execute(new AccountClientsQuery(accountId, clientId));
+    if (!own) throw new NotFoundError();
+    return clientId;
   }
 
   private async render(reply: FastifyReply, current: CurrentSession, rolled?: ApiClientsPageModel['rolled']) {

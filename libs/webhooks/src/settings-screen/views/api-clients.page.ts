@@ -26,6 +26,10 @@ export function rollSecretUrl(clientId: string): string {
   return `${API_CLIENTS_URL}/${clientId}/roll-secret`;
 }
 
+function expirePreviousUrl(clientId: string): string {
+  return `${API_CLIENTS_URL}/${clientId}/expire-previous-secret`;
+}
+
 /** The Profile Settings tabs, with this page current. */
 function tabs(): Html {
   return html`<nav class="tabs" aria-label="Profile Settings">
@@ -63,6 +67,14 @@ function rollForm(c: ClientView, csrfToken: string): Html {
 </form>`;
 }
 
+function expireForm(c: ClientView, csrfToken: string): Html {
+  return html`<form method="post" action="${expirePreviousUrl(c.client_id)}" class="actions">
+  ${csrfField(csrfToken)}
+  <button type="submit" class="secondary">Stop the previous secret now<span class="visually-hidden"> of ${c.client_id}</span></button>
+  <span class="hint">When nothing uses it any more: it and its tokens stop working at once.</span>
+</form>`;
+}
+
 function clientItem(c: ClientView, csrfToken: string): Html {
   const active = c.status === 'active';
   return html`<li id="client-${c.client_id}" aria-labelledby="client-${c.client_id}-id">
@@ -77,6 +89,7 @@ function clientItem(c: ClientView, csrfToken: string): Html {
     ${previousSecretFacts(c)}
   </dl>
   ${active ? rollForm(c, csrfToken) : null}
+  ${active && c.previous_secret_expires_at ? expireForm(c, csrfToken) : null}
 </li>`;
 }
 
