@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { connectionStringProblem } from '@filing/event-store';
 import { directoryProblem, errorCode } from './directory-check';
+import { parsePublicUrl } from './public-url';
 
 export { directoryProblem } from './directory-check';
 import { ServiceKeys } from '../crypto/service-keys';
@@ -90,6 +91,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     return resolve(raw);
   };
 
+  /** A parser that throws a message without the variable's name (the declared style). */
+  const parsed = <T>(name: string, parse: (raw: string | undefined) => T, fallback: T): T => {
+    try {
+      return parse(value(name));
+    } catch (err) {
+      problems.push(`${name} ${(err as Error).message}`);
+      return fallback;
+    }
+  };
+
   const port = integer('PORT', 3000, 0, 65535);
   const dataDir = resolve(value('DATA_DIR') ?? './data');
   const dataDirProblem = directoryProblem(dataDir);
@@ -173,38 +184,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel,
     apiRateLimit,
     secretsKey,
-    publicUrl: publicUrlFrom(value('PUBLIC_URL'), problems),
+    publicUrl: parsed('PUBLIC_URL', parsePublicUrl, null),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
-}
-
-/** `PUBLIC_URL`: an http(s) origin (no path, query, fragment or credentials), kept without a trailing slash. */
-function publicUrlFrom(raw: string | undefined, problems: string[]): string | null {
-  if (raw === undefined) return null;
-  let url: URL | null = null;
-  try {
-    url = new URL(raw);
-  } catch {
-    url = null;
-  }
-  const origin =
-    url &&
-    ['http:', 'https:'].includes(url.protocol) &&
-    !url.username &&
-    !url.password &&
-    url.pathname === '/' &&
-    !url.search &&
-    !url.hash &&
-    !raw.endsWith('?') &&
-    !raw.endsWith('#');
-  if (!url || !origin) {
-    problems.push(
-      `PUBLIC_URL must be the origin clients use, like https://api.example.com (http or https, no path, query or credentials; got ${JSON.stringify(raw)})`,
-    );
-    return null;
-  }
-  return url.origin;
 }
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
