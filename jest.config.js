@@ -17,7 +17,7 @@ module.exports = {
   transform: { '^.+\\.(t|j|mj)s$': ['@swc/jest', swc] },
   // Nest 12, cookie@2 (fastify's inject) and content-disposition@2 (@fastify/static) ship ESM; swc turns them
   // into CommonJS for Jest on Node 20.
-  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|cookie|content-disposition)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|cookie|content-disposition|oauth4webapi)/)'],
   setupFiles: ['reflect-metadata'],
   moduleNameMapper: {
     '^@filing/([^/]+)$': '<rootDir>/libs/$1/src',

@@ -84,6 +84,37 @@ describe('auth CLI commands', () => {
     expect((await fetch(`${service.url}/external-api/v1/_probe`, { headers: bearer(fresh) })).status).toBe(401);
   }, 60_000);
 
+  it('rotates with --keep-previous (both secrets work) and ends the overlap with expire-previous-secret', async () => {
+    const account = await cli('accounts:create', '--name', 'Overlap Co');
+    const client = await cli('clients:create', '--account', account.json.id);
+    const rotated = await cli('clients:rotate-secret', client.json.client_id, '--keep-previous', '24h');
+    expect(rotated.code).toBe(0);
+    expect(rotated.json).toMatchObject({ client_id: client.json.client_id, secret_generation: 2 });
+    const keptFor = Date.parse(rotated.json.previous_secret_expires_at) - Date.now();
+    expect(keptFor).toBeGreaterThan(23 * 3_600_000);
+    expect(keptFor).toBeLessThanOrEqual(24 * 3_600_000);
+    const probe = async (token: string) =>
+      (await fetch(`${service.url}/external-api/v1/_probe`, { headers: bearer(token) })).status;
+    const oldToken = await requestToken(service.url, client.json.client_id, client.json.client_secret);
+    const newToken = await requestToken(service.url, client.json.client_id, rotated.json.client_secret);
+    expect([await probe(oldToken), await probe(newToken)]).toEqual([200, 200]);
+
+    const expired = await cli('clients:expire-previous-secret', client.json.client_id);
+    expect(expired.json).toEqual({ client_id: client.json.client_id, previous_secret_expires_at: null });
+    await caughtUp();
+    expect([await probe(oldToken), await probe(newToken)]).toEqual([401, 200]);
+    await expect(requestToken(service.url, client.json.client_id, client.json.client_secret)).rejects.toThrow(/401/);
+
+    const tooLong = await runCli(service.dataDir, [
+      'clients:rotate-secret',
+      client.json.client_id,
+      '--keep-previous',
+      '8d',
+    ]);
+    expect(tooLong.code).toBe(2);
+    expect(tooLong.stderr).toContain('--keep-previous');
+  }, 90_000);
+
   it('audit finds the auth read models equal to a rebuild from the stream', async () => {
     const audit = await runCli(service.dataDir, ['audit'], 30_000);
     expect(audit.code).toBe(0);

@@ -8,6 +8,7 @@ export const AuthEvents = {
   AccountCreated: 'auth.AccountCreated',
   ClientCreated: 'auth.ClientCreated',
   ClientSecretRotated: 'auth.ClientSecretRotated',
+  ClientPreviousSecretExpired: 'auth.ClientPreviousSecretExpired',
   ClientRevoked: 'auth.ClientRevoked',
   UserEmailReserved: 'auth.UserEmailReserved',
   UserCreated: 'auth.UserCreated',
@@ -34,9 +35,20 @@ export type ClientCreated = DomainEvent<
   }
 >;
 
+/**
+ * With `previous_secret_expires_at` (a rotation with overlap) the secret it replaces, and the
+ * tokens issued with it, keep working until that instant; without it they stop at once. The
+ * instant is decided when the rotation is, so every instance and every replay agree on it.
+ */
 export type ClientSecretRotated = DomainEvent<
   typeof AuthEvents.ClientSecretRotated,
-  { client_id: string; secret_hash: string; secret_generation: number }
+  { client_id: string; secret_hash: string; secret_generation: number; previous_secret_expires_at?: string }
+>;
+
+/** The overlap of a rotation ended early: the previous secret (that generation) and its tokens stop now. */
+export type ClientPreviousSecretExpired = DomainEvent<
+  typeof AuthEvents.ClientPreviousSecretExpired,
+  { client_id: string; secret_generation: number }
 >;
 
 export type ClientRevoked = DomainEvent<typeof AuthEvents.ClientRevoked, { client_id: string }>;
@@ -72,6 +84,7 @@ export type AuthEvent =
   | AccountCreated
   | ClientCreated
   | ClientSecretRotated
+  | ClientPreviousSecretExpired
   | ClientRevoked
   | UserEmailReserved
   | UserCreated

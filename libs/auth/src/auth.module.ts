@@ -7,7 +7,7 @@ import { CreateClientHandler } from './commands/create-client';
 import { CreateUserHandler } from './commands/create-user';
 import { IssueTokenHandler, RevokeTokenHandler } from './commands/issue-token';
 import { RevokeClientHandler } from './commands/revoke-client';
-import { RotateClientSecretHandler } from './commands/rotate-client-secret';
+import { ExpirePreviousSecretHandler, RotateClientSecretHandler } from './commands/rotate-client-secret';
 import { ApiAccessGuard } from './http/api-access.guard';
 import { ApiRateLimitGuard } from './http/api-rate-limit.guard';
 import { SlidingWindowStorage } from './http/sliding-window.storage';
@@ -16,7 +16,9 @@ import { ClientAuthenticator } from './http/client-authenticator';
 import { FailedAuthThrottle } from './http/failed-auth-throttle';
 import { OAuthEndpointHooks } from './http/oauth-endpoint.hooks';
 import { OAuthController } from './http/oauth.controller';
+import { DiscoveryController } from './http/discovery.controller';
 import { VerifyUserPasswordHandler } from './queries/verify-user-password';
+import { AccountClientsHandler } from './queries/account-clients';
 import { AccountsController, ClientsController, UsersController } from './http/operator.controllers';
 import { AccountsProjection } from './read-model/accounts.projection';
 import { AuthQueries } from './read-model/auth.queries';
@@ -28,6 +30,7 @@ const commandHandlers = [
   CreateAccountHandler,
   CreateClientHandler,
   RotateClientSecretHandler,
+  ExpirePreviousSecretHandler,
   RevokeClientHandler,
   CreateUserHandler,
   IssueTokenHandler,
@@ -74,8 +77,8 @@ const rateLimit = ThrottlerModule.forRootAsync({
  */
 @Module({
   imports: [AuthCoreModule, rateLimit],
-  controllers: [OAuthController, AccountsController, ClientsController, UsersController],
-  providers: [AuthQueries, VerifyUserPasswordHandler, ...http],
+  controllers: [OAuthController, DiscoveryController, AccountsController, ClientsController, UsersController],
+  providers: [AuthQueries, VerifyUserPasswordHandler, AccountClientsHandler, ...http],
   exports: [FailedAuthThrottle],
 })
 export class AuthModule {}

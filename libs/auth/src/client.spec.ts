@@ -80,3 +80,62 @@ describe('client', () => {
     expect(() => decideClient(run(initialClientState, create()), create())).toThrow(ConflictError);
   });
 });
+
+describe('client secret rotation with overlap', () => {
+  const T = '2026-01-01T00:00:00.000Z';
+  const later = (seconds: number) => new Date(Date.parse(T) + seconds * 1000).toISOString();
+  const rotate = (previousSecretExpiresIn?: number, at = T): ClientCommand => ({
+    type: 'RotateClientSecret',
+    secretHash: 'scrypt$new',
+    previousSecretExpiresIn,
+    at,
+  });
+
+  it('keeps the replaced secret until the event says, counted from the rotation', () => {
+    const state = run(initialClientState, create());
+    const [event] = decideClient(state, rotate(5));
+    expect(event).toEqual({
+      type: 'auth.ClientSecretRotated',
+      data: { client_id: 'c1', secret_hash: 'scrypt$new', secret_generation: 2, previous_secret_expires_at: later(5) },
+    });
+    expect(evolveClient(state, event)).toMatchObject({
+      secretGeneration: 2,
+      previousSecret: { generation: 1, expiresAt: later(5) },
+    });
+  });
+
+  it('with 0 (the default) the replaced secret stops at once, as before', () => {
+    const state = run(initialClientState, create());
+    expect(decideClient(state, rotate(0))[0].data).not.toHaveProperty('previous_secret_expires_at');
+    expect(run(state, rotate(0))).toMatchObject({ secretGeneration: 2, previousSecret: null });
+  });
+
+  it('a second rotation replaces the pending previous secret: at most two are live', () => {
+    const twice = run(initialClientState, create(), rotate(3600), rotate(60, later(10)));
+    expect(twice).toMatchObject({ secretGeneration: 3, previousSecret: { generation: 2, expiresAt: later(70) } });
+    // A rotation without overlap drops the pending one too.
+    expect(run(twice, rotate(0))).toMatchObject({ secretGeneration: 4, previousSecret: null });
+  });
+
+  it('refuses an overlap outside 0..7 days or not whole seconds, naming the field', () => {
+    const state = run(initialClientState, create());
+    for (const bad of [-1, 604_801, 1.5, Number.NaN]) {
+      expect(fieldOf(() => decideClient(state, rotate(bad)))).toBe('previous_secret_expires_in');
+    }
+    expect(decideClient(state, rotate(604_800))[0].data).toMatchObject({ previous_secret_expires_at: later(604_800) });
+  });
+
+  it('expire-previous-secret ends a live overlap; with none live it appends nothing', () => {
+    const overlapping = run(initialClientState, create(), rotate(60));
+    const events = decideClient(overlapping, { type: 'ExpirePreviousSecret', at: later(1) });
+    expect(events).toEqual([
+      { type: 'auth.ClientPreviousSecretExpired', data: { client_id: 'c1', secret_generation: 1 } },
+    ]);
+    expect(events.reduce(evolveClient, overlapping)).toMatchObject({ secretGeneration: 2, previousSecret: null });
+    expect(decideClient(overlapping, { type: 'ExpirePreviousSecret', at: later(60) })).toEqual([]);
+    expect(decideClient(run(initialClientState, create()), { type: 'ExpirePreviousSecret', at: T })).toEqual([]);
+    const revoked = run(overlapping, { type: 'RevokeClient' });
+    expect(decideClient(revoked, { type: 'ExpirePreviousSecret', at: later(1) })).toEqual([]);
+    expect(() => decideClient(initialClientState, { type: 'ExpirePreviousSecret', at: T })).toThrow(NotFoundError);
+  });
+});

@@ -3,6 +3,7 @@ import {
   AuthEvents,
   type ClientCreated,
   type ClientKind,
+  type ClientPreviousSecretExpired,
   type ClientRevoked,
   type ClientSecretRotated,
 } from './auth.events';
@@ -18,9 +19,14 @@ export type ClientState =
       readonly kind: ClientKind;
       readonly scopes: readonly string[];
       readonly secretGeneration: number;
+      /** The secret a rotation with overlap replaced, while it may still be live (until `expiresAt`). */
+      readonly previousSecret: { readonly generation: number; readonly expiresAt: string } | null;
     };
 
-export type ClientEvent = ClientCreated | ClientSecretRotated | ClientRevoked;
+export type ClientEvent = ClientCreated | ClientSecretRotated | ClientPreviousSecretExpired | ClientRevoked;
+
+/** The longest a replaced secret may keep working: 7 days. */
+export const MAX_PREVIOUS_SECRET_SECONDS = 604_800;
 
 export type ClientCommand =
   | {
@@ -32,7 +38,15 @@ export type ClientCommand =
       readonly scope?: string;
       readonly secretHash: string;
     }
-  | { readonly type: 'RotateClientSecret'; readonly secretHash: string }
+  | {
+      readonly type: 'RotateClientSecret';
+      readonly secretHash: string;
+      /** Seconds the replaced secret keeps working after `at` (0–604800; 0 or absent: it stops at once). */
+      readonly previousSecretExpiresIn?: number;
+      /** When the rotation is decided (ISO): the overlap is counted from it. */
+      readonly at?: string;
+    }
+  | { readonly type: 'ExpirePreviousSecret'; readonly at: string }
   | { readonly type: 'RevokeClient' };
 
 export const initialClientState: ClientState = { status: 'new' };
@@ -47,9 +61,17 @@ export function evolveClient(state: ClientState, event: ClientEvent): ClientStat
         kind: event.data.kind,
         scopes: event.data.scopes,
         secretGeneration: event.data.secret_generation,
+        previousSecret: null,
       };
-    case AuthEvents.ClientSecretRotated:
-      return state.status === 'new' ? state : extend(state, { secretGeneration: event.data.secret_generation });
+    case AuthEvents.ClientSecretRotated: {
+      if (state.status === 'new') return state;
+      const expiresAt = event.data.previous_secret_expires_at;
+      // The secret being replaced becomes the previous one; a pending previous one is dropped.
+      const previousSecret = expiresAt ? { generation: state.secretGeneration, expiresAt } : null;
+      return extend(state, { secretGeneration: event.data.secret_generation, previousSecret });
+    }
+    case AuthEvents.ClientPreviousSecretExpired:
+      return state.status === 'new' ? state : extend(state, { previousSecret: null });
     case AuthEvents.ClientRevoked:
       return state.status === 'new' ? state : extend(state, { status: 'revoked' });
     default:
@@ -95,18 +117,17 @@ export function decideClient(state: ClientState, command: ClientCommand): Client
         },
       ];
     }
-    case 'RotateClientSecret': {
+    case 'RotateClientSecret':
+      return rotate(state, command);
+    case 'ExpirePreviousSecret': {
       if (state.status === 'new') throw new NotFoundError('No client with this id');
-      if (state.status === 'revoked')
-        throw ConflictError.invalidTransition('client', 'rotate the secret of', 'revoked');
+      // Nothing live to end (no overlap, it ran out, or the client is revoked): nothing is appended.
+      const previous = state.status === 'active' ? state.previousSecret : null;
+      if (!previous || Date.parse(previous.expiresAt) <= Date.parse(command.at)) return [];
       return [
         {
-          type: AuthEvents.ClientSecretRotated,
-          data: {
-            client_id: state.clientId,
-            secret_hash: command.secretHash,
-            secret_generation: state.secretGeneration + 1,
-          },
+          type: AuthEvents.ClientPreviousSecretExpired,
+          data: { client_id: state.clientId, secret_generation: previous.generation },
         },
       ];
     }
@@ -117,4 +138,26 @@ export function decideClient(state: ClientState, command: ClientCommand): Client
       return [{ type: AuthEvents.ClientRevoked, data: { client_id: state.clientId } }];
     }
   }
+}
+
+function rotate(state: ClientState, command: Extract<ClientCommand, { type: 'RotateClientSecret' }>): ClientEvent[] {
+  if (state.status === 'new') throw new NotFoundError('No client with this id');
+  if (state.status === 'revoked') throw ConflictError.invalidTransition('client', 'rotate the secret of', 'revoked');
+  const seconds = command.previousSecretExpiresIn ?? 0;
+  if (!Number.isInteger(seconds) || seconds < 0 || seconds > MAX_PREVIOUS_SECRET_SECONDS) {
+    throw ValidationError.field(
+      'previous_secret_expires_in',
+      `previous_secret_expires_in must be a whole number of seconds from 0 to ${MAX_PREVIOUS_SECRET_SECONDS}`,
+    );
+  }
+  const data: ClientSecretRotated['data'] = {
+    client_id: state.clientId,
+    secret_hash: command.secretHash,
+    secret_generation: state.secretGeneration + 1,
+  };
+  if (seconds > 0) {
+    if (command.at === undefined) throw new Error('A rotation with overlap needs its time');
+    data.previous_secret_expires_at = new Date(Date.parse(command.at) + seconds * 1000).toISOString();
+  }
+  return [{ type: AuthEvents.ClientSecretRotated, data }];
 }

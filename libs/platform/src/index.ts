@@ -5,6 +5,7 @@ export * from './events/envelope';
 export * from './commands/handle-command';
 export * from './commands/define-aggregate';
 export * from './projections/projection';
+export * from './projections/event-handlers';
 export * from './processors/stream-processor';
 export * from './processors/processor-registry';
 export * from './projections/projection-runner';

@@ -6,6 +6,8 @@ import {
   createdClientView,
   createdUserView,
   CreateUserCommand,
+  ExpirePreviousSecretCommand,
+  MAX_PREVIOUS_SECRET_SECONDS,
   RevokeClientCommand,
   RotateClientSecretCommand,
 } from '@filing/auth';
@@ -17,7 +19,7 @@ import {
   UsageError,
 } from '../cli-command';
 import { readPassword } from '../read-password';
-import { extend } from '@filing/platform';
+import { extend, parseDuration } from '@filing/platform';
 
 /**
  * The operator's auth commands (CONTRACT.md §6): how the first operator client is made. They
@@ -66,19 +68,55 @@ export const clientsCreateCommand: CliCommand = {
   },
 };
 
+/** `--keep-previous 24h` → seconds (0, or a whole number of seconds up to 7 days). */
+function keepPreviousSeconds(text: string | undefined): number {
+  if (text === undefined || text === '0') return 0;
+  let ms: number;
+  try {
+    ms = parseDuration(text, MAX_PREVIOUS_SECRET_SECONDS * 1000);
+  } catch (err) {
+    throw new UsageError(`--keep-previous ${(err as Error).message}`);
+  }
+  if (ms % 1000 !== 0) throw new UsageError('--keep-previous must be a whole number of seconds (like 90s, 24h or 7d)');
+  return ms / 1000;
+}
+
 export const clientsRotateSecretCommand: CliCommand = {
   name: 'clients:rotate-secret',
-  usage: 'clients:rotate-secret CLIENT_ID',
-  summary: 'Give a client a new secret (printed once); the old one and its tokens stop working',
+  usage: 'clients:rotate-secret CLIENT_ID [--keep-previous 24h]',
+  summary:
+    'Give a client a new secret (printed once); the old one and its tokens stop working at once, or after --keep-previous (up to 7d)',
   async run(app, args, out) {
-    const { positionals } = parseArgs({ args, options: {}, allowPositionals: true, strict: true });
+    const { positionals, values } = parseArgs({
+      args,
+      options: { 'keep-previous': { type: 'string' } },
+      allowPositionals: true,
+      strict: true,
+    });
     const id = oneId(positionals, this.usage);
-    const result = await execute(app, new RotateClientSecretCommand(id, operatorContext()));
+    const previousSecretExpiresIn = keepPreviousSeconds(values['keep-previous']);
+    const result = await execute(
+      app,
+      new RotateClientSecretCommand(id, operatorContext(), { previousSecretExpiresIn }),
+    );
     print(out, {
       client_id: result.clientId,
       client_secret: result.clientSecret,
       secret_generation: result.secretGeneration,
+      previous_secret_expires_at: result.previousSecretExpiresAt,
     });
+  },
+};
+
+export const clientsExpirePreviousSecretCommand: CliCommand = {
+  name: 'clients:expire-previous-secret',
+  usage: 'clients:expire-previous-secret CLIENT_ID',
+  summary: "End a rotation's overlap now: the previous secret and its tokens stop working",
+  async run(app, args, out) {
+    const { positionals } = parseArgs({ args, options: {}, allowPositionals: true, strict: true });
+    const id = oneId(positionals, this.usage);
+    const result = await execute(app, new ExpirePreviousSecretCommand(id, operatorContext()));
+    print(out, { client_id: result.clientId, previous_secret_expires_at: null });
   },
 };
 
@@ -130,6 +168,7 @@ export const authCommands: readonly CliCommand[] = [
   accountsCreateCommand,
   clientsCreateCommand,
   clientsRotateSecretCommand,
+  clientsExpirePreviousSecretCommand,
   clientsRevokeCommand,
   usersCreateCommand,
 ];

@@ -11,6 +11,8 @@ export interface IssueTokenInput {
   readonly scopes: readonly string[];
   readonly secretGeneration: number;
   readonly ttlSeconds: number;
+  /** No later than this (epoch ms): the expiry of the previous secret the client authenticated with. */
+  readonly notAfter?: number | null;
 }
 
 export interface IssueTokenResult {
@@ -41,7 +43,7 @@ export class IssueTokenHandler implements ICommandHandler<IssueTokenCommand, Iss
   async execute({ input, context }: IssueTokenCommand): Promise<IssueTokenResult> {
     const accessToken = generateSecret();
     const issuedAt = new Date();
-    const expiresAt = new Date(issuedAt.getTime() + input.ttlSeconds * 1000);
+    const expiresAt = new Date(Math.min(issuedAt.getTime() + input.ttlSeconds * 1000, input.notAfter ?? Infinity));
     const event: TokenIssued = {
       type: AuthEvents.TokenIssued,
       data: {

@@ -3,11 +3,11 @@ import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { Strategy } from 'passport-http-bearer';
 import { sha256 } from '../crypto/secrets';
-import { AuthQueries, isTokenLive } from '../read-model/auth.queries';
+import { AuthQueries, tokenLiveUntil } from '../read-model/auth.queries';
 
 interface Verdict {
   readonly principal: Principal;
-  /** The token's expiry (epoch ms): the verdict holds no longer. */
+  /** Until when the token works (epoch ms; its expiry, or its previous secret's): the verdict holds no longer. */
   readonly expiresAt: number;
 }
 
@@ -24,7 +24,8 @@ export class BearerTokenVerifier {
   /** The principal, or false for an unknown, expired, revoked or superseded token; `header` is the one it came in. */
   verify(token: string, header?: string): Principal | false {
     const row = this.queries.liveToken(sha256(token));
-    if (!row || !isTokenLive(row, Date.now())) return false;
+    const liveUntil = row ? tokenLiveUntil(row) : 0;
+    if (!row || Date.now() >= liveUntil) return false;
     // Shared by every request with this header, so it cannot change under one of them.
     const principal: Principal = Object.freeze({
       kind: row.client_kind === 'operator' ? 'operator' : 'client',
@@ -33,8 +34,7 @@ export class BearerTokenVerifier {
       scopes: Object.freeze(row.scopes.split(' ').filter(Boolean)),
     });
     // Same tick as the row's read: no projection can clear the cache in between.
-    if (header !== undefined)
-      this.queries.rememberVerdict(verdictKey(header), { principal, expiresAt: row.expires_at });
+    if (header !== undefined) this.queries.rememberVerdict(verdictKey(header), { principal, expiresAt: liveUntil });
     return principal;
   }
 

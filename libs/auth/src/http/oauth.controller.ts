@@ -48,6 +48,8 @@ export class OAuthController {
           scopes: grant.scopes,
           secretGeneration: client.secretGeneration,
           ttlSeconds,
+          // A token of a secret in its overlap ends with that secret: expires_in says so.
+          notAfter: client.secretExpiresAt,
         },
         contextOf(client, request),
       ),
@@ -57,7 +59,7 @@ export class OAuthController {
     return {
       access_token: issued.accessToken,
       token_type: 'Bearer',
-      expires_in: ttlSeconds,
+      expires_in: Math.max(0, Math.floor((issued.expiresAt.getTime() - issued.issuedAt.getTime()) / 1000)),
       scope: formatScope(grant.scopes),
     };
   }

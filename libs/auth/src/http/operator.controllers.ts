@@ -19,10 +19,10 @@ import { CreateAccountCommand } from '../commands/create-account';
 import { CreateClientCommand } from '../commands/create-client';
 import { CreateUserCommand } from '../commands/create-user';
 import { RevokeClientCommand } from '../commands/revoke-client';
-import { RotateClientSecretCommand } from '../commands/rotate-client-secret';
+import { ExpirePreviousSecretCommand, RotateClientSecretCommand } from '../commands/rotate-client-secret';
 import { AuthQueries } from '../read-model/auth.queries';
 import { accountView, clientView, userView } from '../read-model/views';
-import { CreateAccountDto, CreateClientDto, CreateUserDto } from './operator.dto';
+import { CreateAccountDto, CreateClientDto, CreateUserDto, RotateClientSecretDto } from './operator.dto';
 
 const BASE = '/internal-api/v1';
 
@@ -111,7 +111,7 @@ export class ClientsController extends OperatorController {
       ),
     );
     await this.readYourWrites.await(result.position);
-    const client = this.found(this.queries.client(result.clientId), 'client', result.clientId);
+    const client = this.found(this.queries.clientWithUsage(result.clientId), 'client', result.clientId);
     reply.header('location', `${BASE}/clients/${result.clientId}`).header('etag', `"${client.version}"`);
     reply.header('cache-control', 'no-store');
     return extend(clientView(client), { client_secret: result.clientSecret });
@@ -119,25 +119,39 @@ export class ClientsController extends OperatorController {
 
   @Get(':id')
   get(@Param('id', ResourceIdPipe) id: string, @Res({ passthrough: true }) reply: FastifyReply) {
-    const client = this.found(this.queries.client(id), 'client', id);
+    const client = this.found(this.queries.clientWithUsage(id), 'client', id);
     reply.header('etag', `"${client.version}"`);
     return clientView(client);
   }
 
-  /** A new secret, shown once; the old secret and every token issued with it stop working at once. */
+  /**
+   * A new secret, shown once. The old secret and every token issued with it stop working at once,
+   * or after `previous_secret_expires_in` seconds (the body is optional).
+   */
   @Post(':id/rotate-secret')
   @HttpCode(200)
   @SkipIdempotency()
   async rotate(
     @Param('id', ResourceIdPipe) id: string,
+    @Body() body: RotateClientSecretDto,
     @Ctx() ctx: CommandContext,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const result = await this.commandBus.execute(new RotateClientSecretCommand(id, ctx));
+    const options = { previousSecretExpiresIn: body?.previous_secret_expires_in };
+    const result = await this.commandBus.execute(new RotateClientSecretCommand(id, ctx, options));
     await this.readYourWrites.await(result.position);
-    const client = this.found(this.queries.client(result.clientId), 'client', id);
+    const client = this.found(this.queries.clientWithUsage(result.clientId), 'client', id);
     reply.header('cache-control', 'no-store');
     return extend(clientView(client), { client_secret: result.clientSecret });
+  }
+
+  /** Ends a rotation's overlap now: the previous secret and its tokens stop working. With none live, a no-op. */
+  @Post(':id/expire-previous-secret')
+  @HttpCode(200)
+  async expirePrevious(@Param('id', ResourceIdPipe) id: string, @Ctx() ctx: CommandContext) {
+    const result = await this.commandBus.execute(new ExpirePreviousSecretCommand(id, ctx));
+    await this.readYourWrites.await(result.position);
+    return clientView(this.found(this.queries.clientWithUsage(result.clientId), 'client', id));
   }
 
   /** The client and every token it holds stop working at once. Revoking twice is a no-op. */
@@ -146,7 +160,7 @@ export class ClientsController extends OperatorController {
   async revoke(@Param('id', ResourceIdPipe) id: string, @Ctx() ctx: CommandContext) {
     const result = await this.commandBus.execute(new RevokeClientCommand(id, ctx));
     await this.readYourWrites.await(result.position);
-    return clientView(this.found(this.queries.client(result.clientId), 'client', id));
+    return clientView(this.found(this.queries.clientWithUsage(result.clientId), 'client', id));
   }
 }
 

@@ -1,6 +1,7 @@
 import { IsOptionalNonNull } from '@filing/platform';
-import { IsBoolean, IsNotEmpty, IsString, IsUUID, MaxLength } from 'class-validator';
+import { IsBoolean, IsInt, IsNotEmpty, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { MAX_ACCOUNT_NAME } from '../account';
+import { MAX_PREVIOUS_SECRET_SECONDS } from '../client';
 
 export class CreateAccountDto {
   @IsString()
@@ -39,4 +40,15 @@ export class CreateUserDto {
   @IsString()
   @IsNotEmpty()
   password!: string;
+}
+
+/** `{previous_secret_expires_in?}`: seconds the replaced secret keeps working (0–604800, default 0). */
+export class RotateClientSecretDto {
+  @IsOptionalNonNull()
+  @IsInt({ message: 'previous_secret_expires_in must be a whole number of seconds' })
+  @Min(0, { message: `previous_secret_expires_in must be from 0 to ${MAX_PREVIOUS_SECRET_SECONDS} seconds` })
+  @Max(MAX_PREVIOUS_SECRET_SECONDS, {
+    message: `previous_secret_expires_in must be from 0 to ${MAX_PREVIOUS_SECRET_SECONDS} seconds (7 days)`,
+  })
+  previous_secret_expires_in?: number;
 }

@@ -180,4 +180,83 @@ describe('auth read models (clients, tokens)', () => {
     tokens.apply(db, event);
     expect(db.prepare('SELECT COUNT(*) AS n FROM oauth_tokens').get()).toEqual({ n: 1 });
   });
+
+  describe('rotation with overlap', () => {
+    const rotated = (generation: number, previousExpiresAt?: number): AuthEvent => ({
+      type: AuthEvents.ClientSecretRotated,
+      data: {
+        client_id: 'c1',
+        secret_hash: `h${generation}`,
+        secret_generation: generation,
+        ...(previousExpiresAt === undefined ? {} : { previous_secret_expires_at: iso(previousExpiresAt) }),
+      },
+    });
+    const liveAt = (hash: string, now: number) => isTokenLive(queries.liveToken(hash)!, now);
+
+    it("the old secret's tokens live until the stored expiry, however late the event is applied", () => {
+      apply(issued('old', T0), 0, T0);
+      apply(rotated(2, T0 + 5_000), 1, T0 + 10);
+      expect(queries.client('c1')).toMatchObject({
+        secret_hash: 'h2',
+        secret_generation: 2,
+        previous_secret_hash: 'h1',
+        previous_secret_generation: 1,
+        previous_secret_expires_at: T0 + 5_000,
+      });
+      apply(issued('new', T0 + 20, 3_600_000, 2), 1, T0 + 20);
+      // The clock at the request decides, against the instant the event holds.
+      expect([liveAt('old', T0 + 4_999), liveAt('new', T0 + 4_999)]).toEqual([true, true]);
+      expect([liveAt('old', T0 + 5_000), liveAt('new', T0 + 5_000)]).toEqual([false, true]);
+    });
+
+    it('a token of the old secret still ends at its own expiry when that is sooner', () => {
+      apply(issued('short', T0, 1_000), 0, T0);
+      apply(rotated(2, T0 + 5_000), 1, T0 + 10);
+      expect(liveAt('short', T0 + 999)).toBe(true);
+      expect(liveAt('short', T0 + 1_000)).toBe(false);
+    });
+
+    it('a second rotation replaces the pending previous secret, whose tokens stop', () => {
+      apply(issued('g1', T0), 0, T0);
+      apply(rotated(2, T0 + 60_000), 1, T0 + 10);
+      apply(issued('g2', T0 + 20, 3_600_000, 2), 1, T0 + 20);
+      apply(rotated(3, T0 + 120_000), 2, T0 + 30);
+      expect(queries.client('c1')).toMatchObject({ previous_secret_generation: 2, previous_secret_hash: 'h2' });
+      expect([liveAt('g1', T0 + 40), liveAt('g2', T0 + 40)]).toEqual([false, true]);
+      apply(rotated(4), 3, T0 + 50); // no overlap: every older secret stops
+      expect(queries.client('c1')).toMatchObject({
+        previous_secret_generation: null,
+        previous_secret_expires_at: null,
+      });
+      expect(liveAt('g2', T0 + 60)).toBe(false);
+    });
+
+    it('expiring the previous secret ends its tokens at once; applying it twice changes nothing', () => {
+      apply(issued('old', T0), 0, T0);
+      apply(rotated(2, T0 + 60_000), 1, T0 + 10);
+      expect(liveAt('old', T0 + 20)).toBe(true);
+      const expired = recorded(
+        { type: AuthEvents.ClientPreviousSecretExpired, data: { client_id: 'c1', secret_generation: 1 } },
+        2,
+        iso(T0 + 30),
+      );
+      clients.apply(db, expired);
+      clients.apply(db, expired);
+      expect(liveAt('old', T0 + 40)).toBe(false);
+      expect(queries.client('c1')).toMatchObject({ previous_secret_hash: null, secret_generation: 2, version: 2 });
+    });
+
+    it('records when each secret last got a token, from the token events', () => {
+      apply(issued('a', T0), 0, T0);
+      apply(rotated(2, T0 + 60_000), 1, T0 + 10);
+      apply(issued('b', T0 + 20, 3_600_000, 2), 1, T0 + 20);
+      apply(issued('c', T0 + 30, 3_600_000, 1), 2, T0 + 30);
+      expect(queries.clientWithUsage('c1')).toMatchObject({
+        secret_last_used_at: iso(T0 + 20),
+        previous_secret_last_used_at: iso(T0 + 30),
+      });
+      expect(queries.accountClients('a1').map((c) => c.client_id)).toEqual(['c1']);
+      expect(queries.accountClients('a2')).toEqual([]);
+    });
+  });
 });

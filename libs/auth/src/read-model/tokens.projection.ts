@@ -8,13 +8,17 @@ import { forgetCachedTokens } from './token-cache';
  * `oauth_tokens`: what the bearer guard and introspection read, keyed by the token's SHA-256.
  * Rows of tokens that expired before a later token of the same client was issued are deleted
  * then, by the event's own time, so a rebuild gives the same rows and the table stays small.
+ *
+ * `oauth_secret_use`: when each secret (client and generation) last got a token. A token request
+ * is already an event (TokenIssued names the generation it authenticated with), so "last used"
+ * costs no event of its own.
  */
 @Injectable()
 @RegisterProjection()
 export class TokensProjection implements Projection {
   readonly name = 'auth.tokens';
-  readonly version = 1;
-  readonly tables = ['oauth_tokens'];
+  readonly version = 2;
+  readonly tables = ['oauth_tokens', 'oauth_secret_use'];
   readonly handles = [AuthEvents.TokenIssued, AuthEvents.TokenRevoked];
 
   setup(db: Database.Database): void {
@@ -23,6 +27,9 @@ export class TokensProjection implements Projection {
       issued_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, client_secret_generation INTEGER NOT NULL,
       revoked INTEGER NOT NULL DEFAULT 0)`);
     db.exec('CREATE INDEX IF NOT EXISTS oauth_tokens_client_expiry ON oauth_tokens (client_id, expires_at)');
+    db.exec(`CREATE TABLE IF NOT EXISTS oauth_secret_use (
+      client_id TEXT NOT NULL, secret_generation INTEGER NOT NULL, last_used_at TEXT NOT NULL,
+      PRIMARY KEY (client_id, secret_generation))`);
   }
 
   apply(db: Database.Database, envelope: RecordedEnvelope): void {
@@ -45,6 +52,10 @@ export class TokensProjection implements Projection {
           Date.parse(d.expires_at),
           d.client_secret_generation,
         );
+        db.prepare(
+          `INSERT INTO oauth_secret_use (client_id, secret_generation, last_used_at) VALUES (?, ?, ?)
+           ON CONFLICT (client_id, secret_generation) DO UPDATE SET last_used_at = max(last_used_at, excluded.last_used_at)`,
+        ).run(d.client_id, d.client_secret_generation, d.issued_at);
         return;
       }
       case AuthEvents.TokenRevoked:

@@ -39,6 +39,8 @@ export interface AppConfig {
   readonly secretsKey: ServiceKeys | null;
   /** Which peers may report the client's address and protocol (`X-Forwarded-*`); off by default. */
   readonly trustProxy: TrustProxy;
+  /** The origin clients use (`PUBLIC_URL`), for absolute URLs the service publishes; null: `http://localhost:<port>`. */
+  readonly publicUrl: string | null;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -91,6 +93,7 @@ function assemble(v: ConfigValues): AppConfig {
     apiRateLimit: v.API_RATE_LIMIT,
     secretsKey: v.SECRETS_KEY,
     trustProxy: v.TRUST_PROXY,
+    publicUrl: v.PUBLIC_URL,
   };
 }
 

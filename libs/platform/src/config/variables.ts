@@ -10,6 +10,7 @@ import { connectionStringProblem } from '@filing/event-store';
 import { ServiceKeys } from '../crypto/service-keys';
 import { directoryProblem } from './directory-check';
 import { fileValue, integerIn, oneOf, parseDuration, parseDurations, parseRateLimit, yesNo } from './parsers';
+import { parsePublicUrl } from './public-url';
 import { parseTrustProxy } from './trust-proxy';
 import { certificatesProblem, decodeBase64Key, SECRETS_KEY_HINT, tlsPairProblems } from './parsers';
 
@@ -125,6 +126,10 @@ export const CONFIG_VARIABLES = {
     default: DEFAULT_API_RATE_LIMIT,
     doc: 'requests per account to `/external-api/v1` in a sliding window (`<n>/<duration>`, e.g. `6000/1m`), or `off`',
     parse: (value) => parseRateLimit(value!),
+  }),
+  PUBLIC_URL: variable({
+    doc: "the origin clients use (`https://api.example.com`; http(s), no path): the absolute URLs of the discovery metadata at `/.well-known/oauth-authorization-server`, never taken from a request's Host header; unset: `http://localhost:<port>`. Set it behind any proxy (docs/credentials.md)",
+    parse: parsePublicUrl,
   }),
 };
 

@@ -106,6 +106,7 @@ export function profilePage(model: ProfilePageModel): string {
     body: html`<h1>Profile Settings</h1>
 <nav class="tabs" aria-label="Profile Settings">
   <a href="${PROFILE_URL}" aria-current="page">Profile</a>
+  <a href="${PROFILE_URL}/api-clients">API clients</a>
 </nav>
 
 <section class="panel" aria-labelledby="profile-heading">
