@@ -1,8 +1,44 @@
-import { RegisterProjection, type Projection, type RecordedEnvelope } from '@filing/platform';
+import {
+  applyHandler,
+  handledTypes,
+  RegisterProjection,
+  type EventHandlers,
+  type Projection,
+  type RecordedEnvelope,
+} from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
 import { AuthEvents, type TokenIssued, type TokenRevoked } from '../auth.events';
 import { forgetCachedTokens } from './token-cache';
+
+const tokens: EventHandlers<TokenIssued | TokenRevoked, Database.Database> = {
+  [AuthEvents.TokenIssued]: ({ data: d }, db) => {
+    const issuedAt = Date.parse(d.issued_at);
+    db.prepare('DELETE FROM oauth_tokens WHERE client_id = ? AND expires_at < ?').run(d.client_id, issuedAt);
+    db.prepare(
+      `INSERT INTO oauth_tokens (token_hash, client_id, account_id, scopes, issued_at, expires_at,
+         client_secret_generation) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (token_hash) DO NOTHING`,
+    ).run(
+      d.token_hash,
+      d.client_id,
+      d.account_id,
+      d.scopes.join(' '),
+      issuedAt,
+      Date.parse(d.expires_at),
+      d.client_secret_generation,
+    );
+    db.prepare(
+      `INSERT INTO oauth_secret_use (client_id, secret_generation, last_used_at) VALUES (?, ?, ?)
+       ON CONFLICT (client_id, secret_generation) DO UPDATE SET last_used_at = max(last_used_at, excluded.last_used_at)`,
+    ).run(d.client_id, d.client_secret_generation, d.issued_at);
+  },
+  [AuthEvents.TokenRevoked]: ({ data: d }, db) => {
+    db.prepare('UPDATE oauth_tokens SET revoked = 1 WHERE token_hash = ? AND client_id = ?').run(
+      d.token_hash,
+      d.client_id,
+    );
+  },
+};
 
 /**
  * `oauth_tokens`: what the bearer guard and introspection read, keyed by the token's SHA-256.
@@ -19,7 +55,7 @@ export class TokensProjection implements Projection {
   readonly name = 'auth.tokens';
   readonly version = 2;
   readonly tables = ['oauth_tokens', 'oauth_secret_use'];
-  readonly handles = [AuthEvents.TokenIssued, AuthEvents.TokenRevoked];
+  readonly handles = handledTypes(tokens);
 
   setup(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS oauth_tokens (
@@ -34,36 +70,6 @@ export class TokensProjection implements Projection {
 
   apply(db: Database.Database, envelope: RecordedEnvelope): void {
     forgetCachedTokens(db); // the bearer guard's cached rows may be about to change
-    const event = envelope as unknown as TokenIssued | TokenRevoked;
-    switch (event.type) {
-      case AuthEvents.TokenIssued: {
-        const d = event.data;
-        const issuedAt = Date.parse(d.issued_at);
-        db.prepare('DELETE FROM oauth_tokens WHERE client_id = ? AND expires_at < ?').run(d.client_id, issuedAt);
-        db.prepare(
-          `INSERT INTO oauth_tokens (token_hash, client_id, account_id, scopes, issued_at, expires_at,
-             client_secret_generation) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (token_hash) DO NOTHING`,
-        ).run(
-          d.token_hash,
-          d.client_id,
-          d.account_id,
-          d.scopes.join(' '),
-          issuedAt,
-          Date.parse(d.expires_at),
-          d.client_secret_generation,
-        );
-        db.prepare(
-          `INSERT INTO oauth_secret_use (client_id, secret_generation, last_used_at) VALUES (?, ?, ?)
-           ON CONFLICT (client_id, secret_generation) DO UPDATE SET last_used_at = max(last_used_at, excluded.last_used_at)`,
-        ).run(d.client_id, d.client_secret_generation, d.issued_at);
-        return;
-      }
-      case AuthEvents.TokenRevoked:
-        db.prepare('UPDATE oauth_tokens SET revoked = 1 WHERE token_hash = ? AND client_id = ?').run(
-          event.data.token_hash,
-          event.data.client_id,
-        );
-        return;
-    }
+    applyHandler(tokens, envelope, db);
   }
 }

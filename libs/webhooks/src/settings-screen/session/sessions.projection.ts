@@ -1,7 +1,34 @@
-import { RegisterProjection, type Projection, type RecordedEnvelope } from '@filing/platform';
+import {
+  applyHandler,
+  handledTypes,
+  RegisterProjection,
+  type EventHandlers,
+  type Projection,
+  type RecordedEnvelope,
+} from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
 import { type SessionEvent, SessionEvents } from './session.events';
+
+const sessions: EventHandlers<SessionEvent, Database.Database> = {
+  [SessionEvents.Started]: ({ data: d }, db) => {
+    const startedAt = Date.parse(d.started_at);
+    db.prepare('DELETE FROM settings_sessions WHERE expires_at <= ?').run(startedAt);
+    db.prepare(
+      `INSERT INTO settings_sessions (token_hash, user_id, account_id, email, created_at, expires_at, last_seen_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (token_hash) DO NOTHING`,
+    ).run(d.token_hash, d.user_id, d.account_id, d.email, startedAt, Date.parse(d.expires_at), startedAt);
+  },
+  [SessionEvents.Active]: ({ data: d }, db) => {
+    db.prepare('UPDATE settings_sessions SET last_seen_at = MAX(last_seen_at, ?) WHERE token_hash = ?').run(
+      Date.parse(d.at),
+      d.token_hash,
+    );
+  },
+  [SessionEvents.Ended]: ({ data: d }, db) => {
+    db.prepare('DELETE FROM settings_sessions WHERE token_hash = ?').run(d.token_hash);
+  },
+};
 
 /**
  * `settings_sessions`: the live settings-screen sessions, keyed by the token's SHA-256. Rows of
@@ -14,7 +41,7 @@ export class SettingsSessionsProjection implements Projection {
   readonly name = 'settings.sessions';
   readonly version = 1;
   readonly tables = ['settings_sessions'];
-  readonly handles = [SessionEvents.Started, SessionEvents.Active, SessionEvents.Ended];
+  readonly handles = handledTypes(sessions);
 
   setup(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS settings_sessions (
@@ -24,27 +51,6 @@ export class SettingsSessionsProjection implements Projection {
   }
 
   apply(db: Database.Database, envelope: RecordedEnvelope): void {
-    const event = envelope as unknown as SessionEvent;
-    switch (event.type) {
-      case SessionEvents.Started: {
-        const d = event.data;
-        const startedAt = Date.parse(d.started_at);
-        db.prepare('DELETE FROM settings_sessions WHERE expires_at <= ?').run(startedAt);
-        db.prepare(
-          `INSERT INTO settings_sessions (token_hash, user_id, account_id, email, created_at, expires_at, last_seen_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (token_hash) DO NOTHING`,
-        ).run(d.token_hash, d.user_id, d.account_id, d.email, startedAt, Date.parse(d.expires_at), startedAt);
-        return;
-      }
-      case SessionEvents.Active:
-        db.prepare('UPDATE settings_sessions SET last_seen_at = MAX(last_seen_at, ?) WHERE token_hash = ?').run(
-          Date.parse(event.data.at),
-          event.data.token_hash,
-        );
-        return;
-      case SessionEvents.Ended:
-        db.prepare('DELETE FROM settings_sessions WHERE token_hash = ?').run(event.data.token_hash);
-        return;
-    }
+    applyHandler(sessions, envelope, db);
   }
 }
