@@ -6,9 +6,10 @@
  * a service start with one line naming the cause.
  */
 import { AccessDeniedError, EventStoreDBClient, jsonEvent } from '@eventstore/db-client';
+import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { EsdbEventStore } from '../../libs/event-store/src/esdb';
-import { describeEventStoreConformance } from '../../libs/event-store/src/testing/conformance';
+import { describeEventStoreConformance, ev } from '../../libs/event-store/src/testing/conformance';
 import { startEsdbTestServer, type EsdbTestServer } from '../esdb-test-server/harness';
 import { startExpectingFailure } from '../support/cluster';
 import { makeTestPki } from '../support/tls-certs';
@@ -69,6 +70,26 @@ describe('a secure node refuses what the real one refuses', () => {
     const plaintext = await appendWith(`esdb://localhost:${node.port}?tls=false`);
     expect(plaintext).toBeInstanceOf(Error);
     expect(plaintext).not.toBe('written');
+  });
+});
+
+describe("the head read carries no large event's body", () => {
+  it('passes over skipped types on the server: the newest other event, whatever was appended after it', async () => {
+    const node = await startEsdbTestServer({ secure: true });
+    const store = new EsdbEventStore(node.connectionString);
+    try {
+      const small = await store.appendToStream(`head-${randomUUID()}`, [ev('t.Small')]);
+      // Content chunks of 600 KB (one per append: two would pass the 1 MiB append limit).
+      const chunk = () => ev('documentcontent.ContentChunk', { content_base64: 'A'.repeat(600_000) });
+      let last = small;
+      for (let i = 0; i < 3; i++) last = await store.appendToStream(`content-${randomUUID()}`, [chunk()]);
+      expect(await store.headPosition({ skipTypes: ['documentcontent.ContentChunk'] })).toEqual(small.position);
+      // Unfiltered it is the newest chunk: the filter is what keeps a chunk's body off the wire.
+      expect(await store.headPosition()).toEqual(last.position);
+    } finally {
+      await store.close();
+      await node.stop();
+    }
   });
 });
 
