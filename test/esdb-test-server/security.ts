@@ -36,7 +36,7 @@ export function serverCredentials(args: SecurityArgs): GrpcModule.ServerCredenti
   );
 }
 
-/** `admin:changeit,ops:changeit` → a map; the node's defaults when the flag is given empty. */
+/** `admin:changeit,ops:changeit` → a map; none (no authentication) without the flag. */
 export function parseUsers(value: string | undefined): Map<string, string> {
   const users = new Map<string, string>();
   if (value === undefined) return users;
