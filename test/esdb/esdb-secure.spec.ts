@@ -9,30 +9,13 @@ import { AccessDeniedError, EventStoreDBClient, jsonEvent } from '@eventstore/db
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { EsdbEventStore } from '../../libs/event-store/src/esdb';
-import { describeEventStoreConformance, ev } from '../../libs/event-store/src/testing/conformance';
+import { ev } from '../../libs/event-store/src/testing/conformance';
 import { startEsdbTestServer, type EsdbTestServer } from '../esdb-test-server/harness';
+import { describeConformanceOnTestServer } from './test-server-conformance';
 import { startExpectingFailure } from '../support/cluster';
 import { makeTestPki } from '../support/tls-certs';
 
-let server: EsdbTestServer;
-
-describeEventStoreConformance('esdb (test server, TLS and credentials)', {
-  serverBacked: true,
-  sharedByInstances: true,
-  setup: async () => {
-    server = await startEsdbTestServer({ secure: true });
-    const open = () =>
-      new EsdbEventStore({ connectionString: server.connectionString, resubscribeDelayMs: { min: 50, max: 1_000 } });
-    return {
-      store: open(),
-      restartServer: () => server.restart(),
-      openAnother: async () => open(),
-    };
-  },
-  teardown: async () => {
-    await server?.stop();
-  },
-});
+describeConformanceOnTestServer('esdb (test server, TLS and credentials)', { secure: true });
 
 describe('a secure node refuses what the real one refuses', () => {
   let node: EsdbTestServer;

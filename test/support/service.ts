@@ -67,15 +67,13 @@ export async function startService(options: TestServiceOptions = {}): Promise<Te
     ...(esdb ? { EVENTSTORE_CONNECTION_STRING: esdb.connectionString, SECRETS_KEY: TEST_SECRETS_KEY } : {}),
     ...options.env,
   });
+  // Read by createEventStore for sqlite (EventStoreConfig.pollIntervalMs); not an AppConfig field.
   const config =
     options.sqlitePollIntervalMs === undefined
       ? loaded
       : {
           ...loaded,
-          eventStore: {
-            ...loaded.eventStore,
-            pollIntervalMs: options.sqlitePollIntervalMs,
-          } as typeof loaded.eventStore,
+          eventStore: Object.assign({}, loaded.eventStore, { pollIntervalMs: options.sqlitePollIntervalMs }),
         };
   const app = await createApp(config, { logDestination: options.logDestination, imports: options.imports });
   await app.listen({ port: 0, host: '127.0.0.1' });
