@@ -2,7 +2,8 @@
  * Issue #14's acceptance at the API, on three service processes (children, each its own DATA_DIR,
  * one SECRETS_KEY) on the EventStoreDB test server, driven round-robin: the next request always
  * goes to the next instance, with no retry and no wait in the client. Last, all three DATA_DIRs are
- * deleted and the instances restarted: everything a client holds still works.
+ * deleted and the instances restarted: everything a client holds still works. The store runs as in
+ * production: TLS (the client verifies the node against the CA file) and credentials on every call.
  * (test/e2e/two-instances.e2e.spec.ts covers the same with in-process instances whose read models a
  * test can pause; the webhook lines are in webhooks-cluster.e2e.spec.ts.)
  */
@@ -21,13 +22,14 @@ interface Setup {
   readonly user: TestUser;
 }
 
-describe('the API on a cluster of three instances (EventStoreDB test server)', () => {
+describe('the API on a cluster of three instances (EventStoreDB test server, TLS and credentials)', () => {
   let cluster: Cluster<Setup>;
   let token: string;
 
   beforeAll(async () => {
     cluster = await startCluster<Setup>({
       size: 3,
+      secure: true,
       env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
       setup: async (service) => {
         const client = await provisionAccount(service);

@@ -7,13 +7,17 @@
  *   await server.restart();         // a new process: same port, same data
  *   await server.stop();
  *
+ *   const secure = await startEsdbTestServer({ secure: true }); // TLS + admin/changeit
+ *   secure.connectionString // esdb://admin:changeit@localhost:<port>?tls=true&tlsCAFile=<ca.crt>
+ *
  * The child never outlives this process: it is SIGKILLed on exit, it exits when its stdin pipe or
  * IPC channel closes (which also covers SIGKILL of this process), and it watches its ppid.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { makeTestPki } from '../support/tls-certs';
 import type { ControlOp, ControlReply, ServerStats, ServerVersion } from './server';
 
 export type { ServerStats } from './server';
@@ -37,12 +41,24 @@ export interface EsdbTestServerOptions {
   readonly maxAppendSize?: number;
   /** The server's MaxAppendEventSize in bytes (default unlimited, as EventStoreDB's). */
   readonly maxAppendEventSize?: number;
+  /**
+   * A secure node (security.ts): TLS with a certificate from a throwaway test CA, and Basic
+   * authentication of every Streams call. Default false: plaintext, no authentication.
+   */
+  readonly secure?: boolean;
+  /** The users of a secure node (user → password). Default `{ admin: 'changeit' }`, as the node's. */
+  readonly users?: Readonly<Record<string, string>>;
 }
 
 export interface EsdbTestServer {
-  /** `esdb://127.0.0.1:<port>?tls=false` */
+  /**
+   * `esdb://127.0.0.1:<port>?tls=false`; secure: `esdb://<first user>:<password>@localhost:<port>
+   * ?tls=true&tlsCAFile=<caFile>`.
+   */
   readonly connectionString: string;
   readonly port: number;
+  /** The test CA's certificate (PEM file) of a secure node; undefined otherwise. */
+  readonly caFile?: string;
   readonly dataDir: string;
   /**
    * Closes every client connection (HTTP/2 session) at once; open calls and subscriptions fail on
@@ -56,6 +72,8 @@ export interface EsdbTestServer {
    * absolute times from a client on this machine, still use the real one). Kept across restarts.
    */
   advanceClock(ms: number): Promise<void>;
+  /** Every read (`Streams/Read`, subscriptions included) started from now on waits `ms` first; 0 undoes it. */
+  setReadDelay(ms: number): Promise<void>;
   /**
    * Stops the server process and starts a new one on the same port and data: every open
    * connection, call and subscription drops, and in-memory state (the idempotency cache) is lost.
@@ -89,6 +107,12 @@ export async function startEsdbTestServer(options: EsdbTestServerOptions = {}): 
   let port = options.port ?? 0;
   let clockOffsetMs = 0;
   let nextId = 1;
+  const users = Object.entries(options.users ?? { admin: 'changeit' });
+  const pki = options.secure ? makeTestPki('EventStoreDB test') : undefined;
+  const removeOwned = () => {
+    if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
+    if (pki) rmSync(pki.dir, { recursive: true, force: true });
+  };
 
   const launch = async () => {
     const args = [
@@ -105,6 +129,12 @@ export async function startEsdbTestServer(options: EsdbTestServerOptions = {}): 
     if (options.maxAppendSize !== undefined) args.push('--max-append-size', String(options.maxAppendSize));
     if (options.maxAppendEventSize !== undefined)
       args.push('--max-append-event-size', String(options.maxAppendEventSize));
+    if (pki) {
+      writeFileSync(join(pki.dir, 'node.crt'), pki.cert);
+      writeFileSync(join(pki.dir, 'node.key'), pki.key);
+      args.push('--tls-cert', join(pki.dir, 'node.crt'), '--tls-key', join(pki.dir, 'node.key'));
+      args.push('--users', users.map(([user, password]) => `${user}:${password}`).join(','));
+    }
     const started = await spawnServer(args);
     child = started.child;
     port = started.port;
@@ -150,14 +180,18 @@ export async function startEsdbTestServer(options: EsdbTestServerOptions = {}): 
   try {
     await launch();
   } catch (err) {
-    if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
+    removeOwned();
     throw err;
   }
 
   return {
     get connectionString() {
-      return `esdb://127.0.0.1:${port}?tls=false`;
+      if (!pki) return `esdb://127.0.0.1:${port}?tls=false`;
+      const [user, password] = users[0];
+      const auth = `${encodeURIComponent(user)}:${encodeURIComponent(password)}`;
+      return `esdb://${auth}@localhost:${port}?tls=true&tlsCAFile=${pki.caFile}`;
     },
+    caFile: pki?.caFile,
     get port() {
       return port;
     },
@@ -171,6 +205,9 @@ export async function startEsdbTestServer(options: EsdbTestServerOptions = {}): 
     async advanceClock(ms) {
       clockOffsetMs = (await control({ op: 'advance-clock', ms })) as number;
     },
+    async setReadDelay(ms) {
+      await control({ op: 'set-read-delay', ms });
+    },
     async restart(signal) {
       await halt(signal);
       await launch();
@@ -181,7 +218,7 @@ export async function startEsdbTestServer(options: EsdbTestServerOptions = {}): 
     },
     async stop() {
       await halt('SIGKILL');
-      if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
+      removeOwned();
     },
   };
 }

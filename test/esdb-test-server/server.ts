@@ -1,7 +1,7 @@
 /**
  * An EventStoreDB gRPC server for tests, as faithful to a 24.10 single node as @eventstore/db-client
  * 6.2.1 can tell: `Streams` (Read, Append, BatchAppend, Delete, Tombstone) and `ServerFeatures`.
- * Plaintext h2c. What it leaves out is listed in README.md next to this file.
+ * Plaintext h2c, or TLS with authentication (security.ts). What it leaves out is listed in README.md next to this file.
  *
  * Runs in its own process (google-protobuf registers generated classes on a process-global
  * namespace, so it must not share a process with another generated set): start it through
@@ -12,7 +12,9 @@
  * Prints `ESDB_TEST_SERVER_LISTENING <port>` once bound (`--port 0` picks a free port).
  * Options: `--no-server-features` (an old server: the client then appends with `Append`),
  * `--version 24.10.5|24.10.4` (default 24.10.5), `--max-append-size <bytes>` (default 1 MiB), `--max-append-event-size <bytes>` (default
- * unlimited), `--clock-offset-ms <ms>`.
+ * unlimited), `--clock-offset-ms <ms>`, `--tls-cert <pem> --tls-key <pem>` (TLS),
+ * `--users admin:changeit,…` (authentication; needs TLS, as the client sends no credentials
+ * without it), `--read-delay-ms <ms>` (every read waits that long first).
  * With an IPC channel (the harness), it answers control messages: `drop-connections`, `stats`,
  * `advance-clock`.
  */
@@ -34,6 +36,7 @@ import {
   type StreamsGrpc,
   type StreamsPb,
 } from './proto';
+import { guarded, parseUsers, serverCredentials, type Gate, type SecurityArgs } from './security';
 import {
   compileFilter,
   drained,
@@ -768,7 +771,8 @@ export const LISTENING_MARKER = 'ESDB_TEST_SERVER_LISTENING';
 export type ControlOp =
   | { readonly op: 'drop-connections' }
   | { readonly op: 'stats' }
-  | { readonly op: 'advance-clock'; readonly ms: number };
+  | { readonly op: 'advance-clock'; readonly ms: number }
+  | { readonly op: 'set-read-delay'; readonly ms: number };
 export type ControlRequest = ControlOp & { readonly id: number };
 export type ControlReply = { readonly id: number; readonly result?: unknown; readonly error?: string };
 
@@ -782,6 +786,8 @@ interface Args {
   clockOffsetMs: number;
   /** Exit when stdin closes: the harness's way of saying "your parent is gone". */
   exitWithStdin: boolean;
+  security: SecurityArgs;
+  readDelayMs: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -803,6 +809,10 @@ function parseArgs(argv: string[]): Args {
     throw new Error('--max-append-event-size must be a positive integer');
   const clockOffsetMs = Number(get('--clock-offset-ms') ?? 0);
   if (!Number.isFinite(clockOffsetMs)) throw new Error('--clock-offset-ms must be a number');
+  const security = { tlsCert: get('--tls-cert'), tlsKey: get('--tls-key'), users: parseUsers(get('--users')) };
+  if (!security.tlsCert !== !security.tlsKey) throw new Error('--tls-cert and --tls-key go together');
+  const readDelayMs = Number(get('--read-delay-ms') ?? 0);
+  if (!Number.isInteger(readDelayMs) || readDelayMs < 0) throw new Error('--read-delay-ms must be >= 0');
   return {
     dataDir,
     port,
@@ -812,6 +822,8 @@ function parseArgs(argv: string[]): Args {
     maxAppendEventSize,
     clockOffsetMs,
     exitWithStdin: argv.includes('--exit-with-stdin'),
+    security,
+    readDelayMs,
   };
 }
 
@@ -822,15 +834,22 @@ function main(): void {
   const store = new LogStore(args.dataDir, { now });
   const stats = newStats();
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 17 * 1024 * 1024 });
+  const gate: Gate = { readDelayMs: args.readDelayMs };
   server.addService(
     StreamsService,
-    createStreamsService(
-      store,
-      { version: args.version, maxAppendSize: args.maxAppendSize, maxAppendEventSize: args.maxAppendEventSize },
-      stats,
+    guarded(
+      StreamsService,
+      createStreamsService(
+        store,
+        { version: args.version, maxAppendSize: args.maxAppendSize, maxAppendEventSize: args.maxAppendEventSize },
+        stats,
+      ),
+      args.security.users,
+      gate,
     ),
   );
   // Without it the client sees UNIMPLEMENTED, as from a pre-21.10 server, and appends with Append.
+  // Open to anonymous callers, as on the node.
   if (args.serverFeatures) {
     server.addService(ServerFeaturesService, createServerFeaturesService(stats, args.version));
   }
@@ -875,6 +894,10 @@ function main(): void {
         clockOffsetMs += message.ms;
         reply({ result: clockOffsetMs });
         return;
+      case 'set-read-delay':
+        gate.readDelayMs = message.ms;
+        reply({});
+        return;
       default:
         reply({ error: `unknown op ${(message as { op: string }).op}` });
     }
@@ -882,7 +905,7 @@ function main(): void {
 
   let attempts = 0;
   const bind = () => {
-    server.bindAsync(`127.0.0.1:${args.port}`, grpc.ServerCredentials.createInsecure(), (err, port) => {
+    server.bindAsync(`127.0.0.1:${args.port}`, serverCredentials(args.security), (err, port) => {
       if (err) {
         // A restart on the same port may race the old process's socket teardown.
         if (++attempts < 50 && args.port !== 0) {

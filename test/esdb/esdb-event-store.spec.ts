@@ -9,27 +9,10 @@ import { WrongExpectedVersionError } from '../../libs/event-store/src/errors';
 import { NO_STREAM } from '../../libs/event-store/src/event-store.port';
 import { EsdbEventStore } from '../../libs/event-store/src/esdb';
 import { describeEventStoreConformance, ev } from '../../libs/event-store/src/testing/conformance';
-import { startEsdbTestServer, type EsdbTestServer, type ServerStats } from '../esdb-test-server/harness';
+import { startEsdbTestServer, type ServerStats } from '../esdb-test-server/harness';
+import { describeConformanceOnTestServer } from './test-server-conformance';
 
-let server: EsdbTestServer;
-
-describeEventStoreConformance('esdb (test server)', {
-  serverBacked: true,
-  sharedByInstances: true,
-  setup: async () => {
-    server = await startEsdbTestServer();
-    const open = () =>
-      new EsdbEventStore({ connectionString: server.connectionString, resubscribeDelayMs: { min: 50, max: 1_000 } });
-    return {
-      store: open(),
-      restartServer: () => server.restart(),
-      openAnother: async () => open(),
-    };
-  },
-  teardown: async () => {
-    await server?.stop();
-  },
-});
+describeConformanceOnTestServer('esdb (test server)');
 
 describe('which append path the adapter takes', () => {
   const appends = (stats: ServerStats) => ({ batch: stats.batchAppends, append: stats.calls['Streams/Append'] ?? 0 });

@@ -63,6 +63,11 @@ export interface ClusterOptions<S> {
   /** Environment of every instance (and of the setup instance), beside the store's, DATA_DIR and SECRETS_KEY. */
   readonly env?: Record<string, string>;
   readonly setup?: (service: TestService) => Promise<S>;
+  /**
+   * The store as production runs it: TLS with a test CA and `admin`/`changeit` credentials
+   * (`esdb://admin:changeit@localhost:<port>?tls=true&tlsCAFile=…`). Default false: plaintext.
+   */
+  readonly secure?: boolean;
 }
 
 export async function startCluster<S = undefined>(options: ClusterOptions<S> = {}): Promise<Cluster<S>> {
@@ -74,7 +79,7 @@ export async function startCluster<S = undefined>(options: ClusterOptions<S> = {
     API_RATE_LIMIT: '1000000/1s',
     ...options.env,
   };
-  const esdb = await startEsdbTestServer();
+  const esdb = await startEsdbTestServer({ secure: options.secure });
   const instances: Instance[] = [];
   try {
     let setup = undefined as S;
@@ -219,6 +224,47 @@ class Instance implements ClusterInstance {
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     child.kill(signal);
     await exited;
+  }
+}
+
+export interface FailedStart {
+  readonly exitCode: number | null;
+  /** Everything the process wrote (stdout and stderr). */
+  readonly output: string;
+}
+
+/**
+ * Starts one service process with `env` (beside DATA_DIR, PORT and SECRETS_KEY) and resolves when
+ * it exits; rejects if it starts listening instead, or is still running after `timeoutMs`.
+ */
+export async function startExpectingFailure(env: Record<string, string>, timeoutMs = 60_000): Promise<FailedStart> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'filing-failed-start-'));
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', CHILD], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, SECRETS_KEY: TEST_SECRETS_KEY, ...env, PORT: '0', DATA_DIR: dataDir },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  live.add(child);
+  child.stdin.on('error', () => {});
+  let output = '';
+  const take = (chunk: string) => (output += chunk);
+  child.stdout.setEncoding('utf8').on('data', take);
+  child.stderr.setEncoding('utf8').on('data', take);
+  try {
+    return await new Promise<FailedStart>((resolvePromise, reject) => {
+      const timer = setTimeout(() => reject(new Error(`still running after ${timeoutMs} ms:\n${output}`)), timeoutMs);
+      child.stdout.on('data', () => {
+        if (output.includes(LISTENING_MARKER)) reject(new Error(`started instead of failing:\n${output}`));
+      });
+      child.once('exit', (exitCode) => {
+        clearTimeout(timer);
+        resolvePromise({ exitCode, output });
+      });
+    });
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    live.delete(child);
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

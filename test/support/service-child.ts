@@ -4,6 +4,7 @@
  * port the OS chooses when PORT=0, announced on stdout as `SERVICE_LISTENING <port>`. It exits
  * when its stdin closes, so it never outlives the test process, whatever kills that.
  */
+import { EventStoreAccessError } from '@filing/event-store';
 import { loadConfig } from '@filing/platform';
 import { createApp } from '../../apps/service/src/bootstrap';
 
@@ -20,7 +21,8 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((err: unknown) => {
-    console.error(err);
+    // As main.ts: a refusal by the store is one line.
+    console.error(err instanceof EventStoreAccessError ? err.message : err);
     process.exit(1);
   });
 }

@@ -39,6 +39,11 @@ export interface TestServiceOptions {
   readonly logDestination?: CreateAppOptions['logDestination'];
   /** Extra modules, e.g. test/support/probe.module.ts. */
   readonly imports?: CreateAppOptions['imports'];
+  /**
+   * sqlite: how often the service looks for other processes' appends (default 250 ms). A spec
+   * sets it long to show that something other than the poll makes another process's write seen.
+   */
+  readonly sqlitePollIntervalMs?: number;
 }
 
 /** One SECRETS_KEY for every esdb service of this test process: restarts and instances side by side share it. */
@@ -52,7 +57,7 @@ export async function startService(options: TestServiceOptions = {}): Promise<Te
   const dataDir = options.reuse?.dataDir ?? mkdtempSync(join(tmpdir(), 'filing-e2e-'));
   const esdb = kind === 'esdb' ? (options.reuse?.esdb ?? (await startEsdbTestServer())) : undefined;
   if (esdb) esdbUsers.set(esdb, (esdbUsers.get(esdb) ?? 0) + 1);
-  const config = loadConfig({
+  const loaded = loadConfig({
     PORT: '0',
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
@@ -62,6 +67,14 @@ export async function startService(options: TestServiceOptions = {}): Promise<Te
     ...(esdb ? { EVENTSTORE_CONNECTION_STRING: esdb.connectionString, SECRETS_KEY: TEST_SECRETS_KEY } : {}),
     ...options.env,
   });
+  // Read by createEventStore for sqlite (EventStoreConfig.pollIntervalMs); not an AppConfig field.
+  const config =
+    options.sqlitePollIntervalMs === undefined
+      ? loaded
+      : {
+          ...loaded,
+          eventStore: Object.assign({}, loaded.eventStore, { pollIntervalMs: options.sqlitePollIntervalMs }),
+        };
   const app = await createApp(config, { logDestination: options.logDestination, imports: options.imports });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = await app.getUrl();

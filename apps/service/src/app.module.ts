@@ -4,7 +4,7 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { ScheduleModule } from '@nestjs/schedule';
 import { join } from 'node:path';
 import { AuthModule } from '@filing/auth';
-import { DocumentsModule } from '@filing/documents';
+import { DOCUMENT_CONTENT_CHUNK, DocumentsModule } from '@filing/documents';
 import { EntitiesModule } from '@filing/entities';
 import { EventStoreModule } from '@filing/event-store';
 import { JurisdictionsModule } from '@filing/jurisdictions';
@@ -35,7 +35,9 @@ export class AppModule {
         // Periodic work (the dispatcher's tick, the webhook auto-disable) as @nestjs/schedule jobs.
         ScheduleModule.forRoot(),
         EventStoreModule.forRoot(config.eventStore),
-        ProjectionsModule.forRoot({ dataDir: config.dataDir }),
+        // Content chunks (up to ~0.5 MB each) are read by no projection: the per-request head
+        // read passes over them rather than carry one on every request during an upload.
+        ProjectionsModule.forRoot({ dataDir: config.dataDir, headSkipsTypes: [DOCUMENT_CONTENT_CHUNK] }),
         ResourceApiModule.forRoot({ secretsKey: config.secretsKey, cursorKeyFile: join(config.dataDir, 'cursor.key') }),
         MetricsModule,
         HealthModule,

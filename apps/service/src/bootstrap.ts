@@ -15,6 +15,7 @@ import {
   parseJsonBody,
   refuseOversizedHeaders,
 } from '@filing/platform';
+import { EventStoreAccessError, verifyEventStoreAccess } from '@filing/event-store';
 import { AppModule } from './app.module';
 import { dataDirLockModule, lockDataDir } from './data-dir-lock';
 import { instrumentHttp } from './metrics/http-metrics';
@@ -34,6 +35,12 @@ export interface CreateAppOptions {
 export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   // One service per DATA_DIR: locked before any module opens a database there.
   const lock = lockDataDir(config.dataDir);
+  try {
+    await verifyStoreAccess(config);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     // TRUST_PROXY: request.ip and request.protocol come from a trusted proxy's X-Forwarded-*, so
@@ -70,4 +77,20 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   setupOpenApi(app, { bodyLimitBytes: BODY_LIMIT_BYTES });
   app.enableShutdownHooks();
   return app;
+}
+
+/**
+ * Credentials the store refuses, or a server certificate the CA file does not vouch for, stop
+ * the start with one line naming the variable: started anyway, the service would answer 503 to
+ * every request while its processors retried for ever.
+ */
+async function verifyStoreAccess(config: AppConfig): Promise<void> {
+  if (config.eventStore.kind !== 'esdb') return;
+  try {
+    await verifyEventStoreAccess(config.eventStore.connectionString);
+  } catch (err) {
+    if (err instanceof EventStoreAccessError)
+      throw new EventStoreAccessError(`EVENTSTORE_CONNECTION_STRING: ${err.message}`);
+    throw err;
+  }
 }

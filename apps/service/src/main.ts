@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { EventStoreAccessError } from '@filing/event-store';
 import { ConfigError, loadConfig } from '@filing/platform';
 import { createApp } from './bootstrap';
 import { DataDirLockedError } from './data-dir-lock';
@@ -14,6 +15,8 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   // What an operator must fix gets its message alone; anything else its stack.
-  console.error(err instanceof ConfigError || err instanceof DataDirLockedError ? err.message : err);
+  const operatorMustFix =
+    err instanceof ConfigError || err instanceof DataDirLockedError || err instanceof EventStoreAccessError;
+  console.error(operatorMustFix ? err.message : err);
   process.exit(1);
 });

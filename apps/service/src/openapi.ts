@@ -198,15 +198,18 @@ function describeOperation(
       'Retry-After': header('Seconds until the account may call again', '1'),
     },
   );
+  // HeadBarrierHooks: every request with a token first confirms the store's head (fails closed);
   // EventStoreUnavailableError: every write appends (nothing is half-written).
   const unavailable = { 'Retry-After': header('Seconds to wait', '5') };
-  if (write || responses[503])
-    add(
-      503,
-      write ? 'The event store is unreachable: nothing was written; retry after Retry-After' : '',
-      problem,
-      unavailable,
-    );
+  add(
+    503,
+    [
+      'This instance could not confirm in time that it holds the latest writes (the event store is slow or unreachable): nothing was done',
+      ...(write ? ['the event store is unreachable: nothing was written'] : []),
+    ].join('; or ') + '; retry after Retry-After',
+    problem,
+    unavailable,
+  );
   return op;
 }
 

@@ -25,3 +25,12 @@ export class EventStoreUnavailableError extends Error {
 export class InvalidEventError extends Error {
   override readonly name = 'InvalidEventError';
 }
+
+/**
+ * The store refuses this service for good — wrong credentials, no permission, a server
+ * certificate its CA file does not vouch for — as opposed to being down for a while. A start
+ * that meets it stops with this message alone: retrying cannot help.
+ */
+export class EventStoreAccessError extends Error {
+  override readonly name = 'EventStoreAccessError';
+}

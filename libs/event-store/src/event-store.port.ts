@@ -123,6 +123,11 @@ export interface StreamMetadata {
   readonly truncateBefore?: StreamRevision;
 }
 
+export interface HeadPositionOptions {
+  /** Event types (exact) the head may pass over: large ones nobody waits for, e.g. content chunks. */
+  readonly skipTypes?: readonly string[];
+}
+
 export interface EventStore {
   /** Which adapter this is: `sqlite` or `esdb`. */
   readonly kind: string;
@@ -155,8 +160,13 @@ export interface EventStore {
    * append continues its revisions and the stream then shows only the new events.
    */
   deleteStream(streamId: string): Promise<void>;
-  /** Position of the newest application event in `$all`, or null when there is none. */
-  headPosition(): Promise<Position | null>;
+  /**
+   * Position of the newest application event in `$all`, or null when there is none. With
+   * `skipTypes`, events of those types may be passed over (EventStoreDB does, so the read carries
+   * no large body): the answer is then at or after the newest other event's position and at or
+   * before the newest event's.
+   */
+  headPosition(options?: HeadPositionOptions): Promise<Position | null>;
   /** Resolves when the store answers; rejects otherwise (used by /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -7,3 +7,4 @@ export { createEventStore, type EventStoreConfig } from './create-event-store';
 export { EventStoreModule } from './event-store.module';
 export { ObservedEventStore, type AppendObserver } from './observed-event-store';
 export { connectionStringProblem } from './esdb/connection-string';
+export { verifyEventStoreAccess } from './esdb';

@@ -4,6 +4,7 @@ import type {
   EventData,
   EventStore,
   EventSubscription,
+  HeadPositionOptions,
   Position,
   ReadAllOptions,
   ReadStreamOptions,
@@ -70,8 +71,8 @@ export class ObservedEventStore implements EventStore {
   deleteStream(streamId: string): Promise<void> {
     return this.inner.deleteStream(streamId);
   }
-  headPosition(): Promise<Position | null> {
-    return this.inner.headPosition();
+  headPosition(options?: HeadPositionOptions): Promise<Position | null> {
+    return this.inner.headPosition(options);
   }
   ping(): Promise<void> {
     return this.inner.ping();

@@ -16,6 +16,7 @@ import {
   type EventData,
   type EventStore,
   type EventSubscription,
+  type HeadPositionOptions,
   type Position,
   type ReadAllOptions,
   type ReadStreamOptions,
@@ -28,6 +29,7 @@ import { EventStoreUnavailableError } from '../errors';
 import { comparePositions } from '../position';
 import { validateAppend } from '../validate-events';
 import { isSystemEvent, mapError, toRecorded } from './esdb-mapping';
+import { readFilteredHead } from './esdb-head';
 import { ResilientSubscription } from './esdb-subscription';
 
 export interface EsdbEventStoreOptions {
@@ -247,9 +249,14 @@ export class EsdbEventStore implements EventStore {
     return head?.position ?? null;
   }
 
-  async headPosition(): Promise<Position | null> {
-    const [newest] = await this.readAll({ direction: 'backwards', maxCount: 1 });
-    return newest?.position ?? null;
+  async headPosition(options: HeadPositionOptions = {}): Promise<Position | null> {
+    this.assertOpen();
+    try {
+      // One filtered read: no page of system events, and never the body of a skipped type.
+      return await readFilteredHead(this.client, options.skipTypes ?? []);
+    } catch (err) {
+      throw mapError(err);
+    }
   }
 
   async ping(): Promise<void> {

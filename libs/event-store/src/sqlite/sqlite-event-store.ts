@@ -6,6 +6,7 @@ import {
   type EventData,
   type EventStore,
   type EventSubscription,
+  type HeadPositionOptions,
   type JsonObject,
   type Position,
   type ReadAllOptions,
@@ -118,6 +119,8 @@ export class SqliteEventStore implements EventStore {
   private closing: Promise<void> | null = null;
   private closed = false;
   private readonly appendListeners = new Set<() => void>();
+  /** The newest position this process knows committed: its own appends, or a head it read. */
+  private seenHead = 0n;
   private readonly recent = new RecentAppends(RECENT_EVENTS, RECENT_BYTES);
   /** Where each live subscription that reads recent appends is: they are kept until all have them. */
   private readonly tailReaders = new Map<object, bigint>();
@@ -228,6 +231,8 @@ export class SqliteEventStore implements EventStore {
           } else p.reject(o.error);
         });
         this.releaseRecent();
+        for (const o of outcomes)
+          if (o.ok && o.result && o.result.position.commit > this.seenHead) this.seenHead = o.result.position.commit;
         for (const listener of this.appendListeners) listener();
       },
       (err: unknown) => {
@@ -458,9 +463,17 @@ export class SqliteEventStore implements EventStore {
     return this.stmt.head.get()?.position ?? 0n;
   }
 
-  async headPosition(): Promise<Position | null> {
+  /** `skipTypes` is not needed here: the head is one indexed lookup, no event body is read. */
+  async headPosition(_options?: HeadPositionOptions): Promise<Position | null> {
     this.assertOpen();
     const head = this.headCommit();
+    // Past what this process has appended or seen: another process (the CLI) committed. Live
+    // subscriptions look now rather than at their next poll, so a caller that waits for its
+    // read models to reach this head (the per-request barrier) is not held for the poll interval.
+    if (head > this.seenHead) {
+      this.seenHead = head;
+      for (const listener of this.appendListeners) listener();
+    }
     return head === 0n ? null : { commit: head, prepare: head };
   }
 

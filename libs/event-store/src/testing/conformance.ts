@@ -305,6 +305,16 @@ export function describeEventStoreConformance(adapterName: string, options: Conf
         expect(comparePositions(head!, r.position)).toBe(0);
       });
 
+      it('headPosition with skipTypes lies between the newest other event and the newest event', async () => {
+        const prefix = typePrefix();
+        const kept = await store.appendToStream(stream(), [ev(`${prefix}Kept`)]);
+        const skipped = await store.appendToStream(stream(), [ev(`${prefix}Bulk`), ev(`${prefix}Bulk`)]);
+        const head = await store.headPosition({ skipTypes: [`${prefix}Bulk`] });
+        expect(head).not.toBeNull();
+        expect(comparePositions(head!, kept.position)).toBeGreaterThanOrEqual(0);
+        expect(comparePositions(head!, skipped.position)).toBeLessThanOrEqual(0);
+      });
+
       it('answers ping', async () => {
         await expect(store.ping()).resolves.toBeUndefined();
       });

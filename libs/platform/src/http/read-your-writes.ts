@@ -1,8 +1,9 @@
-import { EVENT_STORE, type EventStore, type Position } from '@filing/event-store';
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { type Position } from '@filing/event-store';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ProjectionRunner } from '../projections/projection-runner';
+import { PROBLEM_CONTENT_TYPE, problemDetails } from './problem-details.filter';
 
 /** How long a request waits for this instance's read models to catch up with the store before it is answered anyway. */
 export const HEAD_BARRIER_TIMEOUT_MS = 2_000;
@@ -55,7 +56,8 @@ export class ReadYourWrites {
  * a time, and a caller joins the next read that *starts* after it arrived — never one already in
  * flight, which may have been answered before the caller's predecessor wrote. Then it waits for
  * the local read models to reach that position. Bounded: at the timeout, or when the head cannot
- * be read, it gives up (false) and the caller proceeds on what it has.
+ * be read, it gives up (false) and the caller decides (HeadBarrierHooks: 503 for a request that
+ * could authenticate).
  */
 export class HeadBarrier {
   private inFlight: Promise<Position | null> | null = null;
@@ -76,7 +78,7 @@ export class HeadBarrier {
       if (head === null) return true;
       return await this.waitFor(head, Math.max(0, deadline - Date.now()));
     } catch {
-      return false; // the store did not answer: reads go on from the local read models
+      return false; // the store did not answer: the head is unconfirmed
     } finally {
       clearTimeout(timer);
     }
@@ -108,11 +110,17 @@ export class HeadBarrier {
 }
 
 /**
- * With EVENT_STORE=esdb several instances share one store, each with its own read models: every
- * request first passes the HeadBarrier, before any guard looks a token, session or client up, so
- * what any instance acknowledged is seen here (a token issued by another instance works on this
- * one's very next request). With sqlite one process owns the data and its own writes already wait
- * for its read models: no barrier.
+ * Every request first passes the HeadBarrier, before any guard looks a token, session or client
+ * up, so whatever was acknowledged before it arrived is in force here: with EVENT_STORE=esdb a
+ * write of another instance (a token issued there works on this one's very next request, a
+ * revocation there is refused here), with sqlite a write of another process on the same DATA_DIR
+ * (the CLI's `clients:revoke`, `orders:complete`). With sqlite the head is one indexed lookup.
+ *
+ * It fails closed where it matters: when the head cannot be confirmed in time, a request that
+ * could authenticate — credentials in a header (Authorization, Cookie) or possibly in a body
+ * (any method but GET/HEAD/OPTIONS) — gets 503 problem+json with Retry-After: this instance's
+ * read models may still hold a token, client or session revoked elsewhere. Other requests (an
+ * anonymous GET, which no guard lets through to data) go on from what the instance has.
  */
 @Injectable()
 export class HeadBarrierHooks implements OnModuleInit {
@@ -122,25 +130,45 @@ export class HeadBarrierHooks implements OnModuleInit {
   constructor(
     private readonly ryw: ReadYourWrites,
     private readonly adapterHost: HttpAdapterHost,
-    @Inject(EVENT_STORE) private readonly store: EventStore,
   ) {}
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
-    if (!fastify?.addHook || this.store.kind !== 'esdb') return;
-    fastify.addHook('onRequest', async (request: FastifyRequest) => {
+    if (!fastify?.addHook) return;
+    fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       if (UNWAITED_PATHS.has(request.url.split('?', 1)[0])) return;
-      if (!(await this.ryw.awaitHead())) this.warnLate();
+      if (await this.ryw.awaitHead()) return;
+      const refuse = mayAuthenticate(request);
+      this.warnLate(refuse);
+      if (!refuse) return;
+      return reply
+        .code(503)
+        .header('retry-after', '1')
+        .type(PROBLEM_CONTENT_TYPE)
+        .send(JSON.stringify(problemDetails(503, HEAD_UNCONFIRMED)));
     });
   }
 
   /** At most one line per 10 s: a lagging instance would otherwise log every request. */
-  private warnLate(): void {
+  private warnLate(refused: boolean): void {
     const now = Date.now();
     if (now - this.lastWarning < 10_000) return;
     this.lastWarning = now;
     this.logger.warn(
-      `Read models did not reach the event store's head within ${HEAD_BARRIER_TIMEOUT_MS} ms; answering from what this instance has (writes of other instances may not show yet)`,
+      `The event store's head was not confirmed, or read models did not reach it, within ${HEAD_BARRIER_TIMEOUT_MS} ms; ` +
+        (refused
+          ? 'answering 503 to requests that authenticate (a revocation elsewhere may not show yet)'
+          : 'answering an anonymous request from what this instance has'),
     );
   }
+}
+
+const HEAD_UNCONFIRMED =
+  'The service could not confirm it holds the latest writes (the event store is slow or unreachable); retry the request shortly';
+
+/** Credentials can only come in a header or a body. */
+function mayAuthenticate(request: FastifyRequest): boolean {
+  const { headers, method } = request;
+  if (headers.authorization !== undefined || headers.cookie !== undefined) return true;
+  return !['GET', 'HEAD', 'OPTIONS'].includes(method);
 }

@@ -45,6 +45,12 @@ export interface ProjectionRunnerOptions {
   readonly bulk?: boolean;
   /** Restart backoff after a failure (tests shorten it). */
   readonly backoff?: { readonly minMs: number; readonly maxMs: number };
+  /**
+   * Event types no projection handles that may be large (document content chunks): the head this
+   * runner waits for passes over them, so reading it carries no large body. A projection that
+   * handles one is refused.
+   */
+  readonly headSkipsTypes?: readonly string[];
 }
 
 /** An event a projection could not apply: the runner never skips over it. */
@@ -78,6 +84,7 @@ export class ProjectionRunner {
   private current: Database.Database;
   private readonly stopAt: Position | undefined;
   private applied = 0;
+  private readonly headSkipsTypes: readonly string[];
   private readonly store: EventStore;
   private readonly projections: Projection[] = [];
   private checkpoints = new Map<string, Position | null>();
@@ -109,6 +116,7 @@ export class ProjectionRunner {
     this.backoff = options.backoff;
     this.bulk = options.bulk ?? false;
     this.file = options.file;
+    this.headSkipsTypes = options.headSkipsTypes ?? [];
     this.current = this.open(options.file, this.bulk);
     for (const p of options.projections ?? []) this.add(p);
   }
@@ -169,6 +177,8 @@ export class ProjectionRunner {
     const superseded = [...this.projections, projection].flatMap((p) => p.supersedes ?? []).map((s) => s.name);
     const clash = [...this.projections, projection].find((p) => superseded.includes(p.name));
     if (clash) throw new Error(`Projection ${clash.name} is registered and superseded`);
+    const skipped = this.headSkipsTypes.find((type) => projectionHandles(projection, type));
+    if (skipped) throw new Error(`Projection ${projection.name} handles ${skipped}, which the head barrier skips`);
     this.projections.push(projection);
   }
 
@@ -355,7 +365,7 @@ export class ProjectionRunner {
 
   /** The head of the log this runner follows, as the store has it now (null: empty). */
   headPosition(): Promise<Position | null> {
-    return this.store.headPosition();
+    return this.store.headPosition({ skipTypes: this.headSkipsTypes });
   }
 
   /** True once every projection has reached `position`; false at the timeout or on a failure. */

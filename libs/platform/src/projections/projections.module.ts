@@ -44,6 +44,8 @@ export interface ProjectionsModuleOptions {
   /** Projections besides the discovered `@RegisterProjection()` providers. */
   readonly projections?: readonly Projection[];
   readonly maxBatch?: number;
+  /** See ProjectionRunnerOptions.headSkipsTypes. */
+  readonly headSkipsTypes?: readonly string[];
 }
 
 /**
@@ -131,6 +133,7 @@ export class ProjectionsModule {
               file: options.file ?? activeReadModelFile(requireDataDir(options)),
               projections: options.projections,
               maxBatch: options.maxBatch,
+              headSkipsTypes: options.headSkipsTypes,
             }),
           inject: [EVENT_STORE],
         },
