@@ -6,6 +6,8 @@ export * from './commands/handle-command';
 export * from './commands/define-aggregate';
 export * from './projections/projection';
 export * from './processors/stream-processor';
+export * from './processors/failure';
+export * from './processors/processor-records';
 export * from './processors/processor-registry';
 export * from './projections/projection-runner';
 export * from './projections/projections.module';
