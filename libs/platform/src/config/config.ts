@@ -32,6 +32,11 @@ export interface AppConfig {
    * null: not set (sqlite only); `DATA_DIR/cursor.key` is the root then.
    */
   readonly secretsKey: ServiceKeys | null;
+  /**
+   * `/readyz` answers 503 while a running stream processor is further than this behind the head,
+   * in log positions (`READY_MAX_LAG`): events with sqlite, bytes of log with EventStoreDB.
+   */
+  readonly readyMaxLag: number;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -168,6 +173,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel,
     apiRateLimit,
     secretsKey,
+    // ~16 MB of EventStoreDB log is some tens of thousands of events, as 10,000 are with sqlite.
+    readyMaxLag: integer('READY_MAX_LAG', storeKind === 'esdb' ? 16_000_000 : 10_000, 0, 1e15),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

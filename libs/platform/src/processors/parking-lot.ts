@@ -2,6 +2,7 @@ import { parsePosition, type EventStore, type RecordedEvent } from '@filing/even
 import {
   appendProcessorRecord,
   eventRef,
+  field,
   parkedEvents,
   ProcessorRecords,
   processorStream,
@@ -40,7 +41,7 @@ export class ParkingLot {
     const records = await this.store.readStream(processorStream(this.processor));
     this.parked = parkedEvents(records);
     this.answered = new Set(
-      records.filter((r) => r.type === ProcessorRecords.ParkedEventRetried).map((r) => String(r.data.request_id)),
+      records.filter((r) => r.type === ProcessorRecords.ParkedEventRetried).map((r) => field(r, 'request_id')),
     );
   }
 
@@ -66,7 +67,7 @@ export class ParkingLot {
   async answer(request: RecordedEvent, outcome: 'handled' | 'failed', error: string | null): Promise<void> {
     const data: RetriedRecord = {
       processor: this.processor,
-      event_id: String(request.data.event_id),
+      event_id: field(request, 'event_id'),
       request_id: request.id,
       outcome,
       error,
@@ -84,7 +85,7 @@ export class ParkingLot {
 
   /** The parked event a retry request names, as it is in the log (null: it is not there any more). */
   async original(request: RecordedEvent): Promise<RecordedEvent | null> {
-    const position = parsePosition(String(request.data.position));
+    const position = parsePosition(field(request, 'position'));
     const [event] = await this.store.readAll({ from: position, maxCount: 1 });
     return event?.id === request.data.event_id ? event : null;
   }
@@ -119,7 +120,7 @@ export class ParkingLot {
 
   /** A retry request nobody answered yet, for an event still parked. */
   private pending(request: RecordedEvent): boolean {
-    return !this.answered.has(request.id) && this.parked.has(String(request.data.event_id));
+    return !this.answered.has(request.id) && this.parked.has(field(request, 'event_id'));
   }
 
   /** A record another instance (or this one) wrote. */
@@ -128,8 +129,8 @@ export class ParkingLot {
       const data = record.data as unknown as ParkedRecord;
       this.parked.set(data.event_id, data);
     } else if (record.type === ProcessorRecords.ParkedEventRetried) {
-      this.answered.add(String(record.data.request_id));
-      if (record.data.outcome === 'handled') this.parked.delete(String(record.data.event_id));
+      this.answered.add(field(record, 'request_id'));
+      if (record.data.outcome === 'handled') this.parked.delete(field(record, 'event_id'));
     }
   }
 }

@@ -39,6 +39,12 @@ export interface RetriedRecord {
   readonly error: string | null;
 }
 
+/** A record's text field ('' when missing: records are written by this code, read defensively). */
+export function field(record: Pick<RecordedEvent, 'data'>, name: string): string {
+  const value = record.data[name];
+  return typeof value === 'string' ? value : '';
+}
+
 export function processorStream(processor: string): string {
   return `processor-${processor}`;
 }
@@ -81,7 +87,7 @@ export function parkedEvents(records: readonly RecordedEvent[]): Map<string, Par
       const data = r.data as unknown as ParkedRecord;
       parked.set(data.event_id, data);
     } else if (r.type === ProcessorRecords.ParkedEventRetried && r.data.outcome === 'handled') {
-      parked.delete(String(r.data.event_id));
+      parked.delete(field(r, 'event_id'));
     }
   }
   return parked;
@@ -89,5 +95,5 @@ export function parkedEvents(records: readonly RecordedEvent[]): Map<string, Par
 
 /** The event ids an operator chose to skip for a (projection) processor. */
 export function skippedEvents(records: readonly RecordedEvent[]): Set<string> {
-  return new Set(records.filter((r) => r.type === ProcessorRecords.EventSkipped).map((r) => String(r.data.event_id)));
+  return new Set(records.filter((r) => r.type === ProcessorRecords.EventSkipped).map((r) => field(r, 'event_id')));
 }

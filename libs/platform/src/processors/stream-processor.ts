@@ -279,7 +279,9 @@ export class StreamProcessor {
       await parking.answer(request, 'failed', 'the parked event is no longer in the log');
       return;
     }
-    await this.definition.handle([{ kind: 'event', event: { ...original, position: request.position } }]);
+    // As if it happened at the request's position: the checkpoint moves to the request, not back.
+    const event: RecordedEvent = Object.assign({}, original, { position: request.position });
+    await this.definition.handle([{ kind: 'event', event }]);
     await parking.answer(request, 'handled', null);
     this.options.logger.log(`Stream processor ${this.name}: parked event ${original.id} handled on retry`);
   }

@@ -21,7 +21,7 @@ import {
   type ProcessorMessage,
   type ProcessorStatus,
 } from '../processors/stream-processor';
-import { ProcessorRecords, processorStream, skippedEvents } from '../processors/processor-records';
+import { field, ProcessorRecords, processorStream, skippedEvents } from '../processors/processor-records';
 import { projectionHandles, type Projection } from './projection';
 import { RebuildWriterThread } from './rebuild-writer-thread';
 import { cachedStatement, inImmediateTransaction } from './statements';
@@ -560,8 +560,8 @@ export class ProjectionRunner {
   private learnSkips(batch: readonly ProcessorMessage[]): void {
     for (const work of batch) {
       if (work.kind !== 'event' || work.event.type !== ProcessorRecords.EventSkipped) continue;
-      const name = String(work.event.data.processor ?? '').replace(/^projection:/, '');
-      const eventId = String(work.event.data.event_id);
+      const name = field(work.event, 'processor').replace(/^projection:/, '');
+      const eventId = field(work.event, 'event_id');
       if (!this.projections.some((p) => p.name === name)) continue;
       this.skips.set(name, (this.skips.get(name) ?? new Set()).add(eventId));
       if (this.halted.get(name)?.eventId !== eventId) continue;
