@@ -12,6 +12,7 @@ export * from './processors/processor-registry';
 export * from './projections/projection-runner';
 export * from './projections/projections.module';
 export * from './http/read-your-writes';
+export * from './http/halted-read-models';
 export * from './http/problem-details.filter';
 export * from './http/validation.pipe';
 export { compileBodyCheck } from './http/body-check';

@@ -13,6 +13,8 @@ import { forgetCachedTokens } from './token-cache';
 @RegisterProjection()
 export class ClientsProjection implements Projection {
   readonly name = 'auth.clients';
+  /** Token requests and bearer calls read it (a revoked client): fail closed. */
+  readonly serves = 'authentication' as const;
   readonly version = 1;
   readonly tables = ['oauth_clients'];
   readonly handles = [AuthEvents.ClientCreated, AuthEvents.ClientSecretRotated, AuthEvents.ClientRevoked];

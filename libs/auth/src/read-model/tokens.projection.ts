@@ -13,6 +13,8 @@ import { forgetCachedTokens } from './token-cache';
 @RegisterProjection()
 export class TokensProjection implements Projection {
   readonly name = 'auth.tokens';
+  /** Every bearer call reads it: while it is halted they all answer 503 (fail closed). */
+  readonly serves = 'authentication' as const;
   readonly version = 1;
   readonly tables = ['oauth_tokens'];
   readonly handles = [AuthEvents.TokenIssued, AuthEvents.TokenRevoked];

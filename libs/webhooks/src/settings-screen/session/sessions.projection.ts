@@ -12,6 +12,8 @@ import { type SessionEvent, SessionEvents } from './session.events';
 @RegisterProjection()
 export class SettingsSessionsProjection implements Projection {
   readonly name = 'settings.sessions';
+  /** The settings screen's sign-in sessions: while halted, the screen answers 503 (fail closed). */
+  readonly serves = ['/settings'];
   readonly version = 1;
   readonly tables = ['settings_sessions'];
   readonly handles = [SessionEvents.Started, SessionEvents.Active, SessionEvents.Ended];
