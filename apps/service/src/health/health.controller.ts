@@ -8,6 +8,9 @@ const STORE_PING_TIMEOUT_MS = 2_000;
 
 @Controller()
 export class HealthController {
+  /** Per check: set once every running processor it covers has reached the head since the start. */
+  private readonly caughtUpOnce = new Set<string>();
+
   constructor(
     private readonly health: HealthCheckService,
     private readonly indicator: HealthIndicatorService,
@@ -33,7 +36,11 @@ export class HealthController {
   async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
     const degraded = this.degraded();
     try {
-      const result = await this.health.check([() => this.checkStore(), () => this.checkProcessors()]);
+      const result = await this.health.check([
+        () => this.checkStore(),
+        () => this.checkProcessors('projections', (name) => name.startsWith('projection:')),
+        () => this.checkProcessors('stream_processors', (name) => !name.startsWith('projection:')),
+      ]);
       return degraded.length > 0 ? Object.assign({}, result, { degraded }) : result;
     } catch (err) {
       // Terminus throws its report inside a 503; answer with the report itself, not a problem document.
@@ -57,21 +64,26 @@ export class HealthController {
   }
 
   /** Started, and not far behind: from positions the processors know and one head read. */
-  private async checkProcessors() {
-    const check = this.indicator.check('stream_processors');
+  private async checkProcessors(key: string, which: (name: string) => boolean) {
+    const check = this.indicator.check(key);
     try {
       const head = await withTimeout(this.store.headPosition(), STORE_PING_TIMEOUT_MS);
-      const lags = this.processors.lags(head).filter(([s]) => s.state !== 'halted');
+      const lags = this.processors.lags(head).filter(([s]) => s.state !== 'halted' && which(s.name));
       const starting = lags.filter(([s]) => s.state === 'stopped').map(([s]) => s.name);
-      const lagging = lags
-        .filter(([, lag]) => lag > this.config.readyMaxLag)
-        .map(([s, lag]) => ({ processor: s.name, lag }));
-      if (starting.length === 0 && lagging.length === 0) return check.up({ count: lags.length });
+      // After a start, ready only once caught up with the head; from then on, within the bound.
+      const bound = this.caughtUpOnce.has(key) ? this.config.readyMaxLag : 0;
+      const lagging = lags.filter(([, lag]) => lag > bound).map(([s, lag]) => ({ processor: s.name, lag }));
+      if (starting.length === 0 && lagging.length === 0) {
+        this.caughtUpOnce.add(key);
+        return check.up({ count: lags.length });
+      }
       return check.down({
         message:
           starting.length > 0
             ? `starting: ${starting.join(', ')}`
-            : `catching up (more than ${this.config.readyMaxLag} behind)`,
+            : this.caughtUpOnce.has(key)
+              ? `lagging more than ${bound} behind the head`
+              : 'catching up after the start',
         ...(lagging.length > 0 && { lagging }),
       });
     } catch (err) {
