@@ -8,9 +8,6 @@ const STORE_PING_TIMEOUT_MS = 2_000;
 
 @Controller()
 export class HealthController {
-  /** Per check: set once every running processor it covers has reached the head since the start. */
-  private readonly caughtUpOnce = new Set<string>();
-
   constructor(
     private readonly health: HealthCheckService,
     private readonly indicator: HealthIndicatorService,
@@ -69,21 +66,18 @@ export class HealthController {
     try {
       const head = await withTimeout(this.store.headPosition(), STORE_PING_TIMEOUT_MS);
       const lags = this.processors.lags(head).filter(([s]) => s.state !== 'halted' && which(s.name));
-      const starting = lags.filter(([s]) => s.state === 'stopped').map(([s]) => s.name);
-      // After a start, ready only once caught up with the head; from then on, within the bound.
-      const bound = this.caughtUpOnce.has(key) ? this.config.readyMaxLag : 0;
+      // After a start, ready only once each has caught up with the head; from then on, within the bound.
+      const starting = lags
+        .filter(([s, lag]) => s.state === 'stopped' || (s.caughtUp === false && lag > 0))
+        .map(([s]) => s.name);
+      const bound = this.config.readyMaxLag;
       const lagging = lags.filter(([, lag]) => lag > bound).map(([s, lag]) => ({ processor: s.name, lag }));
-      if (starting.length === 0 && lagging.length === 0) {
-        this.caughtUpOnce.add(key);
-        return check.up({ count: lags.length });
-      }
+      if (starting.length === 0 && lagging.length === 0) return check.up({ count: lags.length });
       return check.down({
         message:
           starting.length > 0
-            ? `starting: ${starting.join(', ')}`
-            : this.caughtUpOnce.has(key)
-              ? `lagging more than ${bound} behind the head`
-              : 'catching up after the start',
+            ? `starting or catching up after the start: ${starting.join(', ')}`
+            : `lagging more than ${bound} behind the head`,
         ...(lagging.length > 0 && { lagging }),
       });
     } catch (err) {

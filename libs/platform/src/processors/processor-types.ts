@@ -87,6 +87,8 @@ export interface ProcessorStatus {
   readonly checkpoint: Position | null;
   /** The failure that halted it. */
   readonly halted: HaltReport | null;
+  /** It has handled everything up to the head once since it started (then it follows live events). */
+  readonly caughtUp?: boolean;
   /** A reactor: events parked now (recorded in its stream, by any instance). */
   readonly parked?: number;
 }

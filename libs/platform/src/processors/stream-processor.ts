@@ -43,6 +43,7 @@ type RunOutcome =
 export class StreamProcessor {
   private state: ProcessorState = 'stopped';
   private restartCount = 0;
+  private caughtUp = false;
   private halt: HaltReport | null = null;
   private abort: AbortController | null = null;
   private run: AbortController | null = null;
@@ -78,6 +79,7 @@ export class StreamProcessor {
       restarts: this.restartCount,
       checkpoint: this.definition.resumeFrom(),
       halted: this.halt,
+      caughtUp: this.caughtUp,
       ...(this.parking && { parked: this.parking.size }),
     };
   }
@@ -218,7 +220,7 @@ export class StreamProcessor {
     const reading = (async () => {
       try {
         for await (const message of subscription) {
-          if (message.kind !== 'caught-up' && !(await queue.put(message))) break;
+          if (!(await queue.put(message))) break;
         }
       } catch (err) {
         readFailures.push(err);
@@ -228,17 +230,21 @@ export class StreamProcessor {
     })();
     try {
       for (;;) {
-        const taken = (await queue.take(this.narrowUntil ? 1 : maxBatch)) as ProcessorMessage[] | null;
-        if (taken === null || signal.aborted || run.signal.aborted) break;
+        const read = await queue.take(this.narrowUntil ? 1 : maxBatch);
+        if (read === null || signal.aborted || run.signal.aborted) break;
+        // The catch-up's end, in order: once what came before it is handled, this processor is live.
+        const taken = read.filter((m): m is ProcessorMessage => m.kind !== 'caught-up');
+        const live = taken.length < read.length;
         const cut = stopAt ? taken.findIndex((m) => comparePositions(messagePosition(m), stopAt) > 0) : -1;
         const messages = cut >= 0 ? taken.slice(0, cut) : taken;
         for (const unit of this.parking ? this.parking.sort(messages) : [{ kind: 'batch' as const, messages }]) {
           const error = await this.handleUnit(unit);
           if (error) return { kind: 'failed', error: error.error, unit };
         }
+        if (live) this.caughtUp = true;
         if (cut >= 0) return { kind: 'finished' };
         // A long catch-up would otherwise run on microtasks alone and starve HTTP requests.
-        if (taken.length >= maxBatch) await new Promise<void>((resolve) => setImmediate(resolve));
+        if (read.length >= maxBatch) await new Promise<void>((resolve) => setImmediate(resolve));
       }
     } finally {
       signal.removeEventListener('abort', end);

@@ -340,6 +340,7 @@ export class ProjectionRunner {
         kind: 'projector' as const,
         state: halted ? 'halted' : (processor?.state ?? 'stopped'),
         restarts: processor?.restarts ?? 0,
+        caughtUp: processor?.caughtUp ?? false,
         checkpoint: this.checkpoints.get(p.name) ?? null,
         halted: halted ?? processor?.halted ?? null,
       };
@@ -500,7 +501,7 @@ export class ProjectionRunner {
   }
 
   private handle(batch: readonly ProcessorMessage[]): void {
-    this.learnSkips(batch);
+    const resumed = this.learnSkips(batch);
     try {
       this.checkpoints = this.applyBatch(batch);
     } catch (err) {
@@ -514,6 +515,8 @@ export class ProjectionRunner {
       throw err;
     }
     this.applied += batch.filter((work) => work.kind === 'event').length;
+    // Only after the batch: applied while halted, it would have moved past what it never applied.
+    if (resumed.length > 0) this.resume(resumed);
     for (const p of this.projections) {
       try {
         p.afterCommit?.();
@@ -557,18 +560,26 @@ export class ProjectionRunner {
    * An operator skipped an event for a projection (recorded, so every instance reads it here): a
    * projection halted on it comes back into service and the runner resumes from its checkpoint.
    */
-  private learnSkips(batch: readonly ProcessorMessage[]): void {
+  private learnSkips(batch: readonly ProcessorMessage[]): string[] {
+    const resumed: string[] = [];
     for (const work of batch) {
       if (work.kind !== 'event' || work.event.type !== ProcessorRecords.EventSkipped) continue;
       const name = field(work.event, 'processor').replace(/^projection:/, '');
       const eventId = field(work.event, 'event_id');
       if (!this.projections.some((p) => p.name === name)) continue;
       this.skips.set(name, (this.skips.get(name) ?? new Set()).add(eventId));
-      if (this.halted.get(name)?.eventId !== eventId) continue;
-      this.halted.delete(name);
-      this.logger.warn(`Projection ${name}: event ${eventId} skipped by an operator; resuming from its checkpoint`);
-      this.processor?.restart();
+      if (this.halted.get(name)?.eventId === eventId) resumed.push(name);
     }
+    return resumed;
+  }
+
+  /** Back in service; the subscription starts again from the lowest checkpoint, theirs. */
+  private resume(names: readonly string[]): void {
+    for (const name of names) {
+      this.halted.delete(name);
+      this.logger.warn(`Projection ${name}: its event was skipped by an operator; resuming from its checkpoint`);
+    }
+    this.processor?.restart();
   }
 
   /** One transaction: every projection's rows and checkpoints, or nothing. Returns the new checkpoints. */
