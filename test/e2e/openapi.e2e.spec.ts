@@ -178,8 +178,9 @@ const expectedErrors = (key: string): string[] => {
     ...(method === 'POST' ? ['422'] : []),
     // The account's rate limit (API_RATE_LIMIT), on every operation.
     '429',
-    // The event store unreachable: every write appends, every history reads it.
-    ...(write || path.endsWith('/history') ? ['503'] : []),
+    // The event store unreachable (every write appends, every history reads it), or a read model
+    // the request needs halted on an event (authentication's, on every operation).
+    '503',
   ]);
 };
 

@@ -198,15 +198,17 @@ function describeOperation(
       'Retry-After': header('Seconds until the account may call again', '1'),
     },
   );
-  // EventStoreUnavailableError: every write appends (nothing is half-written).
+  // EventStoreUnavailableError: every write appends (nothing is half-written). HaltedReadModelHooks:
+  // a read model the request needs (authentication's, on every route) is halted on an event.
   const unavailable = { 'Retry-After': header('Seconds to wait', '5') };
-  if (write || responses[503])
-    add(
-      503,
-      write ? 'The event store is unreachable: nothing was written; retry after Retry-After' : '',
-      problem,
-      unavailable,
-    );
+  add(
+    503,
+    (write ? 'The event store is unreachable: nothing was written; retry after Retry-After; or ' : '') +
+      'a read model this request needs is halted on an event: `read_model`, `event_id` and `event_type` ' +
+      'name it (operators are alerted; other requests are served)',
+    problem,
+    unavailable,
+  );
   return op;
 }
 

@@ -8,6 +8,8 @@ import { ProjectionRunner } from '../projections/projection-runner';
 /** Answered without authentication, so without the read models authentication needs. */
 const PUBLIC_PATHS = [/^\/(healthz|readyz|metrics|_probe)$/, /^\/docs(\/|$)/, /^\/\.well-known\//, /\/openapi\.json$/];
 
+const HALTED_RETRY_AFTER_S = 30;
+
 export type HaltedReadModel = HaltReport & { readonly projection: string };
 
 /** The 503 problem document for a request that needs a halted read model: it names it and its event. */
@@ -47,7 +49,12 @@ export class HaltedReadModelHooks implements OnModuleInit {
     fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       const halted = this.haltedFor(request.url.split('?', 1)[0]);
       if (halted.length === 0) return;
-      await reply.status(503).header('content-type', 'application/problem+json').send(haltedReadModelProblem(halted));
+      // Retry-After: a hint, not a promise: the read model resumes when an operator has acted.
+      await reply
+        .status(503)
+        .header('content-type', 'application/problem+json; charset=utf-8')
+        .header('retry-after', String(HALTED_RETRY_AFTER_S))
+        .send(haltedReadModelProblem(halted));
     });
   }
 

@@ -539,7 +539,7 @@ export class ProjectionRunner {
       `Projection ${failure.projection} HALTED on event ${report.eventId} (${report.eventType}) in stream ` +
         `${report.streamId}: ${report.error}. Its read model stays at its checkpoint, and requests that need it ` +
         `answer 503, until the cause is fixed and the service restarts (or an operator runs ` +
-        `\`filing processors:skip projection:${failure.projection} ${report.eventId}\`); the other projections go on.`,
+        `'filing processors:skip projection:${failure.projection} ${report.eventId}'); the other projections go on.`,
     );
     // Writers no longer wait on it.
     for (const waiter of this.waiters) if (this.reached(waiter.position)) waiter.settle(true);
