@@ -98,7 +98,7 @@ describe('one bad event on two instances behind Caddy (EventStoreDB test server)
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
     const text = await res.text();
-    return { status: res.status, type: res.headers.get('content-type'), body: (text ? JSON.parse(text) : null) as any };
+    return { status: res.status, type: res.headers.get('content-type'), body: text ? JSON.parse(text) : null };
   };
   const tokenFor = async (who: Tenant) => {
     const res = await fetch(`${edge.url}/o/token/`, {
