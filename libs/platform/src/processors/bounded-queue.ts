@@ -11,6 +11,14 @@ export class BoundedQueue<T> {
 
   constructor(private readonly capacity: number) {}
 
+  /** Adds at once when there is room (no promise: a catch-up puts every event); false when full or closed. */
+  offer(item: T): boolean {
+    if (this.closed || this.items.length >= this.capacity) return false;
+    this.items.push(item);
+    this.wakeTaker();
+    return true;
+  }
+
   /** False once the queue is closed (the item is dropped). */
   async put(item: T): Promise<boolean> {
     while (!this.closed && this.items.length >= this.capacity) {

@@ -13,13 +13,14 @@ export class TransientError extends Error {
 }
 
 /**
- * Error codes of failures outside the event's content: SQLite's busy, locked, full and I/O
- * errors (better-sqlite3 puts the extended code in `code`), and Node's system errors for the
- * disk and the network.
+ * Error codes of failures outside the event's content: SQLite's busy, locked, full, I/O,
+ * read-only and damaged-file errors (better-sqlite3 puts the extended code in `code`), and Node's
+ * system errors for the disk and the network. A broken environment fails every event alike:
+ * taking it for poison would halt or park one good event after another.
  */
 const TRANSIENT_CODES = [
-  /^SQLITE_(BUSY|LOCKED|FULL|IOERR|NOMEM|PROTOCOL|CANTOPEN)(_|$)/,
-  /^(ENOSPC|EIO|EDQUOT|EMFILE|ENFILE|EAGAIN|EBUSY|ENOMEM)$/,
+  /^SQLITE_(BUSY|LOCKED|FULL|IOERR|NOMEM|PROTOCOL|CANTOPEN|READONLY|CORRUPT|NOTADB|PERM)(_|$)/,
+  /^(ENOSPC|EIO|EDQUOT|EMFILE|ENFILE|EAGAIN|EBUSY|ENOMEM|EROFS|EACCES|EPERM)$/,
   /^(ECONNREFUSED|ECONNRESET|ECONNABORTED|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ENETDOWN|EAI_AGAIN|ENOTFOUND)$/,
   /^UND_ERR_(CONNECT_TIMEOUT|SOCKET|CLOSED)$/,
 ];

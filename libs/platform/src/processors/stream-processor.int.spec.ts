@@ -1,4 +1,10 @@
-import { EventStoreUnavailableError, SqliteEventStore, type Position, type RecordedEvent } from '@filing/event-store';
+import {
+  EventStoreUnavailableError,
+  InvalidEventError,
+  SqliteEventStore,
+  type Position,
+  type RecordedEvent,
+} from '@filing/event-store';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +34,7 @@ describe('classify: what failed decides', () => {
   it.each([
     ['a TypeError', new TypeError("Cannot read properties of undefined (reading 'x')")],
     ['a constraint', coded('SQLITE_CONSTRAINT_NOTNULL')],
+    ['an event the store refuses', new InvalidEventError('empty type')],
     ['a thrown string', 'nope'],
     ['null', null],
   ])("%s on the event's content is poison", (_, cause) => {
@@ -158,6 +165,40 @@ describe('StreamProcessor', () => {
       request_id: request,
       outcome: 'handled',
     });
+  });
+
+  it('finds the poison event in a batch when the handler does not name it, by handling one event at a time', async () => {
+    // Throws for the whole batch whenever it holds the poison event, naming nothing.
+    const handled: string[] = [];
+    let checkpoint: Position | null = null;
+    const processor = new StreamProcessor(
+      store,
+      {
+        name: 'test-reactor',
+        kind: 'reactor',
+        filter: { eventTypePrefixes: ['test.'] },
+        resumeFrom: () => checkpoint,
+        handle(batch: readonly ProcessorMessage[]) {
+          const names = batch.flatMap((m) => (m.kind === 'event' ? [field(m.event, 'name')] : []));
+          if (names.includes('poison')) throw new TypeError('somewhere in this batch');
+          handled.push(...names);
+          if (batch.length > 0) checkpoint = messagePosition(batch[batch.length - 1]);
+        },
+      },
+      { logger, backoff: { minMs: 1, maxMs: 5 }, haltAfter: 3 },
+    );
+    processors.push(processor);
+    const data = (name: string) => toEventData({ type: 'test.Added', data: { name } }, buildMetadata(context));
+    // Appended together: they arrive in one batch.
+    await store.appendToStream('test-1', [data('a'), data('poison'), data('b')]);
+    processor.start();
+    await append('test-1', 'test.Added', { name: 'c' });
+    await until(() => handled.includes('c'));
+    expect(handled).toEqual(['a', 'b', 'c']);
+    const parked = [...parkedEvents(await store.readStream(processorStream('test-reactor'))).values()];
+    expect(parked).toEqual([expect.objectContaining({ error: 'somewhere in this batch' })]);
+    const [poison] = (await store.readStream('test-1')).filter((e) => field(e, 'name') === 'poison');
+    expect(parked[0].event_id).toBe(poison.id);
   });
 
   it('halts a projector on a poison event instead, naming it', async () => {

@@ -220,7 +220,7 @@ export class StreamProcessor {
     const reading = (async () => {
       try {
         for await (const message of subscription) {
-          if (!(await queue.put(message))) break;
+          if (!queue.offer(message) && !(await queue.put(message))) break;
         }
       } catch (err) {
         readFailures.push(err);
