@@ -75,6 +75,14 @@ describe('halted read models on the sqlite store', () => {
     expect(other.status).toBe(201);
     expect((await api('GET', `${V1}/entities/${other.body.id}`)).status).toBe(200);
 
+    // The CLI shows it too (halted lives in the instance, so it asks the instance).
+    const status = await runCli(service.dataDir, ['processors:status', '--url', service.url]);
+    expect(status).toMatchObject({ code: 0 });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      ready: true,
+      degraded: expect.arrayContaining([expect.objectContaining({ processor: 'projection:orders', event_id: bad })]),
+    });
+
     // An operator decides to skip it (recorded) for each read model halted on it: they resume past it.
     const haltedOnIt = ((await readyz()).body.degraded as any[])
       .filter((d) => d.event_id === bad)

@@ -140,7 +140,41 @@ export const processorsSkipCommand: CliCommand = {
   },
 };
 
+/**
+ * `processors:status --url URL`: what one running instance says of its processors (halted ones
+ * live in that process's memory, not in the store): its readiness and `degraded` list, as JSON.
+ */
+export const processorsStatusCommand: CliCommand = {
+  name: 'processors:status',
+  usage: 'processors:status --url http://instance:3000',
+  summary: "Show an instance's readiness and its halted processors and parked events (from its /readyz)",
+  async run(_app, args, out) {
+    const { values } = parseArgs({ args, options: { url: { type: 'string' } }, strict: true });
+    if (!values.url) throw new UsageError(`--url is required (${this.usage})`);
+    let url: URL;
+    try {
+      url = new URL('/readyz', values.url);
+    } catch {
+      throw new UsageError(`Not a URL: ${values.url}`);
+    }
+    let res: Response;
+    try {
+      res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+    } catch (err) {
+      throw new CommandFailedError(`${url.origin} did not answer: ${(err as Error).message}`);
+    }
+    const body = (await res.json()) as { degraded?: unknown[]; error?: Record<string, unknown> };
+    printJson(out, {
+      url: url.origin,
+      ready: res.status === 200,
+      ...(body.error && { failing: Object.keys(body.error) }),
+      degraded: body.degraded ?? [],
+    });
+  },
+};
+
 export const processorsCommands: readonly CliCommand[] = [
+  processorsStatusCommand,
   processorsParkedCommand,
   processorsRetryParkedCommand,
   processorsSkipCommand,
