@@ -46,11 +46,12 @@ export class HaltedReadModelHooks implements OnModuleInit {
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     if (!fastify?.addHook) return;
-    fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-      const halted = this.haltedFor(request.url.split('?', 1)[0]);
-      if (halted.length === 0) return;
+    // Callback style: no promise per request for the common case, where nothing is halted.
+    fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      const halted = this.haltedFor(request.url);
+      if (halted.length === 0) return done();
       // Retry-After: a hint, not a promise: the read model resumes when an operator has acted.
-      await reply
+      void reply
         .status(503)
         .header('content-type', 'application/problem+json; charset=utf-8')
         .header('retry-after', String(HALTED_RETRY_AFTER_S))
@@ -58,10 +59,11 @@ export class HaltedReadModelHooks implements OnModuleInit {
     });
   }
 
-  /** The halted read models a request to `path` needs (none: the common case, one map lookup). */
-  haltedFor(path: string): HaltedReadModel[] {
+  /** The halted read models a request to `url` needs (none: the common case, one look at a map). */
+  haltedFor(url: string): HaltedReadModel[] {
     const halted = this.runner.haltedProjections();
     if (halted.length === 0) return [];
+    const path = url.split('?', 1)[0];
     const isPublic = PUBLIC_PATHS.some((p) => p.test(path));
     const byName = new Map(this.runner.registered.map((p) => [p.name, servedPaths(p)]));
     return halted.filter((h) => {

@@ -4,6 +4,7 @@ import {
   eventRef,
   field,
   parkedEvents,
+  PROCESSOR_RECORD_PREFIX,
   ProcessorRecords,
   processorStream,
   recordId,
@@ -95,7 +96,10 @@ export class ParkingLot {
     const units: Unit[] = [];
     let batch: ProcessorMessage[] = [];
     for (const m of messages) {
-      if (m.kind === 'event' && this.isOwnRecord(m.event)) {
+      if (m.kind === 'event' && m.event.type.startsWith(PROCESSOR_RECORD_PREFIX) && !this.isOwnRecord(m.event)) {
+        // Another processor's record: nothing for this one to handle.
+        batch.push({ kind: 'checkpoint', position: m.event.position });
+      } else if (m.kind === 'event' && this.isOwnRecord(m.event)) {
         if (m.event.type === ProcessorRecords.ParkedEventRetryRequested && this.pending(m.event)) {
           if (batch.length > 0) units.push({ kind: 'batch', messages: batch });
           units.push({ kind: 'retry', request: m.event });
