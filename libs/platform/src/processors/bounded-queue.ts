@@ -58,3 +58,20 @@ export class BoundedQueue<T> {
     wake?.();
   }
 }
+
+/** Reads the subscription into the queue (waiting while it is full) until either ends; the read failure, if any. */
+export async function pump<T>(
+  subscription: AsyncIterable<T>,
+  queue: BoundedQueue<T>,
+): Promise<{ error: unknown } | null> {
+  try {
+    for await (const message of subscription) {
+      if (!queue.offer(message) && !(await queue.put(message))) break;
+    }
+    return null;
+  } catch (error) {
+    return { error };
+  } finally {
+    queue.close();
+  }
+}

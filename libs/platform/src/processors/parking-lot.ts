@@ -1,4 +1,4 @@
-import { parsePosition, type EventStore, type RecordedEvent } from '@filing/event-store';
+import { parsePosition, type EventStore, type Position, type RecordedEvent } from '@filing/event-store';
 import {
   appendProcessorRecord,
   eventRef,
@@ -11,7 +11,13 @@ import {
   type ParkedRecord,
   type RetriedRecord,
 } from './processor-records';
-import { describe, type EventHandlingError, type ProcessorMessage } from './processor-types';
+import {
+  describe,
+  EventHandlingError,
+  messagePosition,
+  type ProcessorDefinition,
+  type ProcessorMessage,
+} from './processor-types';
 
 /** What the processor hands its handler next: a batch, or one parked event an operator asked to retry. */
 export type Unit =
@@ -137,4 +143,26 @@ export class ParkingLot {
       if (record.data.outcome === 'handled') this.parked.delete(field(record, 'event_id'));
     }
   }
+}
+
+/** The event a poison failure is about: named by the handler, or the unit's only event. */
+export function poisonEvent(processor: string, error: unknown, unit: Unit): EventHandlingError | null {
+  if (error instanceof EventHandlingError) return error;
+  if (unit.kind === 'retry') return new EventHandlingError(processor, unit.request, { cause: error });
+  const events = unit.messages.filter((m) => m.kind === 'event');
+  return events.length === 1 ? new EventHandlingError(processor, events[0].event, { cause: error }) : null;
+}
+
+export function lastPosition(unit: Unit): Position | null {
+  if (unit.kind === 'retry') return unit.request.position;
+  const last = unit.messages.at(-1);
+  return last ? messagePosition(last) : null;
+}
+
+/** A reactor's subscription also brings its records (parks by other instances, retry requests). */
+export function withRecords(filter: ProcessorDefinition['filter']): ProcessorDefinition['filter'] {
+  if (!filter) return filter;
+  if ('eventTypePrefixes' in filter)
+    return { eventTypePrefixes: [...filter.eventTypePrefixes, PROCESSOR_RECORD_PREFIX] };
+  return { streamNamePrefixes: [...filter.streamNamePrefixes, 'processor-'] };
 }

@@ -5,13 +5,12 @@ import {
   type RecordedEvent,
   type SubscriptionMessage,
 } from '@filing/event-store';
-import { BoundedQueue } from './bounded-queue';
+import { BoundedQueue, pump } from './bounded-queue';
 import { classify, TransientError } from './failure';
-import { ParkingLot, type Unit } from './parking-lot';
-import { PROCESSOR_RECORD_PREFIX } from './processor-records';
+import { lastPosition, ParkingLot, poisonEvent, withRecords, type Unit } from './parking-lot';
 import {
   describe,
-  EventHandlingError,
+  type EventHandlingError,
   haltReport,
   messagePosition,
   type HaltReport,
@@ -199,63 +198,63 @@ export class StreamProcessor {
   /** One subscription's life: read into the queue on one side, handle batches on the other. */
   private async runOnce(signal: AbortSignal): Promise<RunOutcome> {
     const { definition } = this;
-    const maxBatch = definition.maxBatch ?? 500;
-    const stopAt = this.options.stopAt;
     await definition.beforeStart?.();
     await this.parking?.load();
     const from = definition.resumeFrom();
+    const stopAt = this.options.stopAt;
     if (stopAt && from && comparePositions(from, stopAt) >= 0) return { kind: 'finished' };
     const filter = this.parking ? withRecords(definition.filter) : definition.filter;
     const subscription = this.store.subscribeToAll({ from: from ?? 'start', ...(filter && { filter }) });
     const run = (this.run = new AbortController());
     // Two batches' worth: one being handled, one read ahead.
-    const queue = new BoundedQueue<SubscriptionMessage>(2 * maxBatch);
+    const queue = new BoundedQueue<SubscriptionMessage>(2 * (definition.maxBatch ?? 500));
     const end = () => {
       queue.close();
       void subscription.stop().catch(() => undefined);
     };
     signal.addEventListener('abort', end);
     run.signal.addEventListener('abort', end);
-    const readFailures: unknown[] = [];
-    const reading = (async () => {
-      try {
-        for await (const message of subscription) {
-          if (!queue.offer(message) && !(await queue.put(message))) break;
-        }
-      } catch (err) {
-        readFailures.push(err);
-      } finally {
-        queue.close();
-      }
-    })();
+    const reading = pump(subscription, queue);
+    let outcome: RunOutcome | null;
     try {
-      for (;;) {
-        const read = await queue.take(this.narrowUntil ? 1 : maxBatch);
-        if (read === null || signal.aborted || run.signal.aborted) break;
-        // The catch-up's end, in order: once what came before it is handled, this processor is live.
-        const taken = read.filter((m): m is ProcessorMessage => m.kind !== 'caught-up');
-        const live = taken.length < read.length;
-        const cut = stopAt ? taken.findIndex((m) => comparePositions(messagePosition(m), stopAt) > 0) : -1;
-        const messages = cut >= 0 ? taken.slice(0, cut) : taken;
-        for (const unit of this.parking ? this.parking.sort(messages) : [{ kind: 'batch' as const, messages }]) {
-          const error = await this.handleUnit(unit);
-          if (error) return { kind: 'failed', error: error.error, unit };
-        }
-        if (live) this.caughtUp = true;
-        if (cut >= 0) return { kind: 'finished' };
-        // A long catch-up would otherwise run on microtasks alone and starve HTTP requests.
-        if (read.length >= maxBatch) await new Promise<void>((resolve) => setImmediate(resolve));
-      }
+      outcome = await this.consume(queue, () => signal.aborted || run.signal.aborted);
     } finally {
       signal.removeEventListener('abort', end);
       end();
-      await reading;
       if (this.run === run) this.run = null;
     }
+    const readFailure = await reading;
+    if (outcome) return outcome;
     if (signal.aborted) return { kind: 'stopped' };
     if (run.signal.aborted) return { kind: 'restart' };
-    const error = readFailures.length > 0 ? readFailures[0] : new TransientError('the subscription ended by itself');
-    return { kind: 'failed', error, unit: null };
+    return {
+      kind: 'failed',
+      error: readFailure?.error ?? new TransientError('the subscription ended by itself'),
+      unit: null,
+    };
+  }
+
+  /** Takes batches off the queue and handles them; an outcome, or null when the queue or the run ended. */
+  private async consume(queue: BoundedQueue<SubscriptionMessage>, ended: () => boolean): Promise<RunOutcome | null> {
+    const maxBatch = this.definition.maxBatch ?? 500;
+    const stopAt = this.options.stopAt;
+    for (;;) {
+      const read = await queue.take(this.narrowUntil ? 1 : maxBatch);
+      if (read === null || ended()) return null;
+      // The catch-up's end, in order: once what came before it is handled, this processor is live.
+      const taken = read.filter((m): m is ProcessorMessage => m.kind !== 'caught-up');
+      const live = taken.length < read.length;
+      const cut = stopAt ? taken.findIndex((m) => comparePositions(messagePosition(m), stopAt) > 0) : -1;
+      const messages = cut >= 0 ? taken.slice(0, cut) : taken;
+      for (const unit of this.parking ? this.parking.sort(messages) : [{ kind: 'batch' as const, messages }]) {
+        const error = await this.handleUnit(unit);
+        if (error) return { kind: 'failed', error: error.error, unit };
+      }
+      if (live) this.caughtUp = true;
+      if (cut >= 0) return { kind: 'finished' };
+      // A long catch-up would otherwise run on microtasks alone and starve HTTP requests.
+      if (read.length >= maxBatch) await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
 
   /** Hands one unit to the handler; the failure, if any (in a box: a handler may throw anything). */
@@ -299,28 +298,6 @@ export class StreamProcessor {
     if (this.lastFailure && comparePositions(position, this.lastFailure.position) >= 0) this.lastFailure = null;
     if (this.narrowUntil && comparePositions(position, this.narrowUntil) >= 0) this.narrowUntil = null;
   }
-}
-
-/** The event a poison failure is about: named by the handler, or the unit's only event. */
-function poisonEvent(processor: string, error: unknown, unit: Unit): EventHandlingError | null {
-  if (error instanceof EventHandlingError) return error;
-  if (unit.kind === 'retry') return new EventHandlingError(processor, unit.request, { cause: error });
-  const events = unit.messages.filter((m) => m.kind === 'event');
-  return events.length === 1 ? new EventHandlingError(processor, events[0].event, { cause: error }) : null;
-}
-
-function lastPosition(unit: Unit): Position | null {
-  if (unit.kind === 'retry') return unit.request.position;
-  const last = unit.messages.at(-1);
-  return last ? messagePosition(last) : null;
-}
-
-/** A reactor's subscription also brings its records (parks by other instances, retry requests). */
-function withRecords(filter: ProcessorDefinition['filter']): ProcessorDefinition['filter'] {
-  if (!filter) return filter;
-  if ('eventTypePrefixes' in filter)
-    return { eventTypePrefixes: [...filter.eventTypePrefixes, PROCESSOR_RECORD_PREFIX] };
-  return { streamNamePrefixes: [...filter.streamNamePrefixes, 'processor-'] };
 }
 
 function describeEvent(failure: EventHandlingError): string {
