@@ -371,7 +371,10 @@ async function pendingAt(accounts: readonly Account[]): Promise<number> {
 }
 
 function processorsAtHead(store: EventStore, processors: ProcessorRegistry): Promise<true> {
-  return eventually(async () => ((await processors.lags(store)).every(([, lag]) => lag === 0) ? true : undefined), 25);
+  return eventually(
+    async () => (processors.lags(await store.headPosition()).every(([, lag]) => lag === 0) ? true : undefined),
+    25,
+  );
 }
 
 /**

@@ -179,7 +179,8 @@ const expectedErrors = (key: string): string[] => {
     // The account's rate limit (API_RATE_LIMIT), on every operation.
     '429',
     // The store's head not confirmed in time (every request with a token, issue #48); the event
-    // store unreachable: every write appends, every history reads it.
+    // store unreachable: every write appends, every history reads it; or a read model the request
+    // needs halted on an event (authentication's, on every operation, issue #47).
     '503',
   ]);
 };

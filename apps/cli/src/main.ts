@@ -7,6 +7,7 @@ import { auditCommand } from './commands/audit.command';
 import { authCommands } from './commands/auth.commands';
 import { eventsExportCommand } from './commands/events-export.command';
 import { ordersCompleteCommand } from './commands/orders-complete.command';
+import { processorsCommands } from './commands/processors.commands';
 import { replayCommand } from './commands/replay.command';
 
 const COMMANDS: readonly CliCommand[] = [
@@ -15,6 +16,7 @@ const COMMANDS: readonly CliCommand[] = [
   replayCommand,
   auditCommand,
   eventsExportCommand,
+  ...processorsCommands,
 ];
 
 /** A variable as the help lists it: a pair read together under its README title. */

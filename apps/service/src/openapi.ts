@@ -199,13 +199,15 @@ function describeOperation(
     },
   );
   // HeadBarrierHooks: every request with a token first confirms the store's head (fails closed);
-  // EventStoreUnavailableError: every write appends (nothing is half-written).
+  // EventStoreUnavailableError: every write appends (nothing is half-written); HaltedReadModelHooks:
+  // a read model the request needs (authentication's, on every route) is halted on an event.
   const unavailable = { 'Retry-After': header('Seconds to wait', '5') };
   add(
     503,
     [
       'This instance could not confirm in time that it holds the latest writes (the event store is slow or unreachable): nothing was done',
       ...(write ? ['the event store is unreachable: nothing was written'] : []),
+      'a read model this request needs is halted on an event: `read_model`, `event_id` and `event_type` name it (operators are alerted; other requests are served)',
     ].join('; or ') + '; retry after Retry-After',
     problem,
     unavailable,

@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, Inject, Res, ServiceUnavailableException } f
 import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { FastifyReply } from 'fastify';
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
-import { ProcessorRegistry, ProjectionRunner } from '@filing/platform';
+import { APP_CONFIG, type AppConfig, ProcessorRegistry } from '@filing/platform';
 
 const STORE_PING_TIMEOUT_MS = 2_000;
 
@@ -12,8 +12,8 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly indicator: HealthIndicatorService,
     @Inject(EVENT_STORE) private readonly store: EventStore,
-    private readonly projections: ProjectionRunner,
     private readonly processors: ProcessorRegistry,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /** Live: the process answers. Nothing else is checked, so a restart is never triggered by a dependency. */
@@ -24,22 +24,27 @@ export class HealthController {
   }
 
   /**
-   * Ready: the event store answers, no stream processor is halted (each halted one is named with
-   * the event it stopped on), and every projection has caught up.
+   * Ready: this instance can serve — the event store answers, and every running stream processor
+   * is started and within `READY_MAX_LAG` of the head. A processor halted on an event does not
+   * make it unready (every instance halts on the same event: pulling them all out helps nobody);
+   * it is listed under `degraded`, with the event it stopped on, as are parked events.
    */
   @Get('readyz')
   async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+    const degraded = this.degraded();
     try {
-      return await this.health.check([
+      const result = await this.health.check([
         () => this.checkStore(),
-        () => this.checkProcessors(),
-        () => this.checkProjections(),
+        () => this.checkProcessors('projections', (name) => name.startsWith('projection:')),
+        () => this.checkProcessors('stream_processors', (name) => !name.startsWith('projection:')),
       ]);
+      return degraded.length > 0 ? Object.assign({}, result, { degraded }) : result;
     } catch (err) {
       // Terminus throws its report inside a 503; answer with the report itself, not a problem document.
       if (err instanceof ServiceUnavailableException) {
         reply.status(503);
-        return err.getResponse();
+        const report = err.getResponse() as object;
+        return degraded.length > 0 ? Object.assign({}, report, { degraded }) : report;
       }
       throw err;
     }
@@ -55,32 +60,50 @@ export class HealthController {
     }
   }
 
-  private checkProcessors() {
-    const check = this.indicator.check('stream_processors');
-    const halted = this.processors.halted();
-    if (halted.length === 0) return check.up({ count: this.processors.statuses().length });
-    return check.down({
-      message: `halted: ${halted.map((s) => s.name).join(', ')}`,
-      halted: halted.map((s) => ({
-        processor: s.name,
-        event_id: s.halted?.eventId,
-        event_type: s.halted?.eventType,
-        stream: s.halted?.streamId,
-        position: s.halted?.position,
-        error: s.halted?.error,
-      })),
-    });
-  }
-
-  private async checkProjections() {
-    const check = this.indicator.check('projections');
+  /** Started, and not far behind: from positions the processors know and one head read. */
+  private async checkProcessors(key: string, which: (name: string) => boolean) {
+    const check = this.indicator.check(key);
     try {
-      return (await withTimeout(this.projections.isCaughtUp(), STORE_PING_TIMEOUT_MS))
-        ? check.up()
-        : check.down({ message: 'projections are catching up or stopped' });
+      const head = await withTimeout(this.store.headPosition(), STORE_PING_TIMEOUT_MS);
+      const lags = this.processors.lags(head).filter(([s]) => s.state !== 'halted' && which(s.name));
+      // After a start, ready only once each has caught up with the head; from then on, within the bound.
+      const starting = lags
+        .filter(([s, lag]) => s.state === 'stopped' || (s.caughtUp === false && lag > 0))
+        .map(([s]) => s.name);
+      const bound = this.config.readyMaxLag;
+      const lagging = lags.filter(([, lag]) => lag > bound).map(([s, lag]) => ({ processor: s.name, lag }));
+      if (starting.length === 0 && lagging.length === 0) return check.up({ count: lags.length });
+      return check.down({
+        message:
+          starting.length > 0
+            ? `starting or catching up after the start: ${starting.join(', ')}`
+            : `lagging more than ${bound} behind the head`,
+        ...(lagging.length > 0 && { lagging }),
+      });
     } catch (err) {
       return check.down({ message: (err as Error).message });
     }
+  }
+
+  /** Halted processors (each with the event it stopped on) and reactors with parked events. */
+  private degraded(): object[] {
+    return this.processors.statuses().flatMap((s): object[] => {
+      if (s.state === 'halted' && s.halted) {
+        const h = s.halted;
+        return [
+          {
+            processor: s.name,
+            state: 'halted',
+            event_id: h.eventId,
+            event_type: h.eventType,
+            stream: h.streamId,
+            position: h.position,
+            error: h.error,
+          },
+        ];
+      }
+      return s.parked ? [{ processor: s.name, state: s.state, parked_events: s.parked }] : [];
+    });
   }
 }
 

@@ -8,6 +8,8 @@ import { AuthEvents, type AccountCreated } from '../auth.events';
 @RegisterProjection()
 export class AccountsProjection implements Projection {
   readonly name = 'auth.accounts';
+  /** Authentication resolves the account: fail closed. */
+  readonly serves = 'authentication' as const;
   readonly version = 1;
   readonly tables = ['auth_accounts'];
   readonly handles = [AuthEvents.AccountCreated];

@@ -67,6 +67,8 @@ const clients: EventHandlers<ClientEvent, Row> = {
 @RegisterProjection()
 export class ClientsProjection implements Projection {
   readonly name = 'auth.clients';
+  /** Token requests and bearer calls read it (a revoked client): fail closed. */
+  readonly serves = 'authentication' as const;
   readonly version = 2;
   readonly tables = ['oauth_clients'];
   readonly handles = handledTypes(clients);

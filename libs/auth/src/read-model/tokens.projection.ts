@@ -53,6 +53,8 @@ const tokens: EventHandlers<TokenIssued | TokenRevoked, Database.Database> = {
 @RegisterProjection()
 export class TokensProjection implements Projection {
   readonly name = 'auth.tokens';
+  /** Every bearer call reads it: while it is halted they all answer 503 (fail closed). */
+  readonly serves = 'authentication' as const;
   readonly version = 2;
   readonly tables = ['oauth_tokens', 'oauth_secret_use'];
   readonly handles = handledTypes(tokens);

@@ -8,6 +8,7 @@ import { AuthEvents, type UserCreated } from '../auth.events';
 @RegisterProjection()
 export class UsersProjection implements Projection {
   readonly name = 'auth.users';
+  readonly serves = ['/settings', '/internal-api/v1/users'];
   readonly version = 1;
   readonly tables = ['auth_users'];
   readonly handles = [AuthEvents.UserCreated];

@@ -53,6 +53,18 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads READY_MAX_LAG (log positions; by default 10,000 with sqlite, 16 MB of log with esdb) and names a bad one', () => {
+    expect(loadConfig({}).readyMaxLag).toBe(10_000);
+    expect(loadConfig({ READY_MAX_LAG: '500' }).readyMaxLag).toBe(500);
+    const esdb = { EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: 'esdb://localhost:2113?tls=false', SECRETS_KEY };
+    expect(loadConfig(esdb).readyMaxLag).toBe(16_000_000);
+    for (const bad of ['-1', 'lots', '1e3']) {
+      expect(problemsOf({ READY_MAX_LAG: bad })).toEqual([
+        expect.stringMatching(/^READY_MAX_LAG must be a whole number/),
+      ]);
+    }
+  });
+
   it('names each bad variable, all of them at once', () => {
     const problems = problemsOf({
       PORT: 'eighty',

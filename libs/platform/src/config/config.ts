@@ -41,6 +41,11 @@ export interface AppConfig {
   readonly trustProxy: TrustProxy;
   /** The origin clients use (`PUBLIC_URL`), for absolute URLs the service publishes; null: `http://localhost:<port>`. */
   readonly publicUrl: string | null;
+  /**
+   * `/readyz` answers 503 while a running stream processor is further than this behind the head,
+   * in log positions (`READY_MAX_LAG`): events with sqlite, bytes of log with EventStoreDB.
+   */
+  readonly readyMaxLag: number;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -94,6 +99,7 @@ function assemble(v: ConfigValues): AppConfig {
     secretsKey: v.SECRETS_KEY,
     trustProxy: v.TRUST_PROXY,
     publicUrl: v.PUBLIC_URL,
+    readyMaxLag: v.READY_MAX_LAG,
   };
 }
 
@@ -101,7 +107,12 @@ function assemble(v: ConfigValues): AppConfig {
 export function configurationTable(): string {
   const rows = Object.entries(CONFIG_VARIABLES).map(([name, spec]) => {
     const title = 'title' in spec && spec.title ? spec.title : `\`${name}\``;
-    const fallback = 'default' in spec && spec.default !== undefined ? `\`${spec.default}\`` : '—';
+    const fallback =
+      'defaultDoc' in spec && spec.defaultDoc
+        ? spec.defaultDoc
+        : 'default' in spec && spec.default !== undefined
+          ? `\`${spec.default}\``
+          : '—';
     return `| ${title} | ${fallback} | ${spec.doc} |`;
   });
   return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');

@@ -28,6 +28,8 @@ export interface ConfigVariable<T> {
   /** As shown in the README's table when it is not the key alone (a pair read together). */
   readonly title?: string;
   readonly default?: string;
+  /** The README's "default" cell when the default depends on other variables (the parser applies it). */
+  readonly defaultDoc?: string;
   /** The README's "meaning" cell (Markdown, one line). */
   readonly doc: string;
   readonly parse: (value: string | undefined, input: ConfigInput) => T;
@@ -116,6 +118,12 @@ export const CONFIG_VARIABLES = {
     default: 'info',
     doc: LOG_LEVELS.map((level) => `\`${level}\``).join(', '),
     parse: oneOf(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`),
+  }),
+  READY_MAX_LAG: variable({
+    defaultDoc: '`10000` (sqlite), `16000000` (esdb)',
+    doc: '`/readyz` is 503 while a running stream processor is further behind the store\'s head than this, in log positions: events with sqlite, bytes of log with EventStoreDB (docs/operations.md, "Readiness")',
+    parse: (value, input) =>
+      value === undefined ? (input('EVENT_STORE') === 'esdb' ? 16_000_000 : 10_000) : integerIn(0, 1e15)(value),
   }),
   TRUST_PROXY: variable({
     default: 'off',

@@ -1,7 +1,7 @@
-import { comparePositions, EVENT_STORE, type EventStore, ObservedEventStore } from '@filing/event-store';
+import { EVENT_STORE, type EventStore, ObservedEventStore, type Position } from '@filing/event-store';
 import { Global, Inject, Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { ProcessorRegistry } from '../processors/processor-registry';
+import { positionLag, ProcessorRegistry } from '../processors/processor-registry';
 import type { ProcessorState } from '../processors/stream-processor';
 import { ProjectionRunner } from '../projections/projection-runner';
 
@@ -12,6 +12,9 @@ import { ProjectionRunner } from '../projections/projection-runner';
 @Injectable()
 export class Metrics implements OnModuleInit {
   readonly registry = new Registry();
+  private readonly startedAt = Date.now();
+  /** When each projection was last seen caught up (at a scrape). */
+  private readonly caughtUpAt = new Map<string, number>();
 
   readonly httpDuration = new Histogram({
     name: 'http_request_duration_seconds',
@@ -36,11 +39,13 @@ export class Metrics implements OnModuleInit {
     collectDefaultMetrics({ register: this.registry });
     const projectionLag = new Gauge({
       name: 'projection_lag_seconds',
-      help: 'Age of the oldest event a projection has not applied yet (0 when caught up)',
+      help: 'How long a projection has been behind the head of the log, as seen at scrapes (0 when caught up)',
       labelNames: ['projection'] as const,
       registers: [this.registry],
       collect: async () => {
-        for (const [name, lag] of await this.projectionLags()) projectionLag.set({ projection: name }, lag);
+        for (const [name, lag] of this.projectionLags(await this.store.headPosition())) {
+          projectionLag.set({ projection: name }, lag);
+        }
       },
     });
   }
@@ -69,14 +74,27 @@ export class Metrics implements OnModuleInit {
         for (const s of this.processors.statuses()) restarts.set({ processor: s.name }, s.restarts);
       },
     });
-    const lagEvents = new Gauge({
-      name: 'stream_processor_lag_events',
-      help: "Events in $all after each stream processor's checkpoint (counted up to 10,000)",
+    const lag = new Gauge({
+      name: 'stream_processor_lag_positions',
+      help: "How far each stream processor's checkpoint is behind the head of the log, in log positions (events with sqlite, bytes with EventStoreDB)",
       labelNames: ['processor'] as const,
       registers: [this.registry],
       collect: async () => {
-        lagEvents.reset();
-        for (const [s, lag] of await this.processors.lags(this.store)) lagEvents.set({ processor: s.name }, lag);
+        lag.reset();
+        const head = await this.store.headPosition();
+        for (const [s, behind] of this.processors.lags(head)) lag.set({ processor: s.name }, behind);
+      },
+    });
+    const parked = new Gauge({
+      name: 'stream_processor_parked_events',
+      help: 'Events a reactor (the webhook fan-out) parked and no retry has handled yet, as recorded in the store',
+      labelNames: ['processor'] as const,
+      registers: [this.registry],
+      collect: () => {
+        parked.reset();
+        for (const s of this.processors.statuses()) {
+          if (s.parked !== undefined) parked.set({ processor: s.name }, s.parked);
+        }
       },
     });
   }
@@ -91,20 +109,17 @@ export class Metrics implements OnModuleInit {
     }
   }
 
-  private async projectionLags(): Promise<Array<[string, number]>> {
-    const head = await this.store.headPosition();
-    const lags: Array<[string, number]> = [];
-    for (const [name, checkpoint] of this.runner.projectionCheckpoints()) {
-      if (head === null || (checkpoint !== null && comparePositions(checkpoint, head) >= 0)) {
-        lags.push([name, 0]);
-        continue;
+  /** From positions alone (one head read per scrape, no event read): since when each projection is behind. */
+  private projectionLags(head: Position | null): Array<[string, number]> {
+    const now = Date.now();
+    return [...this.runner.projectionCheckpoints()].map(([name, checkpoint]) => {
+      if (positionLag(checkpoint, head) === 0) {
+        this.caughtUpAt.set(name, now);
+        return [name, 0];
       }
-      // readAll forwards is inclusive: the first event after the checkpoint is the second one read.
-      const next = await this.store.readAll({ from: checkpoint ?? 'start', maxCount: 2 });
-      const pending = next.find((e) => checkpoint === null || comparePositions(e.position, checkpoint) > 0);
-      lags.push([name, pending ? Math.max(0, (Date.now() - pending.created.getTime()) / 1000) : 0]);
-    }
-    return lags;
+      const since = this.caughtUpAt.get(name) ?? this.startedAt;
+      return [name, Math.max(0, (now - since) / 1000)];
+    });
   }
 }
 

@@ -1,4 +1,4 @@
-import { comparePositions, type EventStore } from '@filing/event-store';
+import { comparePositions, type Position } from '@filing/event-store';
 import { Injectable } from '@nestjs/common';
 import type { ProcessorStatus } from './stream-processor';
 
@@ -8,12 +8,20 @@ export interface ProcessorStatusSource {
   status?(): ProcessorStatus;
 }
 
-/** Lag is counted up to this many events: past it an operator needs no exact figure. */
-export const LAG_COUNT_CAP = 10_000;
+/**
+ * How far `checkpoint` is behind `head`, in log positions — events with sqlite (the position is
+ * the row id), bytes of log with EventStoreDB — from positions alone: nothing is read.
+ */
+export function positionLag(checkpoint: Position | null, head: Position | null): number {
+  if (head === null) return 0;
+  if (checkpoint === null) return Number(head.commit) + 1;
+  return comparePositions(checkpoint, head) >= 0 ? 0 : Number(head.commit - checkpoint.commit);
+}
 
 /**
- * Every stream processor of the process, for `/readyz` (a halted one makes it 503, named) and
- * `/metrics` (state, lag in events, restarts). Processors register themselves when they start.
+ * Every stream processor of the process, for `/readyz` (lagging running ones make it 503; halted
+ * ones are listed as degraded) and `/metrics` (state, lag, restarts, parked events). Processors
+ * register themselves when they start.
  */
 @Injectable()
 export class ProcessorRegistry {
@@ -35,22 +43,8 @@ export class ProcessorRegistry {
     return this.statuses().filter((s) => s.state === 'halted');
   }
 
-  /**
-   * Events in `$all` after each processor's checkpoint (capped at LAG_COUNT_CAP). Read only for
-   * processors behind the head, so a caught-up service pays one head read per scrape.
-   */
-  async lags(store: EventStore): Promise<Array<[ProcessorStatus, number]>> {
-    const head = await store.headPosition();
-    const out: Array<[ProcessorStatus, number]> = [];
-    for (const status of this.statuses()) {
-      const cp = status.checkpoint;
-      if (head === null || (cp !== null && comparePositions(cp, head) >= 0)) {
-        out.push([status, 0]);
-        continue;
-      }
-      const ahead = await store.readAll({ from: cp ?? 'start', maxCount: LAG_COUNT_CAP + 1 });
-      out.push([status, ahead.filter((e) => cp === null || comparePositions(e.position, cp) > 0).length]);
-    }
-    return out;
+  /** Each processor's lag behind `head` (the store's head, read once by the caller). */
+  lags(head: Position | null): Array<[ProcessorStatus, number]> {
+    return this.statuses().map((s) => [s, positionLag(s.checkpoint, head)]);
   }
 }

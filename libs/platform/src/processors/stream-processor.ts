@@ -1,131 +1,60 @@
 import {
   comparePositions,
-  positionToString,
   type EventStore,
-  type EventSubscription,
   type Position,
   type RecordedEvent,
-  type SubscriptionFilter,
   type SubscriptionMessage,
 } from '@filing/event-store';
-import type { LoggerService } from '@nestjs/common';
+import { BoundedQueue, pump } from './bounded-queue';
+import { classify, TransientError } from './failure';
+import { lastPosition, ParkingLot, poisonEvent, withRecords, type Unit } from './parking-lot';
+import {
+  describe,
+  type EventHandlingError,
+  haltReport,
+  messagePosition,
+  type HaltReport,
+  type ProcessorDefinition,
+  type ProcessorMessage,
+  type ProcessorState,
+  type ProcessorStatus,
+  type SupervisionOptions,
+} from './processor-types';
 
-/** What a processor handles: events, and checkpoints for what a filter passed over. */
-export type ProcessorMessage = Exclude<SubscriptionMessage, { kind: 'caught-up' }>;
+export * from './processor-types';
 
-export function messagePosition(message: ProcessorMessage): Position {
-  return message.kind === 'event' ? message.event.position : message.position;
-}
-
-/**
- * A handler failed on one event. The supervisor counts repeats of the same failure: a transient
- * one passes on restart, a poison event halts the processor (or the part the handler isolates).
- */
-export class EventHandlingError extends Error {
-  override readonly name = 'EventHandlingError';
-  constructor(
-    /** Which part of the processor failed (a projection of the runner), or the processor itself. */
-    readonly part: string,
-    readonly event: Pick<RecordedEvent, 'id' | 'type' | 'streamId' | 'position'>,
-    options: { cause: unknown },
-  ) {
-    super(
-      `${part} failed on event ${event.id} (${event.type}, stream ${event.streamId}, ` +
-        `position ${positionToString(event.position)}): ${describe(options.cause)}`,
-      options,
-    );
-  }
-}
-
-export interface ProcessorDefinition {
-  /** Unique among processors: names it in logs, /readyz and /metrics. */
-  readonly name: string;
-  /** A projector writes read-model rows; a reactor appends events (Emmett's two kinds). */
-  readonly kind: 'projector' | 'reactor';
-  readonly filter?: SubscriptionFilter;
-  /** Most messages handed to `handle` at once (default 500). */
-  readonly maxBatch?: number;
-  /** Before every (re)start: reload in-memory state a failed batch may have left half-applied. */
-  beforeStart?(): void;
-  /** Read at every (re)start: the processor resumes after it; null is the start of the log. */
-  resumeFrom(): Position | null;
-  /**
-   * Handles a batch in order and commits its effects and checkpoint (one transaction where it
-   * can: whatever is not committed is handed over again after a restart). Throw an
-   * `EventHandlingError` to name the event that failed.
-   */
-  handle(batch: readonly ProcessorMessage[]): void | Promise<void>;
-  /**
-   * The same event failed `haltAfter` times in a row. Return true when the handler took the part
-   * that failed out of service itself (the runner halts one projection, the others go on); the
-   * processor then restarts at once. Otherwise the whole processor halts.
-   */
-  isolate?(failure: EventHandlingError): boolean;
-}
-
-export interface SupervisionOptions {
-  /** Restart delays double from `minMs` up to `maxMs`. */
-  readonly backoff?: { readonly minMs: number; readonly maxMs: number };
-  /** Consecutive failures on one event before it is taken for poison. Default 5. */
-  readonly haltAfter?: number;
-  /** Handle nothing after this position and stop there (rebuilds up to a known point). */
-  readonly stopAt?: Position;
-  readonly logger: Pick<LoggerService, 'log' | 'error' | 'warn'>;
-}
-
-export type ProcessorState = 'stopped' | 'running' | 'restarting' | 'halted' | 'finished';
-
-/** What an operator sees of one processor (or one isolated part of it) in /readyz and /metrics. */
-export interface ProcessorStatus {
-  readonly name: string;
-  readonly kind: 'projector' | 'reactor';
-  readonly state: ProcessorState;
-  readonly restarts: number;
-  readonly checkpoint: Position | null;
-  /** The failure that halted it. */
-  readonly halted: HaltReport | null;
-}
-
-export interface HaltReport {
-  readonly eventId: string;
-  readonly eventType: string;
-  readonly streamId: string;
-  readonly position: string;
-  readonly error: string;
-}
-
-export function haltReport(failure: EventHandlingError): HaltReport {
-  return {
-    eventId: failure.event.id,
-    eventType: failure.event.type,
-    streamId: failure.event.streamId,
-    position: positionToString(failure.event.position),
-    error: describe(failure.cause),
-  };
-}
+/** How one subscription's life ended. */
+type RunOutcome =
+  | { readonly kind: 'finished' | 'stopped' | 'restart' }
+  | { readonly kind: 'failed'; readonly error: unknown; readonly unit: Unit | null };
 
 /**
- * One consumer of `$all`: subscribe from its checkpoint → take what is there into a batch →
- * handle (which commits effects and checkpoint) → repeat, supervised. A failure restarts it from
- * its checkpoint after a capped exponential backoff; the same event failing `haltAfter` times in
- * a row halts it, loudly (log, status). Nothing ends silently: a subscription that ends by
- * itself is a failure too.
+ * One consumer of `$all`: subscribe from its checkpoint → read into a bounded queue → take a
+ * batch → handle it (which commits effects and checkpoint) → repeat, supervised.
  *
- * Batching keeps the subscription read ahead of the handler (a catch-up page or a group commit
- * arrives within microtasks and shares one batch), but never more than one batch ahead.
+ * A failure restarts it from its checkpoint. What failed decides the rest (`classify`): the
+ * store, the disk or the network → retried with back-off (reset after a success), for ever; the
+ * handler throwing on an event N times in a row → poison: a projector halts, loudly (log,
+ * status), a reactor parks the event (a record in `processor-<name>`, so every instance and a
+ * replay skip it too) and goes on. A failure no event is named for is narrowed down by handling
+ * the failed batch's events one at a time. `stop()` aborts the loop through its signal.
  */
 export class StreamProcessor {
   private state: ProcessorState = 'stopped';
   private restartCount = 0;
+  private caughtUp = false;
   private halt: HaltReport | null = null;
-  private subscription: EventSubscription | null = null;
+  private abort: AbortController | null = null;
+  private run: AbortController | null = null;
   private loop: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
-  private generation = 0;
-  private lastFailure: { key: string; count: number } | null = null;
+  private attempt = 0;
+  private lastFailure: { key: string; position: Position; count: number } | null = null;
+  /** After a failure no event was named for: one event per batch up to here. */
+  private narrowUntil: Position | null = null;
   private readonly finishedWaiters: Array<() => void> = [];
   private readonly backoff: { minMs: number; maxMs: number };
   private readonly haltAfter: number;
+  private readonly parking: ParkingLot | null;
 
   constructor(
     private readonly store: EventStore,
@@ -134,6 +63,7 @@ export class StreamProcessor {
   ) {
     this.backoff = { minMs: 100, maxMs: 10_000, ...options.backoff };
     this.haltAfter = options.haltAfter ?? 5;
+    this.parking = definition.kind === 'reactor' ? new ParkingLot(store, definition.name) : null;
   }
 
   get name(): string {
@@ -148,6 +78,8 @@ export class StreamProcessor {
       restarts: this.restartCount,
       checkpoint: this.definition.resumeFrom(),
       halted: this.halt,
+      caughtUp: this.caughtUp,
+      ...(this.parking && { parked: this.parking.size }),
     };
   }
 
@@ -160,19 +92,22 @@ export class StreamProcessor {
     this.state = 'running';
     this.halt = null;
     this.lastFailure = null;
-    const generation = ++this.generation;
-    this.loop = this.supervise(generation);
+    const abort = (this.abort = new AbortController());
+    this.loop = this.supervise(abort.signal);
   }
 
   async stop(): Promise<void> {
-    this.generation++;
     if (this.state !== 'halted' && this.state !== 'finished') this.state = 'stopped';
-    this.wake?.();
-    const { subscription, loop } = this;
-    this.subscription = null;
+    this.abort?.abort();
+    this.abort = null;
+    const loop = this.loop;
     this.loop = null;
-    await subscription?.stop().catch(() => undefined);
     await loop;
+  }
+
+  /** Ends the current subscription and subscribes again from `resumeFrom()` (not a failure). */
+  restart(): void {
+    this.run?.abort();
   }
 
   /** Resolves when a processor with `stopAt` has handled everything up to it. */
@@ -181,140 +116,203 @@ export class StreamProcessor {
     return new Promise((resolve) => this.finishedWaiters.push(resolve));
   }
 
-  private async supervise(generation: number): Promise<void> {
-    let attempt = 0;
-    while (generation === this.generation) {
+  private async supervise(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      let outcome: RunOutcome;
       try {
-        const done = await this.runOnce(generation);
-        if (generation !== this.generation) return;
-        if (done) {
-          this.state = 'finished';
-          for (const w of this.finishedWaiters.splice(0)) w();
-          return;
-        }
-        throw new Error('the subscription ended by itself');
-      } catch (err) {
-        if (generation !== this.generation) return;
-        this.restartCount++;
-        const failure = err instanceof EventHandlingError ? err : null;
-        const key = failure ? `${failure.part}\u0000${failure.event.id}` : null;
-        const count = key !== null && this.lastFailure?.key === key ? this.lastFailure.count + 1 : 1;
-        this.lastFailure = key === null ? null : { key, count };
-        if (failure && count >= this.haltAfter) {
-          if (this.definition.isolate?.(failure)) {
-            this.lastFailure = null;
-            attempt = 0;
-            continue;
-          }
-          this.state = 'halted';
-          this.halt = haltReport(failure);
-          this.options.logger.error(
-            `Stream processor ${this.name} HALTED after ${count} failures on one event: ` +
-              `event ${this.halt.eventId} (${this.halt.eventType}) in stream ${this.halt.streamId}: ` +
-              `${this.halt.error}. It stays halted until the cause is fixed and the service restarts.`,
-          );
-          return;
-        }
-        this.state = 'restarting';
-        const delay = Math.min(this.backoff.maxMs, this.backoff.minMs * 2 ** attempt);
-        attempt = Math.min(attempt + 1, 20);
-        this.options.logger.warn(
-          `Stream processor ${this.name} failed, restarting from its checkpoint in ${delay} ms: ${describe(err)}`,
-        );
-        await this.sleep(delay);
-        if (generation !== this.generation) return;
-        this.state = 'running';
+        outcome = await this.runOnce(signal);
+      } catch (error) {
+        outcome = { kind: 'failed', error, unit: null };
       }
+      if (signal.aborted || outcome.kind === 'stopped') return;
+      if (outcome.kind === 'finished') {
+        this.state = 'finished';
+        for (const w of this.finishedWaiters.splice(0)) w();
+        return;
+      }
+      if (outcome.kind !== 'failed') continue;
+      this.restartCount++;
+      const next = await this.onFailure(outcome.error, outcome.unit);
+      if (next === 'halt') return;
+      if (next === 'again') continue;
+      await this.backOff(outcome.error, signal);
     }
   }
 
-  /** One subscription's life. True when `stopAt` was reached; throws on any failure. */
-  private async runOnce(generation: number): Promise<boolean> {
-    const { definition } = this;
-    const maxBatch = definition.maxBatch ?? 500;
-    const stopAt = this.options.stopAt;
-    definition.beforeStart?.();
-    const from = definition.resumeFrom();
-    if (stopAt && from && comparePositions(from, stopAt) >= 0) return true;
-    const subscription = this.store.subscribeToAll({
-      from: from ?? 'start',
-      ...(definition.filter && { filter: definition.filter }),
-    });
-    this.subscription = subscription;
-    let buffer: ProcessorMessage[] = [];
-    let handling: Promise<void> = Promise.resolve();
-    /** Batches handed to the handler and not yet handled. */
-    let queued = 0;
-    // The first failure, kept in a list: a handler may throw any value, null too.
-    const failures: unknown[] = [];
-    let scheduled: NodeJS.Immediate | null = null;
-    const flush = (): void => {
-      if (scheduled) clearImmediate(scheduled);
-      scheduled = null;
-      if (buffer.length === 0 || failures.length > 0) return;
-      const batch = buffer;
-      buffer = [];
-      queued++;
-      handling = handling.then(async () => {
-        try {
-          if (failures.length > 0 || generation !== this.generation) return;
-          await definition.handle(batch);
-          this.lastFailure = null;
-        } catch (error) {
-          failures.push(error);
-          // Ends the for-await below even while it waits for a live event.
-          void subscription.stop().catch(() => undefined);
-        } finally {
-          queued--;
-        }
-      });
-    };
-    let reachedStop = false;
+  /** What a failure leads to: halt, start again at once (the event was dealt with), or back off. */
+  private async onFailure(error: unknown, unit: Unit | null): Promise<'halt' | 'again' | 'back-off'> {
+    if (unit === null || (classify(error) === 'transient' && !this.options.anyFailureHalts)) return 'back-off';
+    const failure = poisonEvent(this.name, error, unit);
+    if (!failure) {
+      this.narrowUntil = lastPosition(unit);
+      return 'back-off';
+    }
+    const key = `${failure.part}\u0000${failure.event.id}`;
+    const count = this.lastFailure?.key === key ? this.lastFailure.count + 1 : 1;
+    this.lastFailure = { key, position: failure.event.position, count };
+    if (count < this.haltAfter) return 'back-off';
     try {
-      for await (const message of subscription) {
-        if (failures.length > 0 || generation !== this.generation) break;
-        if (message.kind === 'caught-up') continue;
-        if (stopAt && comparePositions(messagePosition(message), stopAt) > 0) {
-          reachedStop = true;
-          break;
-        }
-        // Live events come in small batches; while the handler is behind, read no further (one
-        // batch waiting behind the running one), or the queue of small batches grows unbounded.
-        if (queued > 1) await handling;
-        buffer.push(message);
-        if (buffer.length >= maxBatch) {
-          flush();
-          await handling;
-          // A long catch-up would otherwise run on microtasks alone and starve HTTP requests.
-          await new Promise<void>((resolve) => setImmediate(resolve));
-        } else {
-          scheduled ??= setImmediate(flush);
-        }
+      if (unit.kind === 'retry' && this.parking) {
+        await this.parking.answer(unit.request, 'failed', describe(failure.cause));
+        this.options.logger.error(
+          `Stream processor ${this.name}: retry of parked ${describeEvent(failure)} failed again`,
+        );
+      } else if (this.definition.isolate?.(failure)) {
+        // The handler took the failing part out of service; the others go on.
+      } else if (this.parking) {
+        await this.parking.park(failure);
+        this.options.logger.error(
+          `Stream processor ${this.name} PARKED ${describeEvent(failure)} after ${count} failures: ` +
+            `${describe(failure.cause)}. It goes on with the next event; \`filing processors:parked\` lists it.`,
+        );
+      } else {
+        this.state = 'halted';
+        this.halt = haltReport(failure);
+        this.options.logger.error(
+          `Stream processor ${this.name} HALTED after ${count} failures on ${describeEvent(failure)}: ` +
+            `${this.halt.error}. It stays halted until the cause is fixed and the service restarts.`,
+        );
+        return 'halt';
       }
-    } finally {
-      await subscription.stop().catch(() => undefined);
-      if (this.subscription === subscription) this.subscription = null;
+    } catch (err) {
+      // Recording it failed (the store): try the event again, it will be poison again.
+      this.options.logger.warn(`Stream processor ${this.name} could not record a poison event: ${describe(err)}`);
+      return 'back-off';
     }
-    if (generation !== this.generation) return false;
-    flush();
-    await handling;
-    if (failures.length > 0) throw failures[0];
-    if (reachedStop) return true;
-    return false;
+    this.lastFailure = null;
+    this.attempt = 0;
+    return 'again';
   }
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      this.wake = done;
-      function done() {
-        clearTimeout(timer);
-        resolve();
+  private async backOff(error: unknown, signal: AbortSignal): Promise<void> {
+    this.state = 'restarting';
+    const delay = Math.min(this.backoff.maxMs, this.backoff.minMs * 2 ** this.attempt);
+    this.attempt = Math.min(this.attempt + 1, 20);
+    this.options.logger.warn(
+      `Stream processor ${this.name} failed (${classify(error)}), restarting from its checkpoint in ${delay} ms: ${describe(error)}`,
+    );
+    await sleep(delay, signal);
+    if (!signal.aborted) this.state = 'running';
+  }
+
+  /** One subscription's life: read into the queue on one side, handle batches on the other. */
+  private async runOnce(signal: AbortSignal): Promise<RunOutcome> {
+    const { definition } = this;
+    await definition.beforeStart?.();
+    await this.parking?.load();
+    const from = definition.resumeFrom();
+    const stopAt = this.options.stopAt;
+    if (stopAt && from && comparePositions(from, stopAt) >= 0) return { kind: 'finished' };
+    const filter = this.parking ? withRecords(definition.filter) : definition.filter;
+    const subscription = this.store.subscribeToAll({ from: from ?? 'start', ...(filter && { filter }) });
+    const run = (this.run = new AbortController());
+    // Two batches' worth: one being handled, one read ahead.
+    const queue = new BoundedQueue<SubscriptionMessage>(2 * (definition.maxBatch ?? 500));
+    const end = () => {
+      queue.close();
+      void subscription.stop().catch(() => undefined);
+    };
+    signal.addEventListener('abort', end);
+    run.signal.addEventListener('abort', end);
+    const reading = pump(subscription, queue);
+    let outcome: RunOutcome | null;
+    try {
+      outcome = await this.consume(queue, () => signal.aborted || run.signal.aborted);
+    } finally {
+      signal.removeEventListener('abort', end);
+      end();
+      if (this.run === run) this.run = null;
+    }
+    const readFailure = await reading;
+    if (outcome) return outcome;
+    if (signal.aborted) return { kind: 'stopped' };
+    if (run.signal.aborted) return { kind: 'restart' };
+    return {
+      kind: 'failed',
+      error: readFailure?.error ?? new TransientError('the subscription ended by itself'),
+      unit: null,
+    };
+  }
+
+  /** Takes batches off the queue and handles them; an outcome, or null when the queue or the run ended. */
+  private async consume(queue: BoundedQueue<SubscriptionMessage>, ended: () => boolean): Promise<RunOutcome | null> {
+    const maxBatch = this.definition.maxBatch ?? 500;
+    const stopAt = this.options.stopAt;
+    for (;;) {
+      const read = await queue.take(this.narrowUntil ? 1 : maxBatch);
+      if (read === null || ended()) return null;
+      // The catch-up's end, in order: once what came before it is handled, this processor is live.
+      const taken = read.filter((m): m is ProcessorMessage => m.kind !== 'caught-up');
+      const live = taken.length < read.length;
+      const cut = stopAt ? taken.findIndex((m) => comparePositions(messagePosition(m), stopAt) > 0) : -1;
+      const messages = cut >= 0 ? taken.slice(0, cut) : taken;
+      for (const unit of this.parking ? this.parking.sort(messages) : [{ kind: 'batch' as const, messages }]) {
+        const error = await this.handleUnit(unit);
+        if (error) return { kind: 'failed', error: error.error, unit };
       }
-    });
+      if (live) this.caughtUp = true;
+      if (cut >= 0) return { kind: 'finished' };
+      // A long catch-up would otherwise run on microtasks alone and starve HTTP requests.
+      if (read.length >= maxBatch) await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** Hands one unit to the handler; the failure, if any (in a box: a handler may throw anything). */
+  private async handleUnit(unit: Unit): Promise<{ error: unknown } | null> {
+    try {
+      if (unit.kind === 'batch') {
+        if (unit.messages.length > 0) await this.definition.handle(unit.messages);
+      } else {
+        await this.retryParked(unit.request);
+      }
+    } catch (error) {
+      return { error };
+    }
+    this.succeeded(lastPosition(unit));
+    return null;
+  }
+
+  /**
+   * An operator asked to retry a parked event: it is handled as if it happened at the request's
+   * position (the reactor's view as of now, its checkpoint moving to the request), then answered.
+   */
+  private async retryParked(request: RecordedEvent): Promise<void> {
+    const parking = this.parking!;
+    const original = await parking.original(request);
+    if (original === null) {
+      await this.definition.handle([{ kind: 'checkpoint', position: request.position }]);
+      await parking.answer(request, 'failed', 'the parked event is no longer in the log');
+      return;
+    }
+    // As if it happened at the request's position: the checkpoint moves to the request, not back.
+    const event: RecordedEvent = Object.assign({}, original, { position: request.position });
+    await this.definition.handle([{ kind: 'event', event }]);
+    await parking.answer(request, 'handled', null);
+    this.options.logger.log(`Stream processor ${this.name}: parked event ${original.id} handled on retry`);
+  }
+
+  /** A success resets the back-off; past the event that failed, its count too. */
+  private succeeded(position: Position | null): void {
+    this.attempt = 0;
+    if (position === null) return;
+    if (this.lastFailure && comparePositions(position, this.lastFailure.position) >= 0) this.lastFailure = null;
+    if (this.narrowUntil && comparePositions(position, this.narrowUntil) >= 0) this.narrowUntil = null;
   }
 }
 
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+function describeEvent(failure: EventHandlingError): string {
+  const { event } = failure;
+  return `event ${event.id} (${event.type}) in stream ${event.streamId}`;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
 }

@@ -21,6 +21,7 @@ import {
   type ProcessorMessage,
   type ProcessorStatus,
 } from '../processors/stream-processor';
+import { field, ProcessorRecords, processorStream, skippedEvents } from '../processors/processor-records';
 import { projectionHandles, type Projection } from './projection';
 import { RebuildWriterThread } from './rebuild-writer-thread';
 import { cachedStatement, inImmediateTransaction } from './statements';
@@ -89,6 +90,8 @@ export class ProjectionRunner {
   private readonly projections: Projection[] = [];
   private checkpoints = new Map<string, Position | null>();
   private readonly halted = new Map<string, HaltReport>();
+  /** Per projection, the events an operator chose to skip (`processors:skip`), from its record stream. */
+  private skips = new Map<string, Set<string>>();
   private readonly maxBatch: number;
   private readonly logger: Pick<LoggerService, 'log' | 'error' | 'warn'>;
   private readonly isolateFailures: boolean;
@@ -196,6 +199,7 @@ export class ProjectionRunner {
         name: 'projections',
         kind: 'projector',
         maxBatch: this.maxBatch,
+        beforeStart: () => this.loadSkips(),
         resumeFrom: () => this.resumePosition(),
         handle: (batch) => this.handle(batch),
         isolate: (failure) => this.isolate(failure),
@@ -204,7 +208,7 @@ export class ProjectionRunner {
         logger: this.logger,
         ...(this.backoff && { backoff: this.backoff }),
         ...(this.stopAt && { stopAt: this.stopAt }),
-        ...(!this.isolateFailures && { haltAfter: 1 }),
+        ...(!this.isolateFailures && { haltAfter: 1, anyFailureHalts: true }),
       },
     );
     this.processor.start();
@@ -257,6 +261,7 @@ export class ProjectionRunner {
     this.prepare();
     const stopAt = options.until;
     if (this.projections.length === 0 || stopAt === null) return;
+    await this.loadSkips();
     const from = this.resumePosition();
     // A rebuild into a file: SQLite's writes run on a thread, a few batches behind the reading
     // and computing here, so both cores work (the tables are the same: the same statements, in order).
@@ -345,6 +350,7 @@ export class ProjectionRunner {
         kind: 'projector' as const,
         state: halted ? 'halted' : (processor?.state ?? 'stopped'),
         restarts: processor?.restarts ?? 0,
+        caughtUp: processor?.caughtUp ?? false,
         checkpoint: this.checkpoints.get(p.name) ?? null,
         halted: halted ?? processor?.halted ?? null,
       };
@@ -368,7 +374,23 @@ export class ProjectionRunner {
     return this.store.headPosition({ skipTypes: this.headSkipsTypes });
   }
 
-  /** True once every projection has reached `position`; false at the timeout or on a failure. */
+  /**
+   * The halted projections among `names` (every one when omitted), with the event each stopped
+   * on: what a request that needs them answers with, at once, instead of waiting.
+   */
+  haltedProjections(names?: Iterable<string>): Array<HaltReport & { readonly projection: string }> {
+    const wanted = names ? [...names] : [...this.halted.keys()];
+    return wanted.flatMap((name) => {
+      const report = this.halted.get(name);
+      return report ? [{ projection: name, ...report }] : [];
+    });
+  }
+
+  /**
+   * True once every projection in service has reached `position`; false at the timeout or on a
+   * failure. A halted projection is not waited on (it will not move): a request that needs one
+   * asks `haltedProjections` and answers 503 instead of reading it.
+   */
   waitFor(position: Position | null, timeoutMs: number): Promise<boolean> {
     if (position === null || this.reached(position)) return Promise.resolve(true);
     if (this.fatal !== null) return Promise.resolve(false);
@@ -386,7 +408,7 @@ export class ProjectionRunner {
     });
   }
 
-  /** A halted projection's reads are stale whatever a writer waits for: it is not waited on. */
+  /** Every projection in service has reached `position` (halted ones are not waited on, see waitFor). */
   private reached(position: Position): boolean {
     return this.projections.every((p) => {
       if (this.halted.has(p.name)) return true;
@@ -489,6 +511,7 @@ export class ProjectionRunner {
   }
 
   private handle(batch: readonly ProcessorMessage[]): void {
+    const resumed = this.learnSkips(batch);
     try {
       this.checkpoints = this.applyBatch(batch);
     } catch (err) {
@@ -502,6 +525,8 @@ export class ProjectionRunner {
       throw err;
     }
     this.applied += batch.filter((work) => work.kind === 'event').length;
+    // Only after the batch: applied while halted, it would have moved past what it never applied.
+    if (resumed.length > 0) this.resume(resumed);
     for (const p of this.projections) {
       try {
         p.afterCommit?.();
@@ -522,12 +547,49 @@ export class ProjectionRunner {
     this.halted.set(failure.projection, report);
     this.logger.error(
       `Projection ${failure.projection} HALTED on event ${report.eventId} (${report.eventType}) in stream ` +
-        `${report.streamId}: ${report.error}. Its read model stays at its checkpoint until the cause is ` +
-        `fixed and the service restarts; the other projections go on.`,
+        `${report.streamId}: ${report.error}. Its read model stays at its checkpoint, and requests that need it ` +
+        `answer 503, until the cause is fixed and the service restarts (or an operator runs ` +
+        `'filing processors:skip projection:${failure.projection} ${report.eventId}'); the other projections go on.`,
     );
     // Writers no longer wait on it.
     for (const waiter of this.waiters) if (this.reached(waiter.position)) waiter.settle(true);
     return true;
+  }
+
+  /** Reads each projection's record stream: the events operators chose to skip for it. */
+  private async loadSkips(): Promise<void> {
+    const skips = new Map<string, Set<string>>();
+    for (const p of this.projections) {
+      const skipped = skippedEvents(await this.store.readStream(processorStream(`projection:${p.name}`)));
+      if (skipped.size > 0) skips.set(p.name, skipped);
+    }
+    this.skips = skips;
+  }
+
+  /**
+   * An operator skipped an event for a projection (recorded, so every instance reads it here): a
+   * projection halted on it comes back into service and the runner resumes from its checkpoint.
+   */
+  private learnSkips(batch: readonly ProcessorMessage[]): string[] {
+    const resumed: string[] = [];
+    for (const work of batch) {
+      if (work.kind !== 'event' || work.event.type !== ProcessorRecords.EventSkipped) continue;
+      const name = field(work.event, 'processor').replace(/^projection:/, '');
+      const eventId = field(work.event, 'event_id');
+      if (!this.projections.some((p) => p.name === name)) continue;
+      this.skips.set(name, (this.skips.get(name) ?? new Set()).add(eventId));
+      if (this.halted.get(name)?.eventId === eventId) resumed.push(name);
+    }
+    return resumed;
+  }
+
+  /** Back in service; the subscription starts again from the lowest checkpoint, theirs. */
+  private resume(names: readonly string[]): void {
+    for (const name of names) {
+      this.halted.delete(name);
+      this.logger.warn(`Projection ${name}: its event was skipped by an operator; resuming from its checkpoint`);
+    }
+    this.processor?.restart();
   }
 
   /** One transaction: every projection's rows and checkpoints, or nothing. Returns the new checkpoints. */
@@ -603,7 +665,8 @@ export class ProjectionRunner {
     p: Projection,
     event: RecordedEvent,
     envelope: RecordedEnvelope | undefined,
-  ): RecordedEnvelope {
+  ): RecordedEnvelope | undefined {
+    if (this.skips.get(p.name)?.has(event.id)) return envelope;
     try {
       // Foreign events need no valid metadata: they are never converted.
       const converted = envelope ?? fromRecorded(event);

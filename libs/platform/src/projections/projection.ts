@@ -46,6 +46,20 @@ export interface Projection {
    * read model still holds one, its tables and checkpoint are dropped and this one is rebuilt.
    */
   readonly supersedes?: readonly SupersededProjection[];
+  /**
+   * Which requests read this read model, so that while it is halted they answer a 503 naming it
+   * (and nothing else does): request path prefixes, or `authentication` for a read model that
+   * every authenticated request depends on (fail closed). Default: the collection named like the
+   * projection in both APIs (`orders` → `/external-api/v1/orders`, `/internal-api/v1/orders`).
+   */
+  readonly serves?: readonly string[] | 'authentication';
+}
+
+/** The request path prefixes a projection serves (see `Projection.serves`). */
+export function servedPaths(projection: Pick<Projection, 'name' | 'serves'>): readonly string[] | 'authentication' {
+  if (projection.serves) return projection.serves;
+  if (!/^[a-z-]+$/.test(projection.name)) return [];
+  return [`/external-api/v1/${projection.name}`, `/internal-api/v1/${projection.name}`];
 }
 
 /** A projection no longer registered, as a read model made before may still hold it. */

@@ -14,6 +14,7 @@ import {
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
+import { HaltedReadModelHooks } from '../http/halted-read-models';
 import { HeadBarrierHooks, ReadYourWrites } from '../http/read-your-writes';
 import { ProcessorRegistry } from '../processors/processor-registry';
 import type { Projection } from './projection';
@@ -139,6 +140,8 @@ export class ProjectionsModule {
         },
         ProjectionRunnerLifecycle,
         ReadYourWrites,
+        // Before the head barrier: a request that needs a halted read model is answered at once.
+        HaltedReadModelHooks,
         HeadBarrierHooks,
         ProcessorRegistry,
       ],

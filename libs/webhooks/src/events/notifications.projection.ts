@@ -31,6 +31,7 @@ import {
 @RegisterProjection()
 export class NotificationsProjection implements Projection {
   readonly name = 'webhooks.notifications';
+  readonly serves = ['/external-api/v1/events'];
   // 2: webhook_endpoint.disabled (from webhooks.EndpointDisabled) too.
   readonly version = 2;
   readonly tables = ['webhook_notifications', 'webhook_notification_facts'];

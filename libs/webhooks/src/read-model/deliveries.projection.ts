@@ -47,6 +47,7 @@ const UPDATES = {
 @RegisterProjection()
 export class DeliveriesProjection implements Projection {
   readonly name = 'webhooks.deliveries';
+  readonly serves = ['/external-api/v1/webhook-deliveries'];
   // 2: pending_since (when the current pending spell began: the oldest-pending-delivery metric).
   // 3: webhook_deliveries_queue, the dispatcher's per-endpoint queues.
   // 4: claimed_until (DeliveryClaimed), so no instance lists another's live claim as due.

@@ -17,6 +17,7 @@ import { forgetCachedEndpoints } from './endpoints-cache';
 @RegisterProjection()
 export class EndpointsProjection implements Projection {
   readonly name = 'webhooks.endpoints';
+  readonly serves = ['/external-api/v1/webhook-endpoints', '/external-api/v1/webhook-settings', '/settings/profile'];
   // 3: disabled_reason and disabled_at (why and since when it is disabled).
   // 4: secret_sealed and previous_sealed (the signing secrets, sealed, from the stream).
   // 5: rate_limit_per_second; enabled_at (when a failing streak may begin at the earliest).

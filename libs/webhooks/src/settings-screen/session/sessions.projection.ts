@@ -39,6 +39,8 @@ const sessions: EventHandlers<SessionEvent, Database.Database> = {
 @RegisterProjection()
 export class SettingsSessionsProjection implements Projection {
   readonly name = 'settings.sessions';
+  /** The settings screen's sign-in sessions: while halted, the screen answers 503 (fail closed). */
+  readonly serves = ['/settings'];
   readonly version = 1;
   readonly tables = ['settings_sessions'];
   readonly handles = handledTypes(sessions);
