@@ -25,3 +25,11 @@ export class EventStoreUnavailableError extends Error {
 export class InvalidEventError extends Error {
   override readonly name = 'InvalidEventError';
 }
+
+/** The stream was hard-deleted (tombstoned): nothing can be appended to it again. Nothing was written. */
+export class StreamDeletedError extends Error {
+  override readonly name = 'StreamDeletedError';
+  constructor(readonly streamId: string) {
+    super(`Stream ${streamId} is deleted for good (tombstoned)`);
+  }
+}

@@ -4,6 +4,7 @@ import {
   EventStoreDBClient,
   FORWARDS,
   START,
+  StreamDeletedError as EsdbStreamDeletedError,
   StreamNotFoundError,
   WrongExpectedVersionError as EsdbWrongExpectedVersionError,
   jsonEvent,
@@ -125,7 +126,8 @@ export class EsdbEventStore implements EventStore {
         if (resolved.event) out.push(toRecorded(resolved.event));
       }
     } catch (err) {
-      if (err instanceof StreamNotFoundError) return [];
+      // A tombstoned stream reads as empty, as on the sqlite store (whose rows are gone).
+      if (err instanceof StreamNotFoundError || err instanceof EsdbStreamDeletedError) return [];
       throw mapError(err);
     }
     return out;
@@ -217,7 +219,7 @@ export class EsdbEventStore implements EventStore {
         found.truncateBefore = BigInt(metadata.truncateBefore);
       return found;
     } catch (err) {
-      if (err instanceof StreamNotFoundError) return {};
+      if (err instanceof StreamNotFoundError || err instanceof EsdbStreamDeletedError) return {};
       throw mapError(err);
     }
   }
@@ -227,8 +229,38 @@ export class EsdbEventStore implements EventStore {
     try {
       await this.client.deleteStream(streamId, { expectedRevision: ANY });
     } catch (err) {
-      // The server answers a delete of a stream that never existed with a wrong expected version.
-      if (err instanceof StreamNotFoundError || err instanceof EsdbWrongExpectedVersionError) return;
+      // The server answers a delete of a stream that never existed with a wrong expected version;
+      // a tombstoned one is deleted already.
+      if (
+        err instanceof StreamNotFoundError ||
+        err instanceof EsdbWrongExpectedVersionError ||
+        err instanceof EsdbStreamDeletedError
+      )
+        return;
+      throw mapError(err);
+    }
+  }
+
+  async tombstoneStream(streamId: string): Promise<void> {
+    this.assertOpen();
+    try {
+      await this.client.tombstoneStream(streamId, { expectedRevision: ANY });
+    } catch (err) {
+      if (err instanceof EsdbStreamDeletedError) return;
+      throw mapError(err);
+    }
+  }
+
+  async truncateStream(streamId: string, before: StreamRevision): Promise<void> {
+    this.assertOpen();
+    try {
+      // $tb replaces nothing else the stream's metadata says (setStreamMetadata writes it whole).
+      const { metadata } = await this.client.getStreamMetadata(streamId).catch((err: unknown) => {
+        if (err instanceof StreamNotFoundError) return { metadata: undefined };
+        throw err;
+      });
+      await this.client.setStreamMetadata(streamId, { ...metadata, truncateBefore: Number(before) });
+    } catch (err) {
       throw mapError(err);
     }
   }
