@@ -259,7 +259,7 @@ export class EsdbEventStore implements EventStore {
         if (err instanceof StreamNotFoundError) return { metadata: undefined };
         throw err;
       });
-      await this.client.setStreamMetadata(streamId, { ...metadata, truncateBefore: Number(before) });
+      await this.client.setStreamMetadata(streamId, Object.assign({}, metadata, { truncateBefore: Number(before) }));
     } catch (err) {
       throw mapError(err);
     }
