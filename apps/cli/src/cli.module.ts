@@ -6,7 +6,15 @@ import { EntitiesCoreModule } from '@filing/entities';
 import { EventStoreModule } from '@filing/event-store';
 import { JurisdictionsCoreModule } from '@filing/jurisdictions';
 import { OrdersCoreModule } from '@filing/orders';
-import { APP_CONFIG, type AppConfig, ProjectionsModule, ReferencesModule } from '@filing/platform';
+import {
+  APP_CONFIG,
+  type AppConfig,
+  ProjectionsModule,
+  ReferencesModule,
+  SecretBox,
+  ServiceKeys,
+} from '@filing/platform';
+import { join } from 'node:path';
 import { TasksCoreModule } from '@filing/tasks';
 import { WebhooksCoreModule } from '@filing/webhooks';
 
@@ -34,8 +42,16 @@ export class CliModule {
         // Webhook read models only: the fan-out and the dispatcher run in the service alone.
         WebhooksCoreModule,
       ],
-      providers: [{ provide: APP_CONFIG, useValue: config }],
-      exports: [APP_CONFIG],
+      providers: [
+        { provide: APP_CONFIG, useValue: config },
+        // The service's keys (ResourceApiModule there): documents' data keys are sealed with them.
+        {
+          provide: ServiceKeys,
+          useFactory: () => config.secretsKey ?? ServiceKeys.fromKeyFile(join(config.dataDir, 'cursor.key')),
+        },
+        { provide: SecretBox, useFactory: (keys: ServiceKeys) => keys.secretBox(), inject: [ServiceKeys] },
+      ],
+      exports: [APP_CONFIG, ServiceKeys, SecretBox],
     };
   }
 }

@@ -1,5 +1,5 @@
 import { EventStoreUnavailableError, SqliteEventStore } from '@filing/event-store';
-import type { AppConfig, CommandContext } from '@filing/platform';
+import { type AppConfig, type CommandContext, ServiceKeys } from '@filing/platform';
 import Database from 'better-sqlite3';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -21,7 +21,7 @@ describe('importing an earlier DATA_DIR/documents.db into content streams', () =
   beforeEach(() => {
     dataDir = mkdtempSync(join(tmpdir(), 'documents-import-'));
     store = new SqliteEventStore({ file: ':memory:' });
-    contents = new DocumentContentStore(store);
+    contents = new DocumentContentStore(store, ServiceKeys.random().secretBox());
   });
   afterEach(async () => {
     jest.restoreAllMocks();
@@ -108,7 +108,8 @@ describe('importing an earlier DATA_DIR/documents.db into content streams', () =
     const append = store.appendToStream.bind(store);
     let appends = 0;
     jest.spyOn(store, 'appendToStream').mockImplementation(async (...args) => {
-      if (++appends === 3) throw new EventStoreUnavailableError('the store went away');
+      // Key and chunks of the small one, the big one's key and first two chunks; then the store goes.
+      if (++appends === 5) throw new EventStoreUnavailableError('the store went away');
       return append(...args);
     });
 
