@@ -5,6 +5,7 @@ import { type CliCommand, CommandFailedError, UsageError } from './cli-command';
 import { CliModule } from './cli.module';
 import { auditCommand } from './commands/audit.command';
 import { authCommands } from './commands/auth.commands';
+import { accountsEraseCommand, documentsEncryptCommand, secretsResealCommand } from './commands/erasure.commands';
 import { eventsExportCommand } from './commands/events-export.command';
 import { ordersCompleteCommand } from './commands/orders-complete.command';
 import { replayCommand } from './commands/replay.command';
@@ -15,6 +16,9 @@ const COMMANDS: readonly CliCommand[] = [
   replayCommand,
   auditCommand,
   eventsExportCommand,
+  secretsResealCommand,
+  documentsEncryptCommand,
+  accountsEraseCommand,
 ];
 
 function usage(): string {

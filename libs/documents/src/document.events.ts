@@ -97,3 +97,15 @@ export const DOCUMENT_CIPHER_STREAM_CONTEXT = 'documentcipher';
  * KeyStreams): `documentkey-<document id>`. Deleting the document tombstones it.
  */
 export const DOCUMENT_KEY_STREAM_CONTEXT = 'documentkey';
+
+/**
+ * An operator erased an account's personal data (`filing accounts:erase`): the data keys of these
+ * documents are destroyed (live ones were deleted first). Ids only: the history stays for audit.
+ * Its own prefix: no read model or webhook follows it. Streams are `erasure-<account id>`.
+ */
+export const ACCOUNT_ERASED = 'erasure.AccountErased';
+export type AccountErased = DomainEvent<
+  typeof ACCOUNT_ERASED,
+  { readonly account_id: string; readonly document_ids: string[] }
+>;
+export const ERASURE_STREAM_CONTEXT = 'erasure';

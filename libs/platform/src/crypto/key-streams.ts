@@ -1,5 +1,6 @@
 import {
   type EventStore,
+  type SubscriptionFilter,
   type JsonObject,
   NO_STREAM,
   type RecordedEvent,
@@ -98,15 +99,7 @@ export class KeyStreams {
    */
   async list(prefixes: readonly string[]): Promise<string[]> {
     const found = new Set<string>();
-    const sub = this.store.subscribeToAll({ from: 'start', filter: { streamNamePrefixes: prefixes } });
-    try {
-      for await (const message of sub) {
-        if (message.kind === 'caught-up') break;
-        if (message.kind === 'event') found.add(message.event.streamId);
-      }
-    } finally {
-      await sub.stop();
-    }
+    await scanAll(this.store, { streamNamePrefixes: prefixes }, (event) => found.add(event.streamId));
     return [...found];
   }
 
@@ -118,5 +111,22 @@ export class KeyStreams {
   private unseal(event: RecordedEvent): Buffer {
     const { key_sealed } = event.data as DataKeySealedData;
     return Buffer.from(this.box.open(key_sealed, event.streamId), 'base64');
+  }
+}
+
+/** Calls `visit` with every event of `$all` the filter lets through, oldest first, up to the head. */
+export async function scanAll(
+  store: EventStore,
+  filter: SubscriptionFilter,
+  visit: (event: RecordedEvent) => void,
+): Promise<void> {
+  const sub = store.subscribeToAll({ from: 'start', filter });
+  try {
+    for await (const message of sub) {
+      if (message.kind === 'caught-up') break;
+      if (message.kind === 'event') visit(message.event);
+    }
+  } finally {
+    await sub.stop();
   }
 }
