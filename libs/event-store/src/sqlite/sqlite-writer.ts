@@ -66,6 +66,9 @@ export function openEventsDatabase(file: string, synchronous: 'full' | 'normal' 
   // and a reader's cache is dropped whenever the writer commits; each connection's cache is
   // resident memory (issue #16: RSS in a burst of appends).
   db.pragma(`cache_size = -${EVENTS_CACHE_KIB}`);
+  // Rows removed for good (removed-rows.ts) are overwritten with zeros in the file, not left in
+  // free pages; the WAL keeps the old pages only until its next checkpoint.
+  db.pragma('secure_delete = ON');
   db.defaultSafeIntegers(true);
   db.exec(`
     CREATE TABLE IF NOT EXISTS events (
