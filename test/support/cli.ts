@@ -13,14 +13,15 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/** Runs the CLI of `npm run cli -- <args>` from source (no npm, no build) on a data directory; `input` is its stdin. */
+/** Runs the CLI of `npm run cli -- <args>` from source (no npm, no build) on a data directory; `input` is its stdin, `env` added to the environment. */
 export async function runCli(
   dataDir: string,
   args: readonly string[],
   timeoutMs = 60_000,
   input = '',
+  env: NodeJS.ProcessEnv = {},
 ): Promise<CliResult> {
-  const child = run(process.execPath, ['-r', '@swc-node/register', MAIN, ...args], options(dataDir, timeoutMs));
+  const child = run(process.execPath, ['-r', '@swc-node/register', MAIN, ...args], options(dataDir, timeoutMs, env));
   child.child.stdin?.end(input);
   return settle(child);
 }
