@@ -41,7 +41,7 @@ describe('scavenging the test server log', () => {
     try {
       expect(reopened.streamView('key-1').kind).toBe('deleted');
       const view = reopened.streamView('key-2');
-      expect(view.kind === 'ok' && view.events.filter(view.visible).map((e) => e.data.toString())).toEqual([
+      expect(view.kind === 'ok' && view.events.filter((e) => view.visible(e)).map((e) => e.data.toString())).toEqual([
         JSON.stringify({ text: 'KEY-TWO-NEW' }),
       ]);
       expect(reopened.lastEventNumber('key-2')).toBe(1n);
