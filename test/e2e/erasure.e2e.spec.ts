@@ -2,7 +2,8 @@
  * Erasure by design (issue 51), on both stores: after DELETE, nothing in the store (events.db with
  * its WAL checkpointed, everything the EventStoreDB test server keeps after a scavenge) or in an
  * `events:export` holds the document's bytes or a key that opens them; after a SECRETS_KEY
- * rotation and `secrets:reseal`, the retired key opens nothing; content round-trips; a data dir
+ * rotation and `secrets:reseal`, the retired key opens nothing (no document key, no webhook
+ * signing secret); content round-trips; a data dir
  * of the version before encryption keeps serving after `documents:encrypt`, its deleted
  * document's bytes gone; `accounts:erase` destroys an account's keys and records it.
  */
@@ -17,7 +18,16 @@ import { startEsdbTestServer } from '../esdb-test-server/harness';
 import { resourceApi } from '../support/api';
 import { bearer, provisionAccount, provisionClient, type ProvisionedClient } from '../support/auth';
 import { runCli } from '../support/cli';
-import { cli, cliEnv, found, importExport, sealedSecretsIn, spellings, storedBytes } from '../support/erasure';
+import {
+  cli,
+  cliEnv,
+  dataBytes,
+  found,
+  importExport,
+  sealedSecretsIn,
+  spellings,
+  storedBytes,
+} from '../support/erasure';
 import { startService, type TestService } from '../support/service';
 import { eventually } from '../support/webhooks';
 
@@ -59,8 +69,19 @@ describe.each(['sqlite', 'esdb'] as const)('erasure on the %s store', (eventStor
     return { sealed, key: Buffer.from(service.app.get(SecretBox).open(sealed, `documentkey-${id}`), 'base64') };
   }
 
+  const WEBHOOKS = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
   const restart = async (env: NodeJS.ProcessEnv = {}) => {
-    service = await startService({ eventStore, reuse: { dataDir: service.dataDir, esdb: service.esdb }, env });
+    service = await startService({
+      eventStore,
+      reuse: { dataDir: service.dataDir, esdb: service.esdb },
+      env: { ...WEBHOOKS, ...env },
+    });
+  };
+  /** A webhook endpoint of the client's account, with its signing secret. */
+  const addEndpoint = async (client: ProvisionedClient) => {
+    const res = await api.call(client, 'POST', '/webhook-endpoints', { url: 'https://127.0.0.1:9/hook' });
+    expect(res.status).toBe(201);
+    return res.body as { id: string; secret: string };
   };
 
   it('DELETE leaves neither the bytes nor a key that opens them in the store or an export; history, replay and audit stay clean', async () => {
@@ -132,44 +153,55 @@ describe.each(['sqlite', 'esdb'] as const)('erasure on the %s store', (eventStor
 
   it('after a SECRETS_KEY rotation and secrets:reseal, the retired key opens nothing in a copy of the data', async () => {
     const [retired, current] = [randomBytes(32), randomBytes(32)];
-    service = await startService({ eventStore, env: { SECRETS_KEY: retired.toString('base64') } });
+    service = await startService({ eventStore, env: { ...WEBHOOKS, SECRETS_KEY: retired.toString('base64') } });
     const client = await provisionAccount(service);
     const contents = [personal('ROTATED-A', 10), personal('ROTATED-B', 300 * 1024)];
     const ids = [await addDocument(client, contents[0]), await addDocument(client, contents[1])];
+    const endpoint = await addEndpoint(client);
     await service.close();
 
     const rotated = { SECRETS_KEY: current.toString('base64'), SECRETS_KEY_PREVIOUS: retired.toString('base64') };
     await restart(rotated);
     const env = { ...cliEnv(service, rotated.SECRETS_KEY), ...rotated };
     const first = await cli(service, ['secrets:reseal'], env);
-    expect(JSON.parse(first.stdout)).toEqual({
-      key_id: secretKeyId(current),
-      document_keys: { resealed: 2, current: 0, destroyed: 0 },
-    });
+    const report = JSON.parse(first.stdout) as Record<string, Record<string, number>>;
+    expect([report.key_id, report.document_keys]).toEqual([
+      secretKeyId(current),
+      { resealed: 2, current: 0, destroyed: 0 },
+    ]);
+    // The service re-seals the webhook secrets at its start too: whichever came first did it.
+    expect(report.webhook_secrets.resealed + report.webhook_secrets.current).toBe(1);
     expect(first.stderr).toContain('document keys: 2/2');
-    expect(JSON.parse((await cli(service, ['secrets:reseal'], env)).stdout).document_keys).toMatchObject({
-      resealed: 0,
-      current: 2,
-    });
-    const copy = await storedBytes(await closed());
+    const again = JSON.parse((await cli(service, ['secrets:reseal'], env)).stdout) as typeof report;
+    expect([again.document_keys, again.webhook_secrets]).toEqual([
+      { resealed: 0, current: 2, destroyed: 0 },
+      { resealed: 0, current: 1, destroyed: 0 },
+    ]);
+    // Read models included (the endpoints' hold the sealed secrets), as a backup would copy them.
+    const copy = await dataBytes(await closed());
 
     const sealed = sealedSecretsIn(copy);
-    expect(sealed.filter((s) => s.startsWith(`v1.${secretKeyId(current)}.`))).toHaveLength(2);
+    expect(sealed.filter((s) => s.startsWith(`v1.${secretKeyId(current)}.`)).length).toBeGreaterThanOrEqual(3);
     expect(sealed.filter((s) => s.startsWith(`v1.${secretKeyId(retired)}.`))).toEqual([]);
     const withRetiredOnly = new SecretBox(retired);
+    const contexts = [...ids.map((id) => `documentkey-${id}`), `webhook-endpoint:${endpoint.id}`];
     const opened = sealed.flatMap((s) =>
-      ids.flatMap((id) => {
+      contexts.flatMap((context) => {
         try {
-          return [withRetiredOnly.open(s, `documentkey-${id}`)];
+          return [withRetiredOnly.open(s, context)];
         } catch {
           return [];
         }
       }),
     );
     expect(opened).toEqual([]);
+    expect(found(copy, [['webhook secret', Buffer.from(endpoint.secret)]])).toEqual([]);
     // The new key alone serves everything.
     await restart({ SECRETS_KEY: current.toString('base64') });
     for (const [i, id] of ids.entries()) expect(sha256((await download(client, id)).bytes)).toBe(sha256(contents[i]));
+    expect((await api.call(client, 'GET', `/webhook-endpoints/${endpoint.id}/secret`)).body).toEqual({
+      secret: endpoint.secret,
+    });
   }, 120_000);
 
   it('a data dir of the version before encryption keeps serving after documents:encrypt; its deleted bytes are gone', async () => {
@@ -208,7 +240,7 @@ describe.each(['sqlite', 'esdb'] as const)('erasure on the %s store', (eventStor
   }, 120_000);
 
   it("accounts:erase needs the id confirmed, destroys every key of the account's documents and records it", async () => {
-    service = await startService({ eventStore });
+    service = await startService({ eventStore, env: WEBHOOKS });
     const [erased, other] = [await provisionAccount(service), await provisionAccount(service)];
     const [liveId, deletedId, othersId] = [
       await addDocument(erased, personal('ERASED-LIVE')),
@@ -216,20 +248,31 @@ describe.each(['sqlite', 'esdb'] as const)('erasure on the %s store', (eventStor
       await addDocument(other, personal('OTHER')),
     ];
     const keys = [await keyOf(liveId), await keyOf(deletedId)];
+    const endpoint = await addEndpoint(erased);
+    const [endpointKey] = await service.app
+      .get<EventStore>(EVENT_STORE)
+      .readStream(`webhookendpointkey-${endpoint.id}`);
     expect((await api.call(erased, 'DELETE', `/documents/${deletedId}`)).status).toBe(204);
 
     const refused = await runCli(service.dataDir, ['accounts:erase', erased.accountId], 60_000, '', cliEnv(service));
     expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining(`--confirm ${erased.accountId}`)]);
     const res = await cli(service, ['accounts:erase', erased.accountId, '--confirm', erased.accountId]);
-    expect(JSON.parse(res.stdout)).toEqual({ account_id: erased.accountId, documents_erased: 2 });
+    expect(JSON.parse(res.stdout)).toEqual({
+      account_id: erased.accountId,
+      documents_erased: 2,
+      webhook_endpoints_erased: 1,
+    });
 
     await eventually(async () => ((await download(erased, liveId)).status === 404 ? true : undefined));
+    await eventually(async () =>
+      (await api.call(erased, 'GET', `/webhook-endpoints/${endpoint.id}/secret`)).status === 404 ? true : undefined,
+    );
     expect((await download(other, othersId)).status).toBe(200);
     const store = service.app.get<EventStore>(EVENT_STORE);
     const [record] = await store.readStream(`erasure-${erased.accountId}`);
     expect([record.type, record.data]).toEqual([
       'erasure.AccountErased',
-      { account_id: erased.accountId, document_ids: [liveId, deletedId] },
+      { account_id: erased.accountId, document_ids: [liveId, deletedId], webhook_endpoint_ids: [endpoint.id] },
     ]);
     expect((await store.readStream(`document-${liveId}`)).map((e) => e.type)).toEqual([
       'documents.DocumentAdded',
@@ -239,6 +282,8 @@ describe.each(['sqlite', 'esdb'] as const)('erasure on the %s store', (eventStor
       ...spellings(`key ${i}`, key),
       [`sealed ${i}`, Buffer.from(sealed)],
     ]);
+    needles.push(['webhook secret', Buffer.from(endpoint.secret)]);
+    needles.push(['sealed webhook secret', Buffer.from(endpointKey.data.secret_sealed as string)]);
     expect(found(await storedBytes(await closed()), needles)).toEqual([]);
     await restart();
   }, 120_000);

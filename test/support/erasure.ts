@@ -2,7 +2,7 @@
  * For the erasure specs: every byte a store keeps, the needles to look for in them, the CLI on
  * either store, and loading an `events:export` of an earlier version into a fresh store.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type EventStore, NO_STREAM } from '@filing/event-store';
 import { LogStore } from '../esdb-test-server/log-store';
@@ -51,6 +51,14 @@ export async function storedBytes(service: Pick<TestService, 'dataDir' | 'esdb'>
     .flatMap((line) => (JSON.parse(line) as { events: Array<{ d: string; m: string }> }).events)
     .flatMap((e) => [Buffer.from(e.d, 'base64'), Buffer.from(e.m, 'base64')]);
   return Buffer.concat([raw, ...decoded]);
+}
+
+/** A copy of the whole data: `storedBytes`, and every file in DATA_DIR (read models, their WALs). */
+export async function dataBytes(service: Pick<TestService, 'dataDir' | 'esdb'>): Promise<Buffer> {
+  const files = readdirSync(service.dataDir)
+    .map((f) => join(service.dataDir, f))
+    .filter((f) => statSync(f).isFile());
+  return Buffer.concat([await storedBytes(service), ...files.map((f) => readFileSync(f))]);
 }
 
 /** A key (or any secret bytes) in every spelling a file or an export might hold it. */

@@ -100,12 +100,13 @@ export const DOCUMENT_KEY_STREAM_CONTEXT = 'documentkey';
 
 /**
  * An operator erased an account's personal data (`filing accounts:erase`): the data keys of these
- * documents are destroyed (live ones were deleted first). Ids only: the history stays for audit.
+ * documents and the signing secrets of these webhook endpoints are destroyed (live ones were
+ * deleted first). Ids only: the history stays for audit.
  * Its own prefix: no read model or webhook follows it. Streams are `erasure-<account id>`.
  */
 export const ACCOUNT_ERASED = 'erasure.AccountErased';
 export type AccountErased = DomainEvent<
   typeof ACCOUNT_ERASED,
-  { readonly account_id: string; readonly document_ids: string[] }
+  { readonly account_id: string; readonly document_ids: string[]; readonly webhook_endpoint_ids: string[] }
 >;
 export const ERASURE_STREAM_CONTEXT = 'erasure';

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { DeleteDocumentCommand, DocumentKeys } from '@filing/documents';
+import { SecretKeys } from '@filing/webhooks';
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { extend, isUuid, SecretBox } from '@filing/platform';
 import {
@@ -20,18 +21,19 @@ function progressOn(what: string): (done: number, total: number) => void {
 
 /**
  * `secrets:reseal`: after a SECRETS_KEY rotation (the new key in SECRETS_KEY, the old one in
- * SECRETS_KEY_PREVIOUS), every data key sealed under the old one is sealed anew and its older
- * versions truncated (sqlite: removed from events.db). Idempotent and resumable: run it again
+ * SECRETS_KEY_PREVIOUS), every document key and webhook signing secret sealed under the old one is
+ * sealed anew and its older versions truncated (sqlite: removed from events.db). Idempotent and resumable: run it again
  * after an interruption. docs/operations.md, "Rotating SECRETS_KEY".
  */
 export const secretsResealCommand: CliCommand = {
   name: 'secrets:reseal',
   usage: 'secrets:reseal',
-  summary: 'Re-seal every document key under the current SECRETS_KEY and remove the old versions',
+  summary: 'Re-seal document keys and webhook secrets under the current SECRETS_KEY; remove old versions',
   async run(app, args, out) {
     parseArgs({ args, options: {}, strict: true });
-    const report = await app.get(DocumentKeys).resealAll(progressOn('document keys'));
-    printJson(out, { key_id: app.get(SecretBox).keyId, document_keys: report });
+    const documentKeys = await app.get(DocumentKeys).resealAll(progressOn('document keys'));
+    const webhookSecrets = await app.get(SecretKeys).resealAll(progressOn('webhook endpoints'));
+    printJson(out, { key_id: app.get(SecretBox).keyId, document_keys: documentKeys, webhook_secrets: webhookSecrets });
   },
 };
 
@@ -50,14 +52,15 @@ export const documentsEncryptCommand: CliCommand = {
 };
 
 /**
- * `accounts:erase ID --confirm ID`: deletes the account's live documents and destroys the data
- * key of every document it ever had, then records an `erasure.AccountErased` event. The
+ * `accounts:erase ID --confirm ID`: deletes the account's live documents and webhook endpoints,
+ * destroys the data key of every document and the signing secrets of every endpoint it ever had,
+ * then records an `erasure.AccountErased` event. The
  * history (event types, times, ids) stays for audit.
  */
 export const accountsEraseCommand: CliCommand = {
   name: 'accounts:erase',
   usage: 'accounts:erase ACCOUNT_ID --confirm ACCOUNT_ID',
-  summary: "Destroy the keys of all an account's documents (irreversible); records the erasure",
+  summary: "Destroy the keys of an account's documents and webhook secrets (irreversible)",
   async run(app, args, out) {
     const { positionals, values } = parseArgs({
       args,
@@ -80,7 +83,12 @@ export const accountsEraseCommand: CliCommand = {
     const documentIds = await keys.eraseAccount(id, async (documentId) => {
       await executeCommand(app, new DeleteDocumentCommand(context, documentId));
     });
-    await keys.recordErasure(context, id, documentIds);
-    printJson(out, { account_id: id, documents_erased: documentIds.length });
+    const endpointIds = await app.get(SecretKeys).eraseAccount(context, id);
+    await keys.recordErasure(context, id, documentIds, endpointIds);
+    printJson(out, {
+      account_id: id,
+      documents_erased: documentIds.length,
+      webhook_endpoints_erased: endpointIds.length,
+    });
   },
 };

@@ -147,10 +147,15 @@ export class DocumentKeys {
   }
 
   /** The erasure, for audit: ids and counts only (`erasure-<account id>`). */
-  async recordErasure(context: CommandContext, accountId: string, documentIds: readonly string[]): Promise<void> {
+  async recordErasure(
+    context: CommandContext,
+    accountId: string,
+    documentIds: readonly string[],
+    webhookEndpointIds: readonly string[],
+  ): Promise<void> {
     const event: AccountErased = {
       type: ACCOUNT_ERASED,
-      data: { account_id: accountId, document_ids: [...documentIds] },
+      data: { account_id: accountId, document_ids: [...documentIds], webhook_endpoint_ids: [...webhookEndpointIds] },
     };
     await this.store.appendToStream(streamName(ERASURE_STREAM_CONTEXT, accountId), [
       toEventData(event, buildMetadata(context)),
