@@ -44,14 +44,30 @@ export class CliModule {
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
-        // The service's keys (ResourceApiModule there): documents' data keys are sealed with them.
-        {
-          provide: ServiceKeys,
-          useFactory: () => config.secretsKey ?? ServiceKeys.fromKeyFile(join(config.dataDir, 'cursor.key')),
-        },
-        { provide: SecretBox, useFactory: (keys: ServiceKeys) => keys.secretBox(), inject: [ServiceKeys] },
+        // The service's SecretBox (ResourceApiModule there): documents' data keys and webhook
+        // secrets are sealed with it. Made on first use, so that a command that opens no secret
+        // never creates DATA_DIR/cursor.key (as another user than the service's, it might).
+        { provide: SecretBox, useFactory: () => lazySecretBox(config) },
       ],
-      exports: [APP_CONFIG, ServiceKeys, SecretBox],
+      exports: [APP_CONFIG, SecretBox],
     };
   }
+}
+
+/** A SecretBox whose keys are loaded (or the key file made) when it is first used. */
+function lazySecretBox(config: AppConfig): SecretBox {
+  let box: SecretBox | undefined;
+  const real = () =>
+    (box ??= (config.secretsKey ?? ServiceKeys.fromKeyFile(join(config.dataDir, 'cursor.key'))).secretBox());
+  const lazy: Pick<SecretBox, 'keyId' | 'seal' | 'open' | 'isCurrent' | 'toJSON'> = {
+    get keyId() {
+      return real().keyId;
+    },
+    seal: (plaintext, context) => real().seal(plaintext, context),
+    open: (sealed, context) => real().open(sealed, context),
+    isCurrent: (sealed) => real().isCurrent(sealed),
+    toJSON: () => ({}),
+  };
+  // Its methods are SecretBox's, its keys in the real one's private fields.
+  return lazy as SecretBox;
 }
