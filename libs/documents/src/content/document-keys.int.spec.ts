@@ -2,6 +2,7 @@ import { EventStoreUnavailableError, SqliteEventStore } from '@filing/event-stor
 import { buildMetadata, type CommandContext, SecretBox, toEventData } from '@filing/platform';
 import { createHash, randomBytes } from 'node:crypto';
 import { DocumentAggregate } from '../document.aggregate';
+import { appendDocumentAdded } from './testing';
 import { chunkEventId, contentAppends, CONTENT_CHUNK_BYTES } from './content-chunks';
 import { DocumentContentStore, keyStreamId, legacyContentStreamId } from './document-content.store';
 import { DocumentKeys } from './document-keys.service';
@@ -22,18 +23,8 @@ describe('document keys: re-seal and the migration of plaintext content', () => 
     return { contents, keys: new DocumentKeys(store, box, contents) };
   };
 
-  async function addDocument(id: string, bytes: Buffer): Promise<void> {
-    const input = {
-      entity_id: '0193a5b2-0000-7000-8000-0000000000e1',
-      order_id: null,
-      title: 'T',
-      document_type: 'd',
-      content_type: 'application/pdf',
-      size_bytes: bytes.length,
-      sha256: sha256(bytes),
-    };
-    await DocumentAggregate.run(store, context, { kind: 'add', id, account_id: 'acc-1', input });
-  }
+  const addDocument = (id: string, bytes: Buffer) =>
+    appendDocumentAdded(store, { ...context, account_id: 'acc-1' }, id, bytes);
 
   /** Content as the version before encryption wrote it: plaintext chunks, soft-deleted with its document. */
   async function legacyDocument(id: string, bytes: Buffer, deleted = false): Promise<void> {

@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DocumentAggregate } from '../document.aggregate';
+import { appendDocumentAdded } from './testing';
 import { CONTENT_CHUNK_BYTES } from './content-chunks';
 import { contentStreamId, DocumentContentStore } from './document-content.store';
 import { IMPORTED_CONTENT_FILE, LEGACY_CONTENT_FILE, LegacyContentImport } from './legacy-content-import';
@@ -42,20 +43,8 @@ describe('importing an earlier DATA_DIR/documents.db into content streams', () =
       insert.run(id, 'acc-1', sha256(bytes), bytes.length, bytes, new Date().toISOString());
     db.close();
   }
-
-  /** A document's events as the earlier versions appended them (the bytes were in documents.db). */
-  async function addDocument(id: string, bytes: Buffer): Promise<void> {
-    const input = {
-      entity_id: '0193a5b2-0000-7000-8000-0000000000e1',
-      order_id: null,
-      title: 'T',
-      document_type: 'd',
-      content_type: 'application/pdf',
-      size_bytes: bytes.length,
-      sha256: sha256(bytes),
-    };
-    await DocumentAggregate.run(store, context, { kind: 'add', id, account_id: 'acc-1', input });
-  }
+  const addDocument = (id: string, bytes: Buffer) =>
+    appendDocumentAdded(store, { ...context, account_id: 'acc-1' }, id, bytes);
   const digest = (bytes: Buffer) => ({ size_bytes: bytes.length, sha256: sha256(bytes) });
 
   it('gives every live document its bytes, skips deleted and orphan ones and wrong bytes, then renames the file', async () => {
