@@ -4,6 +4,7 @@
  */
 import { apiBench } from './api.bench';
 import { authBench } from './auth.bench';
+import { contentBench } from './content.bench';
 import { memoryBench, replayBench } from './replay.bench';
 import { storeBench } from './store.bench';
 import { webhooksBench } from './webhooks.bench';
@@ -17,6 +18,7 @@ const benches: Record<string, () => Promise<void>> = {
   replay: replayBench,
   write: writeBench,
   memory: memoryBench,
+  content: contentBench,
 };
 
 async function main(): Promise<void> {

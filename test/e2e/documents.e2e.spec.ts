@@ -102,8 +102,8 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
     };
   }
 
-  /** The chunk events a stream read of the document's content stream shows (none once deleted). */
-  const contentChunks = async (id: string) => store.readStream(`documentcontent-${id}`);
+  /** The chunk events a stream read of the document's (encrypted) content stream shows (none once deleted). */
+  const contentChunks = async (id: string) => store.readStream(`documentcipher-${id}`);
 
   /** The content streams written after `since`, each with the number of chunks it reads now. */
   async function contentStreamsSince(since: Position | null): Promise<Array<[string, number]>> {
@@ -112,7 +112,7 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
       events
         .filter((e) => !since || comparePositions(e.position, since) > 0)
         .map((e) => e.streamId)
-        .filter((s) => s.startsWith('documentcontent-')),
+        .filter((s) => s.startsWith('documentcipher-')),
     );
     return Promise.all(
       [...streams].map(async (stream): Promise<[string, number]> => [stream, (await store.readStream(stream)).length]),
@@ -181,8 +181,8 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
       const fragments = [0, base64.length / 2, base64.length - 64].map((at) => base64.slice(at, at + 64));
       const events = await store.readAll();
       const [content, others] = [
-        events.filter((e) => e.streamId.startsWith('documentcontent-')),
-        events.filter((e) => !e.streamId.startsWith('documentcontent-')),
+        events.filter((e) => e.streamId.startsWith('documentcipher-')),
+        events.filter((e) => !e.streamId.startsWith('documentcipher-')),
       ];
       const largest = Math.max(...others.map((e) => JSON.stringify(e.data).length + JSON.stringify(e.metadata).length));
       expect(largest).toBeLessThan(32 * 1024);
@@ -191,9 +191,10 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
       const chunks = await contentChunks(document.id);
       expect(chunks.length).toBeGreaterThanOrEqual(40);
       expect(Math.max(...content.map((e) => JSON.stringify(e.data).length))).toBeLessThan(256 * 1024 + 200);
-      expect(Buffer.concat(chunks.map((e) => Buffer.from(e.data.content_base64 as string, 'base64'))).equals(big)).toBe(
-        true,
-      );
+      // Encrypted: no 64-byte run of the content is in the chunks either.
+      const stored = Buffer.concat(chunks.map((e) => Buffer.from(e.data.ciphertext_base64 as string, 'base64')));
+      expect(stored.length).toBeGreaterThan(big.length);
+      expect([0, 5 * MiB, 10 * MiB - 64].filter((at) => stored.includes(big.subarray(at, at + 64)))).toEqual([]);
       const [added] = await store.readStream(`document-${document.id}`);
       expect(added.data).toEqual({
         document_id: document.id,
@@ -342,8 +343,8 @@ describe.each(['sqlite', 'esdb'] as const)('documents over HTTP on the %s store'
       } finally {
         spy.mockRestore();
       }
-      // The content was written first, then deleted again.
-      expect(await contentStreamsSince(before.head)).toEqual([[expect.stringMatching(/^documentcontent-/), 0]]);
+      // The content was written first, then deleted again (and its key destroyed).
+      expect(await contentStreamsSince(before.head)).toEqual([[expect.stringMatching(/^documentcipher-/), 0]]);
       expect((await call(owner, 'GET', '/documents?limit=200')).body).toEqual(before.list);
     });
   });

@@ -9,10 +9,20 @@
  * - stream metadata from the last event of `$$<stream>`; `$maxCount`, `$maxAge`, `$tb` hide
  *   events from stream reads (IndexReader), never from `$all`;
  * - soft delete = `{"$tb": long.MaxValue}`, undone by the next append (SoftUndeleteStream);
- *   tombstone = a `$streamDeleted` record at revision long.MaxValue.
+ *   tombstone = a `$streamDeleted` record at revision long.MaxValue;
+ * - scavenge (`scavenge()`, on a stopped server's data): what the scavenger removes for good.
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import {
   DELETED_STREAM,
@@ -164,15 +174,53 @@ export class LogStore {
   private readonly committed: CommittedEvents;
   private readonly now: () => number;
   private nextPosition = FIRST_POSITION;
-  private readonly fd: number;
+  private fd: number;
+  private readonly file: string;
 
   constructor(dataDir: string, options: LogStoreOptions = {}) {
     this.now = options.now ?? Date.now;
     this.committed = new CommittedEvents(options.idempotencyCacheBytes ?? 8 * 1024 * 1024);
     mkdirSync(dataDir, { recursive: true });
     const file = join(dataDir, 'log.ndjson');
+    this.file = file;
     if (existsSync(file)) this.load(readFileSync(file, 'utf8'));
     this.fd = openSync(file, 'a');
+  }
+
+  /**
+   * What EventStoreDB's scavenge removes for good, removed from memory and from the file (written
+   * anew, then renamed over the old one): every event of a tombstoned stream and of its
+   * metastream (the tombstone record stays), events that `$tb` or `$maxCount` hide (a stream's
+   * last event stays, as it holds the stream's revision), and all but a metastream's newest event.
+   * `$maxAge` is left to the reads. The server runs it online; here it runs on the data of a
+   * stopped server (open a LogStore on it, scavenge, close, start the server). Returns the number
+   * of events removed.
+   */
+  scavenge(): number {
+    const removed = new Set<StoredEvent>();
+    for (const [streamId, state] of this.streams) {
+      if (state.tombstone || (isMetastream(streamId) && this.streams.get(originalOf(streamId))?.tombstone)) {
+        for (const e of state.events) removed.add(e);
+        continue;
+      }
+      const view = this.streamView(streamId);
+      const keepFrom = view.kind === 'ok' ? min(view.min, view.last) : BigInt(state.events.length) - 1n;
+      for (const e of state.events) if (e.revision < keepFrom) removed.add(e);
+    }
+    const kept = this.log.filter((e) => !removed.has(e));
+    this.log.splice(0, this.log.length, ...kept);
+    for (const state of this.streams.values()) {
+      state.events.forEach((e, i) => {
+        if (removed.has(e)) state.events[i] = scavenged(e.streamId, e.revision);
+      });
+    }
+    closeSync(this.fd);
+    // The writer's checkpoint never goes back: the next record goes past the scavenged ones.
+    const lines = [...kept.map((e) => ({ events: [toLine(e)] })), { events: [], next: String(this.nextPosition) }];
+    writeFileSync(`${this.file}.scavenge`, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
+    renameSync(`${this.file}.scavenge`, this.file);
+    this.fd = openSync(this.file, 'a');
+    return [...removed].filter((e) => e.position >= 0n).length;
   }
 
   close(): void {
@@ -486,6 +534,10 @@ export class LogStore {
       state.tombstone = e;
       return;
     }
+    // A scavenged log has holes: the stream index stays by revision.
+    while (BigInt(state.events.length) < e.revision) {
+      state.events.push(scavenged(e.streamId, BigInt(state.events.length)));
+    }
     state.events.push(e);
     // Any event in a metastream is the new metadata, whatever its type.
     if (isMetastream(e.streamId)) {
@@ -494,19 +546,7 @@ export class LogStore {
   }
 
   private persist(events: readonly StoredEvent[]): void {
-    const line = {
-      events: events.map((e) => ({
-        p: String(e.position),
-        s: e.streamId,
-        r: String(e.revision),
-        i: e.id,
-        t: e.type,
-        c: e.contentType,
-        d: e.data.toString('base64'),
-        m: e.customMetadata.toString('base64'),
-        k: e.created,
-      })),
-    };
+    const line = { events: events.map(toLine) };
     // Synchronous: the write is in the OS before the client hears "success", so SIGKILL keeps it.
     writeSync(this.fd, `${JSON.stringify(line)}\n`);
   }
@@ -514,12 +554,13 @@ export class LogStore {
   private load(text: string): void {
     for (const raw of text.split('\n')) {
       if (raw.trim() === '') continue;
-      let line: { events: Array<Record<'p' | 's' | 'r' | 'i' | 't' | 'c' | 'd' | 'm' | 'k', string>> };
+      let line: { events: Array<Record<'p' | 's' | 'r' | 'i' | 't' | 'c' | 'd' | 'm' | 'k', string>>; next?: string };
       try {
         line = JSON.parse(raw) as typeof line;
       } catch {
         continue; // a torn last write: it was never acknowledged
       }
+      if (line.next !== undefined) this.nextPosition = max(this.nextPosition, BigInt(line.next));
       for (const r of line.events) {
         this.apply(
           {
@@ -557,9 +598,43 @@ export function expectedVersion(e: Expected): bigint {
   }
 }
 
+/** One event as a line of the log file holds it. */
+function toLine(e: StoredEvent): Record<'p' | 's' | 'r' | 'i' | 't' | 'c' | 'd' | 'm' | 'k', string> {
+  return {
+    p: String(e.position),
+    s: e.streamId,
+    r: String(e.revision),
+    i: e.id,
+    t: e.type,
+    c: e.contentType,
+    d: e.data.toString('base64'),
+    m: e.customMetadata.toString('base64'),
+    k: e.created,
+  };
+}
+
+/**
+ * Where a scavenged event was in its stream's index: no data, no position, never shown (only
+ * events below the stream's visible minimum, or of a tombstoned stream, are scavenged).
+ */
+function scavenged(streamId: string, revision: bigint): StoredEvent {
+  return {
+    position: -1n,
+    streamId,
+    revision,
+    id: '',
+    type: '',
+    contentType: '',
+    data: Buffer.alloc(0),
+    customMetadata: Buffer.alloc(0),
+    created: '0',
+  };
+}
+
 /** A made-up record size so positions look like byte offsets (gaps between events). */
 function recordSize(e: StoredEvent): bigint {
   return BigInt(64 + e.streamId.length + e.type.length + e.data.length + e.customMetadata.length);
 }
 
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
+const min = (a: bigint, b: bigint) => (a < b ? a : b);

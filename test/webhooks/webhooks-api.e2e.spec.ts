@@ -212,13 +212,19 @@ describe('webhook endpoints API', () => {
     expect(await rotations()).toHaveLength(1);
   });
 
-  it('keeps each signing secret only sealed in its events: never in plaintext in the stream or a file in DATA_DIR', async () => {
+  it('keeps each signing secret only sealed in its key stream: never in its own events, in plaintext, or in a file in DATA_DIR', async () => {
     const { body: ep } = await api('POST', `${V1}/webhook-endpoints`, { url: 'https://127.0.0.1:9/s' });
     const rotated = (await api('POST', `${V1}/webhook-endpoints/${ep.id}/rotate-secret`)).body.secret as string;
-    const events = await service.app.get<EventStore>(EVENT_STORE).readStream(`webhookendpoint-${ep.id}`);
+    const store = service.app.get<EventStore>(EVENT_STORE);
+    const events = await store.readStream(`webhookendpoint-${ep.id}`);
     expect(events.map((e) => [e.type, e.data.secret_sealed])).toEqual([
-      ['webhooks.EndpointCreated', expect.stringMatching(/^v1\.[0-9a-f]{8}\./)],
-      ['webhooks.EndpointSecretRotated', expect.stringMatching(/^v1\.[0-9a-f]{8}\./)],
+      ['webhooks.EndpointCreated', undefined],
+      ['webhooks.EndpointSecretRotated', undefined],
+    ]);
+    const keys = await store.readStream(`webhookendpointkey-${ep.id}`);
+    expect(keys.map((e) => [e.type, e.data.secret_fingerprint, e.data.secret_sealed])).toEqual([
+      ['webhooks.EndpointSecretStored', events[0].data.secret_fingerprint, expect.stringMatching(/^v1\.[0-9a-f]{8}\./)],
+      ['webhooks.EndpointSecretStored', events[1].data.secret_fingerprint, expect.stringMatching(/^v1\.[0-9a-f]{8}\./)],
     ]);
     const everything = JSON.stringify(
       (await service.app.get<EventStore>(EVENT_STORE).readAll({ maxCount: 100_000 })).map((e) => [e.data, e.metadata]),

@@ -1,7 +1,8 @@
 /**
  * Signing secrets live in the event store, sealed (AES-256-GCM) under SECRETS_KEY or the
- * DATA_DIR key file: an older version's secrets (in `webhook-secrets.db`, events with only a
- * fingerprint) are imported at start; a rotation of SECRETS_KEY re-seals them under the new key.
+ * DATA_DIR key file, in a key stream per endpoint (`webhookendpointkey-<id>`): an older
+ * version's secrets (in `webhook-secrets.db`, events with only a fingerprint) are imported at
+ * start; a rotation of SECRETS_KEY re-seals them under the new key and truncates the old versions.
  */
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { buildMetadata, toEventData } from '@filing/platform';
@@ -98,10 +99,10 @@ describe('webhook signing secrets in the event store', () => {
       const path = join(upgraded.dataDir, name);
       if (statSync(path).isFile()) expect([name, readFileSync(path).includes(secret)]).toEqual([name, false]);
     }
-    const sealed = (await upgraded.app.get<EventStore>(EVENT_STORE).readStream(`webhookendpoint-${endpointId}`)).at(
+    const sealed = (await upgraded.app.get<EventStore>(EVENT_STORE).readStream(`webhookendpointkey-${endpointId}`)).at(
       -1,
     )!;
-    expect([sealed.type, sealed.data.secret_fingerprint]).toEqual(['webhooks.EndpointSecretSealed', fingerprint]);
+    expect([sealed.type, sealed.data.secret_fingerprint]).toEqual(['webhooks.EndpointSecretStored', fingerprint]);
     expect(JSON.stringify(sealed.data)).not.toContain(secret.slice('whsec_'.length));
 
     const entity = (await after('POST', `${V1}/entities`, { name: 'Imported', entity_type: 'llc' })).body;
@@ -118,12 +119,13 @@ describe('webhook signing secrets in the event store', () => {
     ).toBe(true);
 
     // A second start finds nothing to import and writes nothing more.
-    const count = (await upgraded.app.get<EventStore>(EVENT_STORE).readStream(`webhookendpoint-${endpointId}`)).length;
+    const streams = [`webhookendpoint-${endpointId}`, `webhookendpointkey-${endpointId}`];
+    const counts = async (service: TestService) =>
+      Promise.all(streams.map(async (s) => (await service.app.get<EventStore>(EVENT_STORE).readStream(s)).length));
+    const count = await counts(upgraded);
     await upgraded.close();
     const again = await start({ env, reuse: { dataDir: first.dataDir } });
-    expect(await again.app.get<EventStore>(EVENT_STORE).readStream(`webhookendpoint-${endpointId}`)).toHaveLength(
-      count,
-    );
+    expect(await counts(again)).toEqual(count);
     await again.destroy();
   });
 
@@ -133,7 +135,7 @@ describe('webhook signing secrets in the event store', () => {
     const acc = await provisionAccount(first);
     const created = (await apiClient(first.url, acc.token)('POST', `${V1}/webhook-endpoints`, { url: receiver.url }))
       .body;
-    const stream = `webhookendpoint-${created.id}`;
+    const stream = `webhookendpointkey-${created.id}`;
     const lastSealed = async (service: TestService) =>
       (await service.app.get<EventStore>(EVENT_STORE).readStream(stream)).at(-1)!.data.secret_sealed as string;
     const sealedFirst = await lastSealed(first);
@@ -159,6 +161,8 @@ describe('webhook signing secrets in the event store', () => {
       return last !== sealedFirst ? last : undefined;
     });
     expect(resealed.split('.')[1]).not.toBe(sealedFirst.split('.')[1]);
+    // The version under the old key is truncated away: the key stream shows only the new one.
+    expect(await rotating.app.get<EventStore>(EVENT_STORE).readStream(stream)).toHaveLength(1);
     await rotating.close();
 
     const rotated = await start({ env: { ...env, SECRETS_KEY: newKey }, reuse: { dataDir: first.dataDir } });

@@ -5,6 +5,7 @@ import { type CliCommand, CommandFailedError, UsageError } from './cli-command';
 import { CliModule } from './cli.module';
 import { auditCommand } from './commands/audit.command';
 import { authCommands } from './commands/auth.commands';
+import { accountsEraseCommand, documentsEncryptCommand, secretsResealCommand } from './commands/erasure.commands';
 import { eventsExportCommand } from './commands/events-export.command';
 import { ordersCompleteCommand } from './commands/orders-complete.command';
 import { processorsCommands } from './commands/processors.commands';
@@ -17,6 +18,9 @@ const COMMANDS: readonly CliCommand[] = [
   auditCommand,
   eventsExportCommand,
   ...processorsCommands,
+  secretsResealCommand,
+  documentsEncryptCommand,
+  accountsEraseCommand,
 ];
 
 /** A variable as the help lists it: a pair read together under its README title. */

@@ -58,9 +58,11 @@ export type DocumentEvent = DocumentAdded | DocumentUpdated | DocumentDeleted;
 export const DOCUMENT_STREAM_CONTEXT = 'document';
 
 /**
- * One piece of a document's content, in order from index 0; the pieces joined are the bytes. Its
- * own type prefix, not `documents.`: whatever follows the documents' events (the read model, the
- * webhook fan-out's server-side filter) never receives megabytes of content.
+ * One piece of a document's content in plaintext, as versions before content encryption wrote
+ * it (`documentcontent-<id>`); read until `filing documents:encrypt` has moved it into an
+ * encrypted content stream, never written any more. Its own type prefix, not `documents.`:
+ * whatever follows the documents' events (the read model, the webhook fan-out's server-side
+ * filter) never receives megabytes of content.
  */
 export const DOCUMENT_CONTENT_CHUNK = 'documentcontent.ContentChunk';
 export type DocumentContentChunkData = {
@@ -71,5 +73,40 @@ export type DocumentContentChunkData = {
 };
 export type DocumentContentChunk = DomainEvent<typeof DOCUMENT_CONTENT_CHUNK, DocumentContentChunkData>;
 
-/** Content streams are `documentcontent-<document id>`: every instance reads the bytes from the store. */
+/** Plaintext content streams of earlier versions: `documentcontent-<document id>`. */
 export const DOCUMENT_CONTENT_STREAM_CONTEXT = 'documentcontent';
+
+/**
+ * One piece of a document's content, encrypted with the document's own data key (AES-256-GCM,
+ * bound to the document id and the index: content/content-cipher.ts), in order from index 0.
+ * Content streams are `documentcipher-<document id>`: every instance reads the bytes from the
+ * store, and none can without the key.
+ */
+export const DOCUMENT_CIPHER_CHUNK = 'documentcipher.Chunk';
+export type DocumentCipherChunkData = {
+  readonly document_id: string;
+  readonly index: number;
+  /** Standard base64 of the 12-byte IV, the ciphertext and the 16-byte tag. */
+  readonly ciphertext_base64: string;
+};
+export type DocumentCipherChunk = DomainEvent<typeof DOCUMENT_CIPHER_CHUNK, DocumentCipherChunkData>;
+export const DOCUMENT_CIPHER_STREAM_CONTEXT = 'documentcipher';
+
+/**
+ * The document's data key, sealed under SECRETS_KEY (`keys.DataKeySealed`, platform's
+ * KeyStreams): `documentkey-<document id>`. Deleting the document tombstones it.
+ */
+export const DOCUMENT_KEY_STREAM_CONTEXT = 'documentkey';
+
+/**
+ * An operator erased an account's personal data (`filing accounts:erase`): the data keys of these
+ * documents and the signing secrets of these webhook endpoints are destroyed (live ones were
+ * deleted first). Ids only: the history stays for audit.
+ * Its own prefix: no read model or webhook follows it. Streams are `erasure-<account id>`.
+ */
+export const ACCOUNT_ERASED = 'erasure.AccountErased';
+export type AccountErased = DomainEvent<
+  typeof ACCOUNT_ERASED,
+  { readonly account_id: string; readonly document_ids: string[]; readonly webhook_endpoint_ids: string[] }
+>;
+export const ERASURE_STREAM_CONTEXT = 'erasure';

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AddDocumentHandler } from './commands/add-document';
 import { DeleteDocumentHandler } from './commands/delete-document';
 import { DocumentContentStore } from './content/document-content.store';
+import { DocumentKeys } from './content/document-keys.service';
 import { LegacyContentImport } from './content/legacy-content-import';
 import { DocumentAggregate } from './document.aggregate';
 import { DocumentsController } from './http/documents.controller';
@@ -22,11 +23,13 @@ import { DocumentsQueries } from './read-model/documents.queries';
     DeleteDocumentHandler,
     // the bytes: content streams in the event store
     DocumentContentStore,
+    // their keys: re-seal, migration of plaintext content, account erasure (the CLI's)
+    DocumentKeys,
     // read side
     DocumentsProjection,
     DocumentsQueries,
   ],
-  exports: [DocumentsQueries, DocumentContentStore],
+  exports: [DocumentsQueries, DocumentContentStore, DocumentKeys],
 })
 export class DocumentsCoreModule {}
 

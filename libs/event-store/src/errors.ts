@@ -34,3 +34,11 @@ export class InvalidEventError extends Error {
 export class EventStoreAccessError extends Error {
   override readonly name = 'EventStoreAccessError';
 }
+
+/** The stream was hard-deleted (tombstoned): nothing can be appended to it again. Nothing was written. */
+export class StreamDeletedError extends Error {
+  override readonly name = 'StreamDeletedError';
+  constructor(readonly streamId: string) {
+    super(`Stream ${streamId} is deleted for good (tombstoned)`);
+  }
+}

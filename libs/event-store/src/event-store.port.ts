@@ -161,6 +161,20 @@ export interface EventStore {
    */
   deleteStream(streamId: string): Promise<void>;
   /**
+   * Hard delete (EventStoreDB's tombstone), for streams whose events must not outlive them (key
+   * streams): the stream reads as empty for ever and an append to it fails with
+   * StreamDeletedError. The sqlite store removes its rows at once, from `$all` too; EventStoreDB
+   * keeps them on disk, unreadable through the client, until its next scavenge. Tombstoning a
+   * tombstoned stream (or one that never existed) succeeds.
+   */
+  tombstoneStream(streamId: string): Promise<void>;
+  /**
+   * Hides revisions before `before` from stream reads for good (`$tb`, the stream's other
+   * metadata kept). The sqlite store removes their rows at once, from `$all` too; EventStoreDB
+   * removes them at its next scavenge (`$all` reads still carry them until then).
+   */
+  truncateStream(streamId: string, before: StreamRevision): Promise<void>;
+  /**
    * Position of the newest application event in `$all`, or null when there is none. With
    * `skipTypes`, events of those types may be passed over (EventStoreDB does, so the read carries
    * no large body): the answer is then at or after the newest other event's position and at or

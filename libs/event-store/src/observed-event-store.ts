@@ -71,6 +71,12 @@ export class ObservedEventStore implements EventStore {
   deleteStream(streamId: string): Promise<void> {
     return this.inner.deleteStream(streamId);
   }
+  tombstoneStream(streamId: string): Promise<void> {
+    return this.inner.tombstoneStream(streamId);
+  }
+  truncateStream(streamId: string, before: StreamRevision): Promise<void> {
+    return this.inner.truncateStream(streamId, before);
+  }
   headPosition(options?: HeadPositionOptions): Promise<Position | null> {
     return this.inner.headPosition(options);
   }

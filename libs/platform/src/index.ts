@@ -39,6 +39,7 @@ export * from './http/json-body-parser';
 export * from './http/http-edge';
 export * from './crypto/service-keys';
 export * from './crypto/secret-box';
+export * from './crypto/key-streams';
 export * from './http/account-id';
 export * from './domain/extend';
 export * from './domain/field-rules';

@@ -8,3 +8,4 @@ export type { Resolver, ResolvedAddress } from './address/address-guard';
 export type * from './endpoints/endpoint.events';
 export type * from './deliveries/delivery.events';
 export { SettingsSessionStore, SIGN_IN_THROTTLE } from './settings-screen';
+export { SecretKeys } from './secrets/secret-keys';

@@ -37,11 +37,12 @@ import { DeliverySignal } from './read-model/delivery-signal';
 import { DeliveryTargets } from './read-model/delivery-target.queries';
 import { EndpointsProjection } from './read-model/endpoints.projection';
 import { EndpointsQueries } from './read-model/endpoints.queries';
+import { SecretKeys } from './secrets/secret-keys';
 import { SecretSealing } from './secrets/secret-sealing';
 import { SettingsService } from './settings/settings.service';
 import { SETTINGS_SCREEN_CONTROLLERS, SETTINGS_SCREEN_PROJECTIONS, SETTINGS_SCREEN_PROVIDERS } from './settings-screen';
 
-/** The read models alone (endpoints, settings, deliveries, notifications, endpoint health, settings-screen sessions): what the CLI's replay and audit need. */
+/** The read models alone (endpoints, settings, deliveries, notifications, endpoint health, settings-screen sessions): what the CLI's replay and audit need; and the signing secrets' key streams. */
 @Module({
   providers: [
     DeliverySignal,
@@ -51,8 +52,10 @@ import { SETTINGS_SCREEN_CONTROLLERS, SETTINGS_SCREEN_PROJECTIONS, SETTINGS_SCRE
     DeliveriesProjection,
     NotificationsProjection,
     ...SETTINGS_SCREEN_PROJECTIONS,
+    // The signing secrets' key streams (the CLI's secrets:reseal and accounts:erase too).
+    SecretKeys,
   ],
-  exports: [DeliverySignal, DeliveryStates, DueWindows],
+  exports: [DeliverySignal, DeliveryStates, DueWindows, SecretKeys],
 })
 export class WebhooksCoreModule {}
 

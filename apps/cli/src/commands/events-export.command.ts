@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { EVENT_STORE, type EventStore, parsePosition, positionToString, type RecordedEvent } from '@filing/event-store';
+import { DATA_KEY_SEALED } from '@filing/platform';
 import { type CliCommand, UsageError } from '../cli-command';
 
 const PAGE = 1000;
@@ -23,11 +24,14 @@ export const eventsExportCommand: CliCommand = {
       throw new UsageError(`--since must be a position as printed by this command (e.g. 42/42), got ${values.since}`);
     }
     const store = app.get<EventStore>(EVENT_STORE);
-    const write = (e: RecordedEvent) =>
-      new Promise<void>((resolve) => {
+    const live = liveKeys(store);
+    const write = async (e: RecordedEvent) => {
+      if (!(await live.shows(e))) return;
+      await new Promise<void>((resolve) => {
         if (out.write(JSON.stringify(toEnvelope(e)) + '\n')) resolve();
         else out.once('drain', resolve);
       });
+    };
 
     if (values.stream) {
       let from = 0n;
@@ -50,6 +54,27 @@ export const eventsExportCommand: CliCommand = {
     }
   },
 };
+
+/**
+ * A sealed data key is exported only while its key stream still shows it: EventStoreDB's `$all`
+ * carries a destroyed (tombstoned) or superseded (truncated) key until its next scavenge, and an
+ * export must not bring back what a delete or a re-seal removed (the sqlite store has no such
+ * rows left). Key streams are small: each is read once per export.
+ */
+function liveKeys(store: EventStore): { shows(e: RecordedEvent): Promise<boolean> } {
+  const shown = new Map<string, Set<string>>();
+  return {
+    async shows(e) {
+      if (e.type !== DATA_KEY_SEALED) return true;
+      let ids = shown.get(e.streamId);
+      if (!ids) {
+        ids = new Set((await store.readStream(e.streamId)).map((k) => k.id));
+        shown.set(e.streamId, ids);
+      }
+      return ids.has(e.id);
+    },
+  };
+}
 
 function toEnvelope(e: RecordedEvent) {
   return {

@@ -1,9 +1,16 @@
 import { type EventStore, EventStoreUnavailableError, SqliteEventStore } from '@filing/event-store';
-import { type CommandContext, type ReadYourWrites, ReferenceChecker, ValidationError } from '@filing/platform';
+import {
+  type CommandContext,
+  NotFoundError,
+  type ReadYourWrites,
+  ReferenceChecker,
+  ServiceKeys,
+  ValidationError,
+} from '@filing/platform';
 import { createHash, randomBytes } from 'node:crypto';
 import { CONTENT_CHUNK_BYTES } from '../content/content-chunks';
-import { contentStreamId, DocumentContentStore } from '../content/document-content.store';
-import { DOCUMENT_CONTENT_CHUNK } from '../document.events';
+import { contentStreamId, DocumentContentStore, keyStreamId } from '../content/document-content.store';
+import { DOCUMENT_CIPHER_CHUNK } from '../document.events';
 import { AddDocumentCommand, AddDocumentHandler } from './add-document';
 import { DeleteDocumentCommand, DeleteDocumentHandler } from './delete-document';
 
@@ -31,7 +38,7 @@ describe('adding and deleting a document: the content stream and the events', ()
 
   beforeEach(() => {
     store = new SqliteEventStore({ file: ':memory:' });
-    contents = new DocumentContentStore(store);
+    contents = new DocumentContentStore(store, ServiceKeys.random().secretBox());
   });
   afterEach(async () => {
     jest.restoreAllMocks();
@@ -61,12 +68,17 @@ describe('adding and deleting a document: the content stream and the events', ()
     const result = await add('doc-1');
     expect(result.resource).toMatchObject({ id: 'doc-1', ...digest, version: 0 });
 
+    const [key] = await store.readStream(keyStreamId('doc-1'));
     const chunks = await store.readStream(contentStreamId('doc-1'));
     expect(chunks.map((e) => [e.type, e.data.index, e.metadata.account_id])).toEqual(
-      [0, 1, 2].map((i) => [DOCUMENT_CONTENT_CHUNK, i, 'acc-1']),
+      [0, 1, 2].map((i) => [DOCUMENT_CIPHER_CHUNK, i, 'acc-1']),
     );
     expect(Math.max(...chunks.map((e) => JSON.stringify(e.data).length))).toBeLessThanOrEqual(256 * 1024 + 100);
+    // Encrypted: no 32-byte run of the content is in any chunk.
+    const stored = Buffer.concat(chunks.map((e) => Buffer.from(e.data.ciphertext_base64 as string, 'base64')));
+    expect(stored.indexOf(content.subarray(1000, 1032))).toBe(-1);
     const [added] = await store.readStream('document-doc-1');
+    expect(key.position.commit < chunks[0].position.commit).toBe(true);
     expect(chunks.every((chunk) => chunk.position.commit < added.position.commit)).toBe(true);
     expect(added.data).toEqual({
       document_id: 'doc-1',
@@ -130,10 +142,26 @@ describe('adding and deleting a document: the content stream and the events', ()
     expect(await types('document-doc-7')).toEqual(['documents.DocumentAdded', 'documents.DocumentDeleted']);
   });
 
-  it('answers a recorded delete as done even when the content stream cannot be deleted after it', async () => {
+  it('destroys the key in the delete: the content stream no longer opens, the plaintext is nowhere in the log', async () => {
+    await add('doc-9');
+    await remove('doc-9');
+    expect(await store.readStream(keyStreamId('doc-9'))).toEqual([]);
+    const all = await store.readAll();
+    expect(all.filter((e) => e.streamId === keyStreamId('doc-9'))).toEqual([]);
+    expect(all.some((e) => JSON.stringify(e.data).includes(content.subarray(0, 300).toString('base64')))).toBe(false);
+  });
+
+  it('answers a recorded delete as done even when the key cannot be destroyed after it; a second DELETE destroys it', async () => {
     await add('doc-8');
-    jest.spyOn(store, 'deleteStream').mockRejectedValue(new EventStoreUnavailableError('down after the append'));
+    const spy = jest
+      .spyOn(store, 'tombstoneStream')
+      .mockRejectedValue(new EventStoreUnavailableError('down after the append'));
     await expect(remove('doc-8')).resolves.toMatchObject({ resource: { id: 'doc-8', deleted: true } });
     expect(await types('document-doc-8')).toEqual(['documents.DocumentAdded', 'documents.DocumentDeleted']);
+    expect(await types(keyStreamId('doc-8'))).toHaveLength(1);
+    spy.mockRestore();
+    await expect(remove('doc-8')).rejects.toBeInstanceOf(NotFoundError);
+    expect(await types(keyStreamId('doc-8'))).toEqual([]);
+    expect(await contents.read('doc-8', digest)).toBeNull();
   });
 });

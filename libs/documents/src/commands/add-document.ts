@@ -35,10 +35,11 @@ export class AddDocumentCommand extends Command<WriteResult<Document>> {
 }
 
 /**
- * All or nothing: the bytes are written to the new document's content stream first, then the
- * DocumentAdded that names them, so the event never names content that is not all there. If a
- * write fails, the content stream is deleted again; it was never visible, since content is only
- * served for a document the read model holds (and only the event puts it there).
+ * All or nothing: the document's key and its encrypted bytes are written first (key stream, then
+ * content stream), then the DocumentAdded that names them, so the event never names content that
+ * is not all there. If a write fails, the key is destroyed again (and the content stream
+ * deleted); it was never visible, since content is only served for a document the read model
+ * holds (and only the event puts it there).
  */
 @CommandHandler(AddDocumentCommand)
 export class AddDocumentHandler implements ICommandHandler<AddDocumentCommand, WriteResult<Document>> {
@@ -75,14 +76,14 @@ export class AddDocumentHandler implements ICommandHandler<AddDocumentCommand, W
   }
 
   /**
-   * Deletes the content stream of a document whose write failed, unless its DocumentAdded made it
+   * Destroys the key and content of a document whose write failed, unless its DocumentAdded made it
    * after all (an append can fail after the store wrote it, e.g. a timeout). When the store cannot
    * tell, the content stays: an orphan is invisible, a document without its content is not.
    */
   private async discardUnlessRecorded(documentId: string): Promise<void> {
     try {
       const recorded = await this.store.readStream(DocumentAggregate.streamId(documentId), { maxCount: 1 });
-      if (recorded.length === 0) await this.contents.remove(documentId);
+      if (recorded.length === 0) await this.contents.destroy(documentId);
     } catch (err) {
       this.logger.warn(
         `Kept the content stream of document ${documentId} after a failed write: ${(err as Error).message}`,

@@ -3,7 +3,8 @@ import { v5 as uuidv5 } from 'uuid';
 import { DOCUMENT_CONTENT_CHUNK, type DocumentContentChunk } from '../document.events';
 
 /*
- * A document's bytes as events: pure splitting and joining, no store. The content stream holds
+ * A document's bytes as events: pure splitting and joining, no store. Plaintext chunks are what
+ * versions before content encryption wrote (read until migrated); content-cipher.ts encrypts. The content stream holds
  * chunks 0…n-1 in order; joined, they must be exactly the size and SHA-256 the DocumentAdded names.
  */
 
@@ -58,7 +59,11 @@ export function joinContent(chunks: readonly object[], expected: ContentDigest):
     }
     return Buffer.from(content_base64, 'base64');
   });
-  const bytes = Buffer.concat(parts);
+  return verified(Buffer.concat(parts), expected);
+}
+
+/** `bytes` when they are exactly the size and SHA-256 the document names; a ContentIntegrityError otherwise. */
+export function verified(bytes: Buffer, expected: ContentDigest): Buffer {
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   if (bytes.length !== expected.size_bytes || sha256 !== expected.sha256) {
     throw new ContentIntegrityError(

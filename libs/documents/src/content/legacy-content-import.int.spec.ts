@@ -1,11 +1,12 @@
 import { EventStoreUnavailableError, SqliteEventStore } from '@filing/event-store';
-import type { AppConfig, CommandContext } from '@filing/platform';
+import { type AppConfig, type CommandContext, ServiceKeys } from '@filing/platform';
 import Database from 'better-sqlite3';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DocumentAggregate } from '../document.aggregate';
+import { appendDocumentAdded } from './testing';
 import { CONTENT_CHUNK_BYTES } from './content-chunks';
 import { contentStreamId, DocumentContentStore } from './document-content.store';
 import { IMPORTED_CONTENT_FILE, LEGACY_CONTENT_FILE, LegacyContentImport } from './legacy-content-import';
@@ -21,7 +22,7 @@ describe('importing an earlier DATA_DIR/documents.db into content streams', () =
   beforeEach(() => {
     dataDir = mkdtempSync(join(tmpdir(), 'documents-import-'));
     store = new SqliteEventStore({ file: ':memory:' });
-    contents = new DocumentContentStore(store);
+    contents = new DocumentContentStore(store, ServiceKeys.random().secretBox());
   });
   afterEach(async () => {
     jest.restoreAllMocks();
@@ -42,20 +43,8 @@ describe('importing an earlier DATA_DIR/documents.db into content streams', () =
       insert.run(id, 'acc-1', sha256(bytes), bytes.length, bytes, new Date().toISOString());
     db.close();
   }
-
-  /** A document's events as the earlier versions appended them (the bytes were in documents.db). */
-  async function addDocument(id: string, bytes: Buffer): Promise<void> {
-    const input = {
-      entity_id: '0193a5b2-0000-7000-8000-0000000000e1',
-      order_id: null,
-      title: 'T',
-      document_type: 'd',
-      content_type: 'application/pdf',
-      size_bytes: bytes.length,
-      sha256: sha256(bytes),
-    };
-    await DocumentAggregate.run(store, context, { kind: 'add', id, account_id: 'acc-1', input });
-  }
+  const addDocument = (id: string, bytes: Buffer) =>
+    appendDocumentAdded(store, { ...context, account_id: 'acc-1' }, id, bytes);
   const digest = (bytes: Buffer) => ({ size_bytes: bytes.length, sha256: sha256(bytes) });
 
   it('gives every live document its bytes, skips deleted and orphan ones and wrong bytes, then renames the file', async () => {
@@ -108,7 +97,8 @@ describe('importing an earlier DATA_DIR/documents.db into content streams', () =
     const append = store.appendToStream.bind(store);
     let appends = 0;
     jest.spyOn(store, 'appendToStream').mockImplementation(async (...args) => {
-      if (++appends === 3) throw new EventStoreUnavailableError('the store went away');
+      // Key and chunks of the small one, the big one's key and first two chunks; then the store goes.
+      if (++appends === 5) throw new EventStoreUnavailableError('the store went away');
       return append(...args);
     });
 

@@ -103,7 +103,7 @@ export class LegacyContentImport implements OnApplicationBootstrap {
     };
     await this.contents.write(context, documentId, bytes);
     // Deleted by another instance meanwhile: its DELETE removed nothing, so remove what was just written.
-    if ((await DocumentAggregate.load(this.store, documentId)).state?.deleted) await this.contents.remove(documentId);
+    if ((await DocumentAggregate.load(this.store, documentId)).state?.deleted) await this.contents.destroy(documentId);
     return 'imported';
   }
 

@@ -4,8 +4,8 @@ import {
   EventStoreDBClient,
   FORWARDS,
   START,
+  StreamDeletedError as EsdbStreamDeletedError,
   StreamNotFoundError,
-  WrongExpectedVersionError as EsdbWrongExpectedVersionError,
   jsonEvent,
   type AllStreamResolvedEvent,
 } from '@eventstore/db-client';
@@ -30,6 +30,7 @@ import { comparePositions } from '../position';
 import { validateAppend } from '../validate-events';
 import { isSystemEvent, mapError, toRecorded } from './esdb-mapping';
 import { readFilteredHead } from './esdb-head';
+import * as admin from './esdb-stream-admin';
 import { ResilientSubscription } from './esdb-subscription';
 
 export interface EsdbEventStoreOptions {
@@ -127,7 +128,8 @@ export class EsdbEventStore implements EventStore {
         if (resolved.event) out.push(toRecorded(resolved.event));
       }
     } catch (err) {
-      if (err instanceof StreamNotFoundError) return [];
+      // A tombstoned stream reads as empty, as on the sqlite store (whose rows are gone).
+      if (err instanceof StreamNotFoundError || err instanceof EsdbStreamDeletedError) return [];
       throw mapError(err);
     }
     return out;
@@ -193,46 +195,29 @@ export class EsdbEventStore implements EventStore {
     }
   }
 
-  async setStreamMetadata(streamId: string, metadata: StreamMetadata): Promise<void> {
+  setStreamMetadata(streamId: string, metadata: StreamMetadata): Promise<void> {
     this.assertOpen();
-    try {
-      const meta: { maxAge?: number; maxCount?: number; truncateBefore?: number } = {};
-      if (metadata.maxAge !== undefined) meta.maxAge = metadata.maxAge;
-      if (metadata.maxCount !== undefined) meta.maxCount = metadata.maxCount;
-      if (metadata.truncateBefore !== undefined) meta.truncateBefore = Number(metadata.truncateBefore);
-      await this.client.setStreamMetadata(streamId, meta);
-    } catch (err) {
-      throw mapError(err);
-    }
+    return admin.setStreamMetadata(this.client, streamId, metadata);
   }
 
-  async getStreamMetadata(streamId: string): Promise<StreamMetadata> {
+  getStreamMetadata(streamId: string): Promise<StreamMetadata> {
     this.assertOpen();
-    try {
-      const { metadata } = await this.client.getStreamMetadata(streamId);
-      if (!metadata) return {};
-      const found: { maxAge?: number; maxCount?: number; truncateBefore?: StreamRevision } = {};
-      if (metadata.maxAge !== undefined) found.maxAge = Number(metadata.maxAge);
-      if (metadata.maxCount !== undefined) found.maxCount = Number(metadata.maxCount);
-      // A soft delete's $tb (long.MaxValue) is the server's own marker, not a limit set here.
-      if (metadata.truncateBefore !== undefined && BigInt(metadata.truncateBefore) < 0x7fffffffffffffffn)
-        found.truncateBefore = BigInt(metadata.truncateBefore);
-      return found;
-    } catch (err) {
-      if (err instanceof StreamNotFoundError) return {};
-      throw mapError(err);
-    }
+    return admin.getStreamMetadata(this.client, streamId);
   }
 
-  async deleteStream(streamId: string): Promise<void> {
+  deleteStream(streamId: string): Promise<void> {
     this.assertOpen();
-    try {
-      await this.client.deleteStream(streamId, { expectedRevision: ANY });
-    } catch (err) {
-      // The server answers a delete of a stream that never existed with a wrong expected version.
-      if (err instanceof StreamNotFoundError || err instanceof EsdbWrongExpectedVersionError) return;
-      throw mapError(err);
-    }
+    return admin.deleteStream(this.client, streamId);
+  }
+
+  tombstoneStream(streamId: string): Promise<void> {
+    this.assertOpen();
+    return admin.tombstoneStream(this.client, streamId);
+  }
+
+  truncateStream(streamId: string, before: StreamRevision): Promise<void> {
+    this.assertOpen();
+    return admin.truncateStream(this.client, streamId, before);
   }
 
   subscribeToAll(options: SubscribeToAllOptions = {}): EventSubscription {

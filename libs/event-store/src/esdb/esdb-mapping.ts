@@ -2,13 +2,14 @@
 import {
   AccessDeniedError,
   InvalidArgumentError,
+  StreamDeletedError as EsdbStreamDeletedError,
   UnsupportedError,
   WrongExpectedVersionError as EsdbWrongExpectedVersionError,
   isCommandError,
   type RecordedEvent as EsdbRecordedEvent,
 } from '@eventstore/db-client';
 import { NO_STREAM, type ExpectedRevision, type JsonObject, type RecordedEvent } from '../event-store.port';
-import { EventStoreUnavailableError, WrongExpectedVersionError } from '../errors';
+import { EventStoreUnavailableError, StreamDeletedError, WrongExpectedVersionError } from '../errors';
 
 /** A dropped connection, a restarting or unreachable server: worth another try. */
 export function isRecoverable(err: unknown): boolean {
@@ -44,6 +45,7 @@ export function mapError(err: unknown, append?: { streamId: string; expected: Ex
       typeof actual === 'bigint' && actual >= 0n ? actual : NO_STREAM,
     );
   }
+  if (err instanceof EsdbStreamDeletedError) return new StreamDeletedError(err.streamName);
   if (err instanceof EventStoreUnavailableError || err instanceof WrongExpectedVersionError) return err;
   // The client types UNAVAILABLE, CANCELLED, DEADLINE_EXCEEDED, ABORTED (Timeout) and NOT_LEADER;
   // raw gRPC errors can also escape it (e.g. from the append request stream).

@@ -217,6 +217,8 @@ export class SqliteEventStore implements EventStore {
           const o = outcomes[i];
           if (o.ok) {
             const { request } = p;
+            // Rows were removed: none of them may be handed out from memory (removed-rows.ts).
+            if (request.op === 'tombstone' || request.op === 'truncate') this.recent.clear();
             if (o.appended && o.result && request.op === 'append') {
               const { events } = request;
               const firstRevision = o.result.nextExpectedRevision - BigInt(events.length - 1);
@@ -285,6 +287,16 @@ export class SqliteEventStore implements EventStore {
   async deleteStream(streamId: string): Promise<void> {
     this.assertOpen();
     await this.write({ op: 'delete', streamId });
+  }
+
+  async tombstoneStream(streamId: string): Promise<void> {
+    this.assertOpen();
+    await this.write({ op: 'tombstone', streamId });
+  }
+
+  async truncateStream(streamId: string, before: StreamRevision): Promise<void> {
+    this.assertOpen();
+    await this.write({ op: 'truncate', streamId, before });
   }
 
   private readStreamRows(streamId: string, options: ReadStreamOptions): EventRow[] {

@@ -9,7 +9,8 @@ import {
   type ExpectedRevision,
   type StreamMetadata,
 } from '../event-store.port';
-import { EventStoreUnavailableError, WrongExpectedVersionError } from '../errors';
+import { EventStoreUnavailableError, StreamDeletedError, WrongExpectedVersionError } from '../errors';
+import { RemovedRows } from './removed-rows';
 
 /** An event as the writer stores it: data and metadata already JSON text (serialised by the caller). */
 export interface SerializedEvent {
@@ -28,7 +29,9 @@ export type WriteRequest =
       readonly expected: ExpectedRevision;
     }
   | { readonly op: 'metadata'; readonly streamId: string; readonly metadata: StreamMetadata }
-  | { readonly op: 'delete'; readonly streamId: string };
+  | { readonly op: 'delete'; readonly streamId: string }
+  | { readonly op: 'tombstone'; readonly streamId: string }
+  | { readonly op: 'truncate'; readonly streamId: string; readonly before: bigint };
 
 export type WriteOutcome =
   | {
@@ -63,6 +66,9 @@ export function openEventsDatabase(file: string, synchronous: 'full' | 'normal' 
   // and a reader's cache is dropped whenever the writer commits; each connection's cache is
   // resident memory (issue #16: RSS in a burst of appends).
   db.pragma(`cache_size = -${EVENTS_CACHE_KIB}`);
+  // Rows removed for good (removed-rows.ts) are overwritten with zeros in the file, not left in
+  // free pages; the WAL keeps the old pages only until its next checkpoint.
+  db.pragma('secure_delete = ON');
   db.defaultSafeIntegers(true);
   db.exec(`
     CREATE TABLE IF NOT EXISTS events (
@@ -77,13 +83,21 @@ export function openEventsDatabase(file: string, synchronous: 'full' | 'normal' 
       UNIQUE (stream_id, revision)
     );
     CREATE INDEX IF NOT EXISTS events_stream_event_id ON events (stream_id, event_id);
-    -- EventStoreDB's $maxAge/$maxCount/$tb; deleted = soft-deleted until the next append.
+    -- EventStoreDB's $maxAge/$maxCount/$tb; deleted = 1: soft-deleted until the next append,
+    -- 2: tombstoned (its rows removed, never written again).
     CREATE TABLE IF NOT EXISTS stream_metadata (
       stream_id       TEXT PRIMARY KEY,
       max_age         INTEGER,
       max_count       INTEGER,
       truncate_before INTEGER,
       deleted         INTEGER NOT NULL DEFAULT 0
+    );
+    -- The highest position ever handed out, kept while rows at the head of the log are removed
+    -- (a tombstone, a truncation): without it SQLite would give the next event a removed row's
+    -- position, which a consumer that saw the removed one would skip (see RemovedRows).
+    CREATE TABLE IF NOT EXISTS log_floor (
+      id       INTEGER PRIMARY KEY CHECK (id = 1),
+      position INTEGER NOT NULL
     );
   `);
   return db;
@@ -113,9 +127,13 @@ export class SqliteWriter {
         'SELECT event_id, position FROM events WHERE stream_id = ? AND revision = ?',
       ),
       insert: db.prepare(
-        `INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO events (position, stream_id, revision, event_id, type, data, metadata, created)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
+      tombstoned: db.prepare<[string], { deleted: bigint }>(
+        'SELECT deleted FROM stream_metadata WHERE stream_id = ? AND deleted = 2',
+      ),
+      ...RemovedRows.statements(db),
       undelete: db.prepare<[string]>('UPDATE stream_metadata SET deleted = 0 WHERE stream_id = ? AND deleted = 1'),
       setMetadata: db.prepare(
         `INSERT INTO stream_metadata (stream_id, max_age, max_count, truncate_before, deleted) VALUES (?, ?, ?, ?, 0)
@@ -160,7 +178,18 @@ export class SqliteWriter {
   }
 
   private apply(request: WriteRequest): WriteOutcome {
+    if (this.stmt.tombstoned.get(request.streamId)) {
+      // Done already; anything else would bring the stream back.
+      if (request.op === 'tombstone' || request.op === 'delete') return { ok: true };
+      throw new StreamDeletedError(request.streamId);
+    }
     switch (request.op) {
+      case 'tombstone':
+        RemovedRows.tombstone(this.stmt, request.streamId);
+        return { ok: true };
+      case 'truncate':
+        RemovedRows.truncate(this.stmt, request.streamId, request.before);
+        return { ok: true };
       case 'append':
         return this.append(request.streamId, request.events, request.expected);
       case 'metadata': {
@@ -197,9 +226,12 @@ export class SqliteWriter {
     let revision = last;
     let first = 0n;
     let position = 0n;
+    // Null: SQLite's max + 1; past the floor when the head of the log was removed.
+    let at = RemovedRows.nextPosition(this.stmt);
     for (const e of events) {
       revision += 1n;
-      const info = this.stmt.insert.run(streamId, revision, e.id, e.type, e.data, e.metadata, created);
+      const info = this.stmt.insert.run(at, streamId, revision, e.id, e.type, e.data, e.metadata, created);
+      at = null;
       position = BigInt(info.lastInsertRowid);
       if (first === 0n) first = position;
     }

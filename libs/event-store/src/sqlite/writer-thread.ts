@@ -1,7 +1,7 @@
 import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ExpectedRevision, StreamMetadata, StreamRevision } from '../event-store.port';
-import { EventStoreUnavailableError, WrongExpectedVersionError } from '../errors';
+import { EventStoreUnavailableError, StreamDeletedError, WrongExpectedVersionError } from '../errors';
 import type { SerializedEvent, WriteOutcome, WriteRequest } from './sqlite-writer';
 
 /** What the writer thread is started with (`workerData`). */
@@ -36,7 +36,8 @@ export function packRequests(requests: readonly WriteRequest[]): Packed {
       packed.push('a', r.streamId, r.expected, r.events.length);
       for (const e of r.events) packed.push(e.id, e.type, e.data, e.metadata);
     } else if (r.op === 'metadata') packed.push('m', r.streamId, r.metadata);
-    else packed.push('d', r.streamId);
+    else if (r.op === 'truncate') packed.push('r', r.streamId, r.before);
+    else packed.push(r.op === 'tombstone' ? 't' : 'd', r.streamId);
   }
   return packed;
 }
@@ -55,6 +56,8 @@ export function unpackRequests(packed: Packed): WriteRequest[] {
     const streamId = next<string>();
     if (op === 'm') requests.push({ op: 'metadata', streamId, metadata: next<StreamMetadata>() });
     else if (op === 'd') requests.push({ op: 'delete', streamId });
+    else if (op === 't') requests.push({ op: 'tombstone', streamId });
+    else if (op === 'r') requests.push({ op: 'truncate', streamId, before: next<bigint>() });
     else {
       const expected = next<ExpectedRevision>();
       const events: SerializedEvent[] = [];
@@ -112,6 +115,7 @@ export interface EncodedFailure {
         readonly actual: StreamRevision | 'no_stream';
       }
     | { readonly kind: 'unavailable'; readonly message: string; readonly cause: string }
+    | { readonly kind: 'stream-deleted'; readonly streamId: string }
     | { readonly kind: 'other'; readonly name: string; readonly message: string };
 }
 
@@ -122,6 +126,8 @@ export function encodeFailure({ error }: WriteFailure): EncodedFailure {
     const { streamId, expected, actual } = error;
     return { ok: false, error: { kind: 'wrong-expected-version', streamId, expected, actual } };
   }
+  if (error instanceof StreamDeletedError)
+    return { ok: false, error: { kind: 'stream-deleted', streamId: error.streamId } };
   if (error instanceof EventStoreUnavailableError) {
     return { ok: false, error: { kind: 'unavailable', message: error.message, cause: String(error.cause) } };
   }
@@ -135,6 +141,8 @@ export function decodeFailure({ error: e }: EncodedFailure): WriteFailure {
       return { ok: false, error: new WrongExpectedVersionError(e.streamId, e.expected, e.actual) };
     case 'unavailable':
       return { ok: false, error: new EventStoreUnavailableError(e.message, { cause: new Error(e.cause) }) };
+    case 'stream-deleted':
+      return { ok: false, error: new StreamDeletedError(e.streamId) };
     case 'other':
       return { ok: false, error: Object.assign(new Error(e.message), { name: e.name }) };
   }

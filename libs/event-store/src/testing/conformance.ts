@@ -15,7 +15,7 @@ import {
   type RecordedEvent,
   type SubscriptionMessage,
 } from '../event-store.port';
-import { InvalidEventError, WrongExpectedVersionError } from '../errors';
+import { InvalidEventError, StreamDeletedError, WrongExpectedVersionError } from '../errors';
 import { comparePositions } from '../position';
 import { retry } from './retry';
 
@@ -458,6 +458,75 @@ export function describeEventStoreConformance(adapterName: string, options: Conf
 
       it('deleting a missing stream is not an error', async () => {
         await expect(store.deleteStream(stream())).resolves.toBeUndefined();
+      });
+    });
+
+    // Key streams (a document's data key, sealed) are hard-deleted when their document is, and
+    // truncated when re-sealed under a new SECRETS_KEY. On the sqlite store their rows are removed
+    // from `events.db` at once; EventStoreDB removes them at its next scavenge. Why a removed row
+    // cannot make a consumer skip anything else: a consumer resumes from a position, and reads
+    // everything *after* it; removing a row takes only that row out of the read, moves no other
+    // row, and positions are never handed out twice — even when the removed row was the newest of
+    // the log, the next event goes past it (sqlite: `log_floor`, removed-rows.ts), so a consumer
+    // that had already passed the removed row still reads the next event. The cases below check
+    // both: other streams' events all arrive, in order, and after the removed one's position.
+    describe('hard delete (tombstone) and truncation', () => {
+      it('a tombstoned stream reads as empty for ever, and nothing can be appended to it again', async () => {
+        const s = await streamWith(2);
+        await store.tombstoneStream(s);
+        expect(await store.readStream(s)).toEqual([]);
+        expect(await store.streamRevision(s)).toBeNull();
+        expect(await store.getStreamMetadata(s)).toEqual({});
+        for (const expectedRevision of [ANY, NO_STREAM, 1n] as const) {
+          const err = await store.appendToStream(s, [ev('t.Back')], { expectedRevision }).catch((e: unknown) => e);
+          expect(err).toBeInstanceOf(StreamDeletedError);
+        }
+        // Done already: a second tombstone, or a soft delete, changes nothing and is not an error.
+        await expect(store.tombstoneStream(s)).resolves.toBeUndefined();
+        await expect(store.deleteStream(s)).resolves.toBeUndefined();
+        await expect(store.tombstoneStream(stream())).resolves.toBeUndefined();
+        expect(await store.readStream(s)).toEqual([]);
+      });
+
+      it('truncation hides earlier revisions for good, keeps the other metadata, and appends go on from the last revision', async () => {
+        const s = await streamWith(3);
+        await store.setStreamMetadata(s, { maxAge: 86_400 });
+        await store.truncateStream(s, 2n);
+        expect((await store.readStream(s)).map((e) => e.revision)).toEqual([2n]);
+        expect(await store.getStreamMetadata(s)).toEqual({ maxAge: 86_400, truncateBefore: 2n });
+        // Past the end: nothing shows, and the next revision is still 3.
+        await store.truncateStream(s, 5n);
+        expect(await store.readStream(s)).toEqual([]);
+        expect((await store.appendToStream(s, [ev('t.Next')], { expectedRevision: 2n })).nextExpectedRevision).toBe(3n);
+      });
+
+      it('a consumer past a removed event at the head of the log still gets every later event of other streams', async () => {
+        const prefix = typePrefix();
+        const keyStream = stream();
+        const start = await store.appendToStream(stream(), [ev(`${prefix}Start`)]);
+        const sub = store.subscribeToAll({ from: start.position, filter: { eventTypePrefixes: [prefix] } });
+        const reader = collect(sub);
+        await store.appendToStream(stream(), [ev(`${prefix}A`)]);
+        // The newest event of the whole log, then removed.
+        const removed = await store.appendToStream(keyStream, [ev(`${prefix}Key`)]);
+        await reader.untilEvents(2);
+        await store.tombstoneStream(keyStream);
+        await store.appendToStream(stream(), [ev(`${prefix}B`)]);
+        await store.appendToStream(stream(), [ev(`${prefix}C`)]);
+        const got = await reader.untilEvents(4);
+        await sub.stop();
+        expect(got.map((e) => e.type)).toEqual([`${prefix}A`, `${prefix}Key`, `${prefix}B`, `${prefix}C`]);
+        expectStrictlyIncreasing(got);
+        expect(comparePositions(got[2].position, removed.position)).toBeGreaterThan(0);
+
+        // A consumer that resumes from before the removal: the other streams' events, none skipped.
+        const again = store.subscribeToAll({ from: start.position, filter: { eventTypePrefixes: [prefix] } });
+        const resumed = collect(again);
+        await resumed.until((m) => m.some((x) => x.kind === 'caught-up'));
+        await again.stop();
+        const others = resumed.events().filter((e) => e.streamId !== keyStream);
+        expect(others.map((e) => e.type)).toEqual([`${prefix}A`, `${prefix}B`, `${prefix}C`]);
+        expectStrictlyIncreasing(resumed.events());
       });
     });
 

@@ -97,6 +97,20 @@ export type EndpointSecretSealed = DomainEvent<
   { endpoint_id: string; secret_fingerprint: string; secret_sealed: string }
 >;
 
+/**
+ * A signing secret of the endpoint, sealed, in the endpoint's key stream (`webhookendpointkey-<id>`,
+ * secrets/secret-keys.ts), never in its own stream: written after the EndpointCreated or
+ * EndpointSecretRotated that names its fingerprint, again (re-sealed) after a SECRETS_KEY
+ * rotation, and gone with the key stream when the endpoint is deleted. Not an event of the
+ * endpoint's stream (the aggregate never sees it); the endpoints read model takes the sealed
+ * secret from it.
+ */
+export const ENDPOINT_SECRET_STORED = 'webhooks.EndpointSecretStored';
+export type EndpointSecretStored = DomainEvent<
+  typeof ENDPOINT_SECRET_STORED,
+  { endpoint_id: string; secret_fingerprint: string; secret_sealed: string }
+>;
+
 export type EndpointEvent =
   | EndpointCreated
   | EndpointUpdated

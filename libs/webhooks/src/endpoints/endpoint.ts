@@ -109,7 +109,8 @@ export type EndpointCommand =
       readonly eventTypes: readonly string[];
       readonly rateLimitPerSecond: number | null;
       readonly secretFingerprint: string;
-      readonly secretSealed: string;
+      /** Absent since signing secrets live in key streams (secrets/secret-keys.ts). */
+      readonly secretSealed?: string;
     }
   | {
       readonly kind: 'update';
@@ -135,7 +136,8 @@ export type EndpointCommand =
       readonly accountId: string;
       readonly endpointId: string;
       readonly secretFingerprint: string;
-      readonly secretSealed: string;
+      /** Absent since signing secrets live in key streams (secrets/secret-keys.ts). */
+      readonly secretSealed?: string;
       readonly now: Date;
     }
   /**
@@ -167,7 +169,7 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
           event_types: [...command.eventTypes],
           secret_generation: 1,
           secret_fingerprint: command.secretFingerprint,
-          secret_sealed: command.secretSealed,
+          ...(command.secretSealed !== undefined && { secret_sealed: command.secretSealed }),
           rate_limit_per_second: command.rateLimitPerSecond,
         },
       },
@@ -231,7 +233,7 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
             endpoint_id,
             secret_generation: state.secretGeneration + 1,
             secret_fingerprint: command.secretFingerprint,
-            secret_sealed: command.secretSealed,
+            ...(command.secretSealed !== undefined && { secret_sealed: command.secretSealed }),
             previous_generation: state.secretGeneration,
             previous_fingerprint: state.secretFingerprint,
             previous_expires_at: new Date(command.now.getTime() + ROTATION_OVERLAP_MS).toISOString(),

@@ -5,7 +5,6 @@ import {
   type CommandContext,
   CursorCodec,
   handleCommand,
-  loadAggregate,
   NotFoundError,
   ReadYourWrites,
   SecretBox,
@@ -24,6 +23,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { checkUrlSyntax, hostOf, NOT_PUBLIC, resolveAllowed, type Resolver } from '../address/address-guard';
 import { isWebhookEventType } from '../catalog/event-types';
 import { EndpointsQueries } from '../read-model/endpoints.queries';
+import { SecretKeys } from '../secrets/secret-keys';
 import { generateSecret, secretFingerprint } from '../signing/signature';
 import { decideEndpoint, evolveEndpoint, initialEndpoint, type EndpointCommand } from './endpoint';
 import {
@@ -64,6 +64,7 @@ export class EndpointsService {
     private readonly queries: EndpointsQueries,
     private readonly ryw: ReadYourWrites,
     private readonly cursors: CursorCodec,
+    private readonly secretKeys: SecretKeys,
   ) {}
 
   async create(ctx: CommandContext, input: CreateEndpointInput): Promise<EndpointView & { secret: string }> {
@@ -80,8 +81,9 @@ export class EndpointsService {
       description: input.description ?? null,
       eventTypes: dedupe(eventTypes),
       rateLimitPerSecond: input.rate_limit_per_second ?? null,
-      ...this.sealed(id, secret),
+      secretFingerprint: secretFingerprint(secret),
     });
+    await this.storeSecret(accountId, id, secret);
     return extend(this.get(ctx, id), { secret });
   }
 
@@ -117,7 +119,10 @@ export class EndpointsService {
     this.row(ctx, id);
     const target = { accountId: accountOf(ctx), endpointId: id };
     await this.run(ctx, ifMatch, kind === 'disable' ? { kind, ...target, reason: 'manual' } : { kind, ...target });
-    return kind === 'delete' ? null : this.get(ctx, id);
+    if (kind !== 'delete') return this.get(ctx, id);
+    // Recorded: its secrets go with it (a failure here leaves them to `filing secrets:reseal`).
+    await this.secretKeys.destroy(id);
+    return null;
   }
 
   /**
@@ -143,29 +148,6 @@ export class EndpointsService {
     }
   }
 
-  /**
-   * The system seals a secret of the endpoint anew (webhook-secrets.db import, re-seal under a new
-   * SECRETS_KEY): recorded only while `replaces` is what the stream holds for that fingerprint.
-   * Returns whether it wrote; a missing endpoint is a NotFoundError.
-   */
-  async sealSecret(endpointId: string, fingerprint: string, sealed: string, replaces: string | null): Promise<boolean> {
-    const command: EndpointCommand = { kind: 'seal-secret', endpointId, fingerprint, sealed, replaces };
-    // The events of a stream carry its account: read it first (a one-off at start, not a hot path).
-    const { state } = await loadAggregate(
-      this.store,
-      streamName(ENDPOINT_STREAM, endpointId),
-      initialEndpoint,
-      evolveEndpoint,
-    );
-    const context = {
-      account_id: state.accountId,
-      actor: SYSTEM_ACTOR,
-      correlation_id: randomUUID(),
-      causation_id: null,
-    };
-    return (await this.append(context, undefined, command, 10)).position !== null;
-  }
-
   /** A new secret; the old one keeps signing for 24 h beside it. */
   async rotateSecret(
     ctx: CommandContext,
@@ -178,9 +160,10 @@ export class EndpointsService {
       kind: 'rotate-secret',
       accountId: accountOf(ctx),
       endpointId: id,
-      ...this.sealed(id, secret),
+      secretFingerprint: secretFingerprint(secret),
       now: new Date(),
     });
+    await this.storeSecret(accountOf(ctx), id, secret);
     return extend(this.get(ctx, id), { secret });
   }
 
@@ -195,12 +178,13 @@ export class EndpointsService {
     return { secret: this.box.open(row.secret_sealed, secretContext(id)) };
   }
 
-  /** What the events carry of a new secret: its fingerprint and the secret sealed for this endpoint. */
-  private sealed(endpointId: string, secret: string): { secretFingerprint: string; secretSealed: string } {
-    return {
-      secretFingerprint: secretFingerprint(secret),
-      secretSealed: this.box.seal(secret, secretContext(endpointId)),
-    };
+  /**
+   * The new secret, sealed, into the endpoint's key stream, after the event that names its
+   * fingerprint (the read model fills it in from there); answered once the read model has it.
+   * A crash between the two leaves an endpoint without its secret: a rotation makes a new one.
+   */
+  private async storeSecret(accountId: string, endpointId: string, secret: string): Promise<void> {
+    await this.ryw.await(await this.secretKeys.seal(accountId, endpointId, secretFingerprint(secret), secret));
   }
 
   get(ctx: CommandContext, id: string): EndpointView {

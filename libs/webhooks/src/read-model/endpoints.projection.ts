@@ -4,7 +4,9 @@ import type Database from 'better-sqlite3';
 import {
   disabledReasonOf,
   ENDPOINT_EVENT_PREFIX,
+  ENDPOINT_SECRET_STORED,
   type EndpointEvent,
+  type EndpointSecretStored,
   EndpointEvents,
   NOTIFICATIONS_SWITCHED,
   type NotificationsSwitched,
@@ -21,7 +23,8 @@ export class EndpointsProjection implements Projection {
   // 3: disabled_reason and disabled_at (why and since when it is disabled).
   // 4: secret_sealed and previous_sealed (the signing secrets, sealed, from the stream).
   // 5: rate_limit_per_second; enabled_at (when a failing streak may begin at the earliest).
-  readonly version = 5;
+  // 6: the sealed secrets from the endpoints' key streams (EndpointSecretStored).
+  readonly version = 6;
   readonly tables = ['webhook_endpoints', 'webhook_settings'];
   readonly handles = [ENDPOINT_EVENT_PREFIX, NOTIFICATIONS_SWITCHED];
 
@@ -37,7 +40,7 @@ export class EndpointsProjection implements Projection {
   }
 
   apply(db: Database.Database, envelope: RecordedEnvelope): void {
-    const event = envelope as RecordedEnvelope<EndpointEvent | NotificationsSwitched>;
+    const event = envelope as RecordedEnvelope<EndpointEvent | NotificationsSwitched | EndpointSecretStored>;
     // The dispatcher's copies of these rows are read again from the next attempt on.
     forgetCachedEndpoints(db);
     const at = event.metadata.occurred_at;
@@ -49,6 +52,21 @@ export class EndpointsProjection implements Projection {
          ON CONFLICT (account_id) DO UPDATE SET notifications_enabled = excluded.notifications_enabled,
            updated_at = excluded.updated_at, version = excluded.version`,
       ).run(event.data.account_id, event.data.enabled ? 1 : 0, at, version);
+      return;
+    }
+    if (event.type === ENDPOINT_SECRET_STORED) {
+      // From the endpoint's key stream: the sealed secret only, not a change of the endpoint (no version).
+      stmt(
+        db,
+        `UPDATE webhook_endpoints SET secret_sealed = CASE WHEN secret_fingerprint = ? THEN ? ELSE secret_sealed END,
+           previous_sealed = CASE WHEN previous_fingerprint = ? THEN ? ELSE previous_sealed END WHERE id = ?`,
+      ).run(
+        event.data.secret_fingerprint,
+        event.data.secret_sealed,
+        event.data.secret_fingerprint,
+        event.data.secret_sealed,
+        event.data.endpoint_id,
+      );
       return;
     }
     const id = event.data.endpoint_id;
@@ -103,7 +121,8 @@ export class EndpointsProjection implements Projection {
         touch('enabled = 0, disabled_reason = ?, disabled_at = ?', disabledReasonOf(event.data), at);
         return;
       case EndpointEvents.EndpointDeleted:
-        touch('enabled = 0, deleted = 1');
+        // Its secrets go with it (the key stream is destroyed): a rebuild never sees them either.
+        touch('enabled = 0, deleted = 1, secret_sealed = NULL, previous_sealed = NULL');
         return;
       case EndpointEvents.EndpointSecretRotated:
         // The current sealed secret becomes the previous one (SQLite reads every right-hand side from the old row).

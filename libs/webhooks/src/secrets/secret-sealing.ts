@@ -1,26 +1,22 @@
-import { EVENT_STORE, type EventStore } from '@filing/event-store';
-import { APP_CONFIG, type AppConfig, NotFoundError, ProjectionRunner, SecretBox } from '@filing/platform';
+import { APP_CONFIG, type AppConfig, NotFoundError } from '@filing/platform';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { secretContext } from '../endpoints/endpoint.events';
-import { EndpointsService } from '../endpoints/endpoints.service';
-import { EndpointsQueries } from '../read-model/endpoints.queries';
+import { SecretKeys } from './secret-keys';
 
 /** Where versions before the secrets moved into the event store kept them, in plaintext. */
 export const LEGACY_SECRETS_FILE = 'webhook-secrets.db';
-/** How long the re-seal waits for the read models to catch up with the store at start. */
-const CATCH_UP_MS = 60_000;
 
 /**
- * The signing secrets' two start-up chores, both `EndpointSecretSealed` events guarded by what
- * the stream holds (so several instances doing them at once write each secret once):
+ * The signing secrets' two start-up chores, both writes to the endpoints' key streams
+ * (secret-keys.ts), each guarded by what the stream holds:
  * - **Import** from `DATA_DIR/webhook-secrets.db` (older versions kept the secrets there and put
- *   only fingerprints in events): each secret is sealed into its endpoint's stream, then the
+ *   only fingerprints in events): each secret is sealed into its endpoint's key stream, then the
  *   plaintext file is deleted. A failure leaves the file for the next start.
- * - **Re-seal** under the current SECRETS_KEY every secret still sealed under a previous one
- *   (SECRETS_KEY_PREVIOUS), so that key can be dropped once an instance has run.
+ * - **Re-seal** under the current SECRETS_KEY every live secret still sealed under a previous one
+ *   (SECRETS_KEY_PREVIOUS), truncating the older versions, and move the secrets of endpoints made
+ *   before key streams into theirs; `filing secrets:reseal` does the same on demand.
  */
 @Injectable()
 export class SecretSealing {
@@ -29,11 +25,7 @@ export class SecretSealing {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(EVENT_STORE) private readonly store: EventStore,
-    private readonly box: SecretBox,
-    private readonly endpoints: EndpointsService,
-    private readonly queries: EndpointsQueries,
-    private readonly runner: ProjectionRunner,
+    private readonly keys: SecretKeys,
   ) {}
 
   /**
@@ -61,7 +53,7 @@ export class SecretSealing {
     }
   }
 
-  /** Seals each secret of a legacy file into its endpoint's stream; how many were new there. */
+  /** Seals each secret of a legacy file into its endpoint's key stream; how many were new there. */
   private async sealSecretsOf(file: string): Promise<number> {
     let imported = 0;
     const db = new Database(file, { fileMustExist: true });
@@ -72,9 +64,8 @@ export class SecretSealing {
         secret: string;
       }>;
       for (const row of rows) {
-        const sealed = this.box.seal(row.secret, secretContext(row.endpoint_id));
         try {
-          if (await this.endpoints.sealSecret(row.endpoint_id, row.fingerprint, sealed, null)) imported++;
+          if (await this.keys.importSecret(row.endpoint_id, row.fingerprint, row.secret)) imported++;
         } catch (err) {
           // A secret whose endpoint was never created (its create failed after the file write).
           if (!(err instanceof NotFoundError)) throw err;
@@ -92,52 +83,10 @@ export class SecretSealing {
   }
 
   async resealUnderCurrentKey(): Promise<void> {
-    // In short waits, so a shutdown does not wait for the catch-up.
-    const head = await this.store.headPosition();
-    const giveUpAt = Date.now() + CATCH_UP_MS;
-    while (!(await this.runner.waitFor(head, 1_000))) {
-      if (this.stopped || Date.now() > giveUpAt) return;
-    }
-    const stale: Array<{ endpointId: string; fingerprint: string; sealed: string }> = [];
-    const now = Date.now();
-    for (const row of this.queries.sealedSecrets()) {
-      if (row.secret_sealed && !this.box.isCurrent(row.secret_sealed)) {
-        stale.push({ endpointId: row.id, fingerprint: row.secret_fingerprint, sealed: row.secret_sealed });
-      }
-      const previousSigns = row.previous_expires_at !== null && Date.parse(row.previous_expires_at) > now;
-      if (
-        previousSigns &&
-        row.previous_sealed &&
-        row.previous_fingerprint &&
-        !this.box.isCurrent(row.previous_sealed)
-      ) {
-        stale.push({ endpointId: row.id, fingerprint: row.previous_fingerprint, sealed: row.previous_sealed });
-      }
-    }
-    let resealed = 0;
-    for (const { endpointId, fingerprint, sealed } of stale) {
-      if (this.stopped) return;
-      try {
-        const context = secretContext(endpointId);
-        if (
-          await this.endpoints.sealSecret(
-            endpointId,
-            fingerprint,
-            this.box.seal(this.box.open(sealed, context), context),
-            sealed,
-          )
-        )
-          resealed++;
-      } catch (err) {
-        // A SecretBoxError (sealed under a key this instance lacks: SECRETS_KEY_PREVIOUS dropped too early) names key ids only.
-        this.logger.error(
-          `Re-sealing the signing secret of webhook endpoint ${endpointId} failed: ${(err as Error).message}`,
-        );
-      }
-    }
-    if (resealed > 0)
+    const report = await this.keys.resealAll(undefined, () => this.stopped);
+    if (report.resealed > 0)
       this.logger.log(
-        `Re-sealed ${resealed} webhook signing secrets under the current SECRETS_KEY (key ${this.box.keyId})`,
+        `Re-sealed the signing secrets of ${report.resealed} webhook endpoints under the current SECRETS_KEY`,
       );
   }
 }
