@@ -22,6 +22,13 @@ export interface AppConfig {
   readonly webhookCaFile: string | null;
   /** An endpoint whose attempts have all failed for this long is disabled (reason `failing`). */
   readonly webhookDisableAfterMs: number;
+  /** Endpoints an account may have (not deleted ones); the next create is a 409. */
+  readonly webhookMaxEndpointsPerAccount: number;
+  /**
+   * How far apart instances' clocks may be: a delivery claim's holder starts its POST only while
+   * the request, at its timeout, ends this long before the lease other instances see ends.
+   */
+  readonly webhookClaimClockSkewMs: number;
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Requests per account to `/external-api/v1` in a sliding window; null: unlimited (`off`). */
@@ -164,6 +171,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     webhookAllowPrivateNetworks: boolean('WEBHOOK_ALLOW_PRIVATE_NETWORKS'),
     webhookCaFile,
     webhookDisableAfterMs,
+    webhookMaxEndpointsPerAccount: integer('WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT', 16, 1, 1_000),
+    webhookClaimClockSkewMs: integer('WEBHOOK_CLAIM_CLOCK_SKEW_MS', 1_000, 0, 2_000),
     tls: certFile && keyFile ? { certFile, keyFile } : null,
     logLevel,
     apiRateLimit,
