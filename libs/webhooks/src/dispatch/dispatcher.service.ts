@@ -8,7 +8,7 @@ import { DispatchPipeline } from './dispatch-pipeline';
 import { DispatcherInstance } from './dispatcher-instance';
 import { DUE_WINDOW, DueWindows } from './due-windows';
 import { EndpointPacer } from './endpoint-pacer';
-import { roundRobin } from './round-robin';
+import { byAccount, roundRobin } from './round-robin';
 
 /**
  * Requests in flight at once, overall and per endpoint: from the claim until the request is over.
@@ -187,7 +187,12 @@ export class DispatcherService {
       const sendable = Math.max(0, MAX_IN_FLIGHT_PER_ENDPOINT - launched);
       return { endpointId, toSend: ids.slice(0, sendable), toQueue: ids.slice(sendable) };
     });
-    const sendQueues = picks.map(({ endpointId, toSend }) => toSend.map((id) => ({ id, endpointId })));
+    // Account by account, then endpoint by endpoint: one account's many busy endpoints take one turn a round.
+    const accounts = this.queue.accounts();
+    const sendQueues = byAccount(
+      picks.map(({ endpointId, toSend }) => ({ endpointId, items: toSend.map((id) => ({ id, endpointId })) })),
+      (endpointId) => accounts.get(endpointId),
+    );
     for (const { id, endpointId } of roundRobin(sendQueues, free)) this.launch(id, endpointId);
     // Then each endpoint now sending all it may fills its lane, while sending slots are left over:
     // with every slot taken, lanes run dry, so an endpoint with nothing in flight gets the next free one.

@@ -1,6 +1,6 @@
 import { cachedStatement as stmt, ProjectionRunner } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
-import { cachedRateLimits } from './endpoints-cache';
+import { cachedAccounts, cachedRateLimits } from './endpoints-cache';
 
 export interface PendingStats {
   /** Pending deliveries whose next attempt is due. */
@@ -68,6 +68,18 @@ export class DeliveryQueue {
          WHERE rate_limit_per_second IS NOT NULL`,
       ).all() as Array<{ id: string; limit_per_second: number }>;
       return new Map(rows.map((r) => [r.id, r.limit_per_second]));
+    });
+  }
+
+  /** Every endpoint's account (kept until the endpoints change: endpoints-cache.ts): the dispatcher's turns go by account. */
+  accounts(): ReadonlyMap<string, string> {
+    const db = this.runner.db;
+    return cachedAccounts(db, () => {
+      const rows = stmt(db, 'SELECT id, account_id FROM webhook_endpoints WHERE deleted = 0').all() as Array<{
+        id: string;
+        account_id: string;
+      }>;
+      return new Map(rows.map((r) => [r.id, r.account_id]));
     });
   }
 

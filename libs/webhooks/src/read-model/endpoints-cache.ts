@@ -8,6 +8,8 @@ interface EndpointsCache {
   readonly targets: Map<string, unknown>;
   /** The endpoints with a `rate_limit_per_second`, all of them; null: read them again. */
   rateLimits: ReadonlyMap<string, number> | null;
+  /** Every endpoint's account; null: read them again. */
+  accounts: ReadonlyMap<string, string> | null;
 }
 
 /**
@@ -22,7 +24,7 @@ const caches = new WeakMap<Database.Database, EndpointsCache>();
 
 function cacheOf(db: Database.Database): EndpointsCache {
   let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = { targets: new Map(), rateLimits: null }));
+  if (!cache) caches.set(db, (cache = { targets: new Map(), rateLimits: null, accounts: null }));
   return cache;
 }
 
@@ -45,10 +47,20 @@ export function cachedRateLimits(
   return (cache.rateLimits ??= read());
 }
 
+/** The endpoints' accounts `read` gives, read once until the endpoints change. */
+export function cachedAccounts(
+  db: Database.Database,
+  read: () => ReadonlyMap<string, string>,
+): ReadonlyMap<string, string> {
+  const cache = cacheOf(db);
+  return (cache.accounts ??= read());
+}
+
 /** Called by the endpoints projection on every event it applies. */
 export function forgetCachedEndpoints(db: Database.Database): void {
   const cache = caches.get(db);
   if (!cache) return;
   cache.targets.clear();
   cache.rateLimits = null;
+  cache.accounts = null;
 }
