@@ -1,4 +1,3 @@
-import { comparePositions, type Position } from '@filing/event-store';
 import { ProjectionRunner } from '@filing/platform';
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
@@ -8,6 +7,7 @@ import { DispatchPipeline } from './dispatch-pipeline';
 import { DispatcherInstance } from './dispatcher-instance';
 import { DUE_WINDOW, DueWindows } from './due-windows';
 import { EndpointPacer } from './endpoint-pacer';
+import { EndpointStates, nextDelay } from './endpoint-states';
 import { byAccount, roundRobin } from './round-robin';
 
 /**
@@ -46,17 +46,13 @@ const TICK_MS = 1000;
 @Injectable()
 export class DispatcherService {
   private readonly logger = new Logger('WebhookDispatcher');
-  /** Delivery id → its endpoint, from launch until its attempt is recorded. */
-  private readonly inFlight = new Map<string, string>();
+  /** Each endpoint's launched, in-flight and settling deliveries (EndpointState). */
+  private readonly endpoints = new EndpointStates();
   /**
    * Sending slots taken, overall: per endpoint, its launched (claimed, not yet answered) ones up
-   * to MAX_IN_FLIGHT_PER_ENDPOINT; those beyond wait in its lane. Per endpoint, all launched ones
-   * in `perEndpoint`.
+   * to MAX_IN_FLIGHT_PER_ENDPOINT; those beyond wait in its lane.
    */
   private slots = 0;
-  /** Attempted deliveries whose outcome the read model does not show yet, with the position to reach. */
-  private readonly settling = new Map<string, { endpointId: string; position: Position }>();
-  private readonly perEndpoint = new Map<string, number>();
   /** The last endpoint listed: the next round starts after it. */
   private cursor: string | null = null;
   /** The last listing held every endpoint with due work (fewer than its limit). */
@@ -162,28 +158,25 @@ export class DispatcherService {
     const free = MAX_IN_FLIGHT - this.slots;
     // Lanes are filled only while sending slots are free too (below).
     if (free <= 0) return;
-    this.pruneSettled();
+    this.endpoints.pruneSettled(this.runner.position());
     const now = new Date();
     const nowMs = now.getTime();
     const limits = this.queue.rateLimits();
     // Endpoints sending all they may, paused or at their rate limit are listed too but take no
     // sending slot: list enough beyond them to fill every free one.
-    const sending = [...this.perEndpoint.values()].filter((n) => n >= MAX_IN_FLIGHT_PER_ENDPOINT).length;
+    const sending = this.endpoints.sendingAtLimit(MAX_IN_FLIGHT_PER_ENDPOINT);
     const endpoints = this.endpointsInTurn(now, free + sending + this.pacer.held(nowMs));
-    const held = this.heldByEndpoint();
     const picks = endpoints.map((endpointId) => {
       const limit = limits.get(endpointId) ?? null;
-      const launched = this.perEndpoint.get(endpointId) ?? 0;
+      const launched = this.endpoints.launched(endpointId);
       // A rate-limited endpoint's requests are counted as they leave (EndpointPacer): none waits in a lane.
       const cap = MAX_IN_FLIGHT_PER_ENDPOINT + (limit === null ? DISPATCHER_LIMITS.queuedPerEndpoint : 0);
       const spare = Math.min(cap - launched, this.pacer.available(endpointId, limit, nowMs));
       if (spare <= 0) return { endpointId, toSend: [], toQueue: [] };
       // Of the longest due (twice what it takes), each instance takes its own share first
       // (instanceOrder), so instances on one backlog seldom reach for the same delivery.
-      const ids = this.inInstanceOrder(this.longestDue(endpointId, now, 2 * spare, held.get(endpointId) ?? 0)).slice(
-        0,
-        spare,
-      );
+      const held = this.endpoints.held(endpointId);
+      const ids = this.inInstanceOrder(this.longestDue(endpointId, now, 2 * spare, held)).slice(0, spare);
       const sendable = Math.max(0, MAX_IN_FLIGHT_PER_ENDPOINT - launched);
       return { endpointId, toSend: ids.slice(0, sendable), toQueue: ids.slice(sendable) };
     });
@@ -198,7 +191,7 @@ export class DispatcherService {
     // with every slot taken, lanes run dry, so an endpoint with nothing in flight gets the next free one.
     if (this.slots < MAX_IN_FLIGHT) {
       for (const { endpointId, toQueue } of picks) {
-        if ((this.perEndpoint.get(endpointId) ?? 0) < MAX_IN_FLIGHT_PER_ENDPOINT) continue;
+        if (this.endpoints.launched(endpointId) < MAX_IN_FLIGHT_PER_ENDPOINT) continue;
         for (const id of toQueue) this.launch(id, endpointId);
       }
     }
@@ -220,14 +213,14 @@ export class DispatcherService {
       const rows = this.queue.dueOf(endpointId, now, limit);
       window = this.windows.fill(
         endpointId,
-        rows.filter((id) => !this.inFlight.has(id) && !this.settling.has(id)),
+        rows.filter((id) => !this.endpoints.holds(endpointId, id)),
         rows.length < limit,
       );
     }
     const free: string[] = [];
     for (const id of window) {
       if (free.length === wanted) break;
-      if (!this.inFlight.has(id) && !this.settling.has(id)) free.push(id);
+      if (!this.endpoints.holds(endpointId, id)) free.push(id);
     }
     return free;
   }
@@ -269,19 +262,12 @@ export class DispatcherService {
     return [...after, ...wrapped];
   }
 
-  private heldByEndpoint(): Map<string, number> {
-    const held = new Map<string, number>();
-    for (const endpointId of this.inFlight.values()) held.set(endpointId, (held.get(endpointId) ?? 0) + 1);
-    for (const { endpointId } of this.settling.values()) held.set(endpointId, (held.get(endpointId) ?? 0) + 1);
-    return held;
-  }
-
   private launch(deliveryId: string, endpointId: string): void {
     this.windows.take(deliveryId);
-    this.inFlight.set(deliveryId, endpointId);
-    const launched = this.perEndpoint.get(endpointId) ?? 0;
-    if (launched < MAX_IN_FLIGHT_PER_ENDPOINT) this.slots++;
-    this.perEndpoint.set(endpointId, launched + 1);
+    const state = this.endpoints.of(endpointId);
+    state.inFlight.add(deliveryId);
+    if (state.launched < MAX_IN_FLIGHT_PER_ENDPOINT) this.slots++;
+    state.launched++;
     this.pacer.reserve(endpointId);
     let sent = false;
     let dropped = false;
@@ -289,11 +275,9 @@ export class DispatcherService {
     const freeSlot = () => {
       if (!slotHeld) return;
       slotHeld = false;
-      const n = (this.perEndpoint.get(endpointId) ?? 1) - 1;
+      state.launched--;
       // One of the endpoint's sending slots is free, unless one waiting in its lane takes it.
-      if (n < MAX_IN_FLIGHT_PER_ENDPOINT) this.slots--;
-      if (n <= 0) this.perEndpoint.delete(endpointId);
-      else this.perEndpoint.set(endpointId, n);
+      if (state.launched < MAX_IN_FLIGHT_PER_ENDPOINT) this.slots--;
       this.schedulePump();
     };
     const task = this.pipeline
@@ -311,7 +295,7 @@ export class DispatcherService {
         },
       })
       .then((position) => {
-        if (position !== null) this.settling.set(deliveryId, { endpointId, position });
+        if (position !== null) state.settling.set(deliveryId, position);
       })
       .catch((err: unknown) =>
         this.logger.error(`Delivery ${deliveryId}: ${(err as Error).message}`, (err as Error).stack),
@@ -323,22 +307,15 @@ export class DispatcherService {
           // It may still be due (held back by a pause, its claim lost) and no window lists it.
           this.windows.renewOf(endpointId);
         }
-        this.inFlight.delete(deliveryId);
+        state.inFlight.delete(deliveryId);
         this.active.delete(task);
         // A slot freed when the request was answered has already pumped, and moving from in
         // flight to settling frees nothing: pump again only if this frees a slot or pacer room.
         if (slotHeld) freeSlot();
         else if (!sent) this.schedulePump();
+        this.endpoints.dropIfIdle(endpointId);
       });
     this.active.add(task);
-  }
-
-  private pruneSettled(): void {
-    if (this.settling.size === 0) return;
-    const reached = this.runner.position();
-    for (const [id, { position }] of this.settling) {
-      if (reached !== null && comparePositions(reached, position) >= 0) this.settling.delete(id);
-    }
   }
 
   /**
@@ -352,11 +329,8 @@ export class DispatcherService {
       const retry = this.queue.nextDueAfter(new Date());
       this.nextRetry = retry === null ? null : Date.parse(retry);
     }
-    const times = [this.nextRetry, opening].filter((t): t is number => t !== null);
-    if (times.length === 0) return;
-    const delay = Math.min(...times) - Date.now();
-    if (delay > TICK_MS) return;
-    this.nextDue = setTimeout(() => this.schedulePump(), Math.max(0, delay) + 1);
+    const delay = nextDelay(Date.now(), this.nextRetry, opening, TICK_MS);
+    if (delay !== null) this.nextDue = setTimeout(() => this.schedulePump(), delay);
   }
 }
 
