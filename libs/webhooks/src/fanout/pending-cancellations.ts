@@ -24,9 +24,8 @@ export const CANCELLATION_PACE = { chunk: 100, inFlight: 8, pauseMs: 40, retryMs
  * Ends as cancelled the deliveries pending at a disable's (or a switch-off's) position, as
  * background work beside the fan-out, never inside its batch: the fan-out only records the job
  * (with its checkpoint), so one account's backlog never holds up another account's
- * notifications. Decided as of that position, so a replay decides the same: a delivery whose
- * stream has anything after it (an attempt, a redelivery, the cancellation a first run made) is
- * left alone. Until a delivery's turn comes the dispatcher's own check at send time stops it.
+ * notifications. Decided as of that position, so a replay decides the same: a delivery no longer
+ * pending (the cancellation a first run made, an outcome) or redelivered after it is left alone. Until a delivery's turn comes the dispatcher's own check at send time stops it.
  * Progress is saved after every chunk: a restart goes on where it stopped.
  */
 export class PendingCancellations {
@@ -115,11 +114,13 @@ export class PendingCancellations {
     const streamId = streamName(DELIVERY_STREAM, deliveryId);
     for (let attempt = 0; attempt < 5; attempt++) {
       const events = await this.store.readStream(streamId);
-      // Its own DeliveryScheduled may land after `at` (the fan-out appends it later): not a change.
-      const changedSince = events.some(
-        (e) => e.type !== DeliveryEvents.DeliveryScheduled && comparePositions(e.position, at) > 0,
+      // Asked for again since (the endpoint or switch back on): a replay must not cancel it.
+      // An attempt recorded since (it was in flight at the disable) leaves it pending at `at`:
+      // cancelled all the same, or it would wait for its retry time to be cancelled at send time.
+      const redeliveredSince = events.some(
+        (e) => e.type === DeliveryEvents.DeliveryRedeliveryRequested && comparePositions(e.position, at) > 0,
       );
-      if (events.length === 0 || changedSince) return;
+      if (events.length === 0 || redeliveredSince) return;
       const state = events.reduce((s, e) => evolveDelivery(s, fromRecorded<DeliveryEvent>(e)), initialDelivery);
       const decided = decideDelivery(state, { kind: 'cancel', deliveryId, reason });
       if (decided.length === 0) return;
