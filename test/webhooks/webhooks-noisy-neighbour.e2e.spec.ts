@@ -7,8 +7,7 @@
  * cancellation, and after it.
  */
 import { ProjectionRunner } from '@filing/platform';
-import { appendFileSync, rmSync } from 'node:fs';
-const trace = (m: string) => appendFileSync('/tmp/p47tenant-trace.log', `${new Date().toISOString()} ${m}\n`);
+import { rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { provisionAccount } from '../support/auth';
 import { startService, type TestService } from '../support/service';
@@ -120,7 +119,6 @@ describe('a noisy neighbour', () => {
           const i = next++;
           const created = await a.api('POST', `${V1}/entities`, { name: `A ${i}`, entity_type: 'llc' });
           expect(created.status).toBe(201);
-          if (i % 200 === 0) trace(`A ${i}, B written ${written.length}, received ${healthy.requests.length}, A pending ${pendingOf(a.accountId)}`);
         }
       }),
     );
@@ -128,11 +126,9 @@ describe('a noisy neighbour', () => {
 
     // A switches off: its whole backlog is cancelled, in the background.
     phase = 'cancellation';
-    trace(`switch off; A pending ${pendingOf(a.accountId)}`);
     expect((await a.api('PUT', `${V1}/webhook-settings`, { notifications_enabled: false })).status).toBe(200);
     await eventually(() => (pendingOf(a.accountId) === 0 ? true : undefined), 200);
     phase = 'after';
-    trace(`cancelled; B written ${written.length}, received ${healthy.requests.length}`);
     await new Promise((r) => setTimeout(r, AFTER_MS));
     writing = false;
     await bWriter;

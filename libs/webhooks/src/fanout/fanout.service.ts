@@ -30,6 +30,7 @@ import {
   cachedStatement as stmt,
   type WalCheckpointer,
 } from '@filing/platform';
+import { roundRobin } from '../dispatch/round-robin';
 import { type BatchDecision, decideBatch } from './fanout-batch';
 import { MemoryFanOutView } from './fanout-view';
 import { type DeliveryRow, OpenDeliveries } from './open-deliveries';
@@ -235,8 +236,14 @@ export class FanOutService {
     return row ? (JSON.parse(row.facts) as ResourceFacts) : undefined;
   };
 
-  /** In order, at most MAX_APPENDS_IN_FLIGHT at a time: each worker takes the next one. */
-  private async appendScheduled(scheduled: BatchDecision['scheduled']): Promise<void> {
+  /**
+   * At most MAX_APPENDS_IN_FLIGHT at a time, each worker taking the next one, account by account
+   * in turn: an account whose events fan out to many endpoints does not put another account's
+   * few deliveries of the same batch behind all of its own (each is a stream of its own: their
+   * order across streams changes nothing else).
+   */
+  private async appendScheduled(batchScheduled: BatchDecision['scheduled']): Promise<void> {
+    const scheduled = interleavedByAccount(batchScheduled);
     let next = 0;
     await Promise.all(
       Array.from({ length: Math.min(MAX_APPENDS_IN_FLIGHT, scheduled.length) }, async () => {
@@ -318,6 +325,17 @@ export class FanOutService {
       this.logger.error(`Delivery stream ${id} exists with other contents; not scheduled again`);
     }
   }
+}
+
+function interleavedByAccount<T extends { readonly event: DeliveryScheduled }>(items: readonly T[]): T[] {
+  const accounts = new Map<string, T[]>();
+  for (const item of items) {
+    const account = item.event.data.account_id;
+    let ofAccount = accounts.get(account);
+    if (!ofAccount) accounts.set(account, (ofAccount = []));
+    ofAccount.push(item);
+  }
+  return accounts.size <= 1 ? [...items] : roundRobin([...accounts.values()], Infinity);
 }
 
 /** A save with nothing but what waits (the timer, stop). */

@@ -37,7 +37,13 @@ describe('PendingCancellations: a backlog cancelled beside the fan-out', () => {
     db = new Database(':memory:');
     rows = new OpenDeliveries(db);
     rows.setup();
-    worker = new PendingCancellations(rows, store, logger, { chunk: 2, inFlight: 2, pauseMs: 1, retryMs: 10 });
+    worker = new PendingCancellations(rows, store, logger, {
+      chunk: 2,
+      inFlight: 2,
+      pauseMs: 1,
+      restPerWork: 0,
+      retryMs: 10,
+    });
   });
   afterEach(async () => {
     await worker.stop();
