@@ -2,8 +2,8 @@ import { type EventData, SqliteEventStore, type StreamRevision } from '@filing/e
 import { type AppConfig, buildMetadata, type SecretBox, streamName, toEventData } from '@filing/platform';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
-import type { DeliveryTarget } from '../deliveries/delivery';
-import { DELIVERY_STREAM, type DeliveryEvent, DeliveryEvents } from '../deliveries/delivery.events';
+import { DELIVERY_STREAM, DeliveryEvents } from '../deliveries/delivery.events';
+import { enabledTarget as target, scheduledDelivery } from '../testing/delivery-fixtures';
 import type { EndpointsService } from '../endpoints/endpoints.service';
 import type { DeliveryTargets } from '../read-model/delivery-target.queries';
 import { DeliveryStates } from './delivery-states';
@@ -14,28 +14,6 @@ import type { Sender, WebhookRequest } from './webhook-sender';
 const TIMEOUT_MS = 100;
 const SKEW_MS = 1_000;
 const LEASE_MS = claimLeaseMs(TIMEOUT_MS);
-
-const target: DeliveryTarget = {
-  endpointId: 'E',
-  accountId: 'A',
-  url: 'https://example.com/hook',
-  endpoint: 'enabled',
-  notificationsEnabled: true,
-  signingSecrets: ['sealed'],
-};
-const scheduled: DeliveryEvent = {
-  type: DeliveryEvents.DeliveryScheduled,
-  data: {
-    delivery_id: 'D',
-    endpoint_id: 'E',
-    account_id: 'A',
-    event_id: 'ev-D',
-    event_type: 'entity.created',
-    source_position: '1/1',
-    payload: { event_id: 'ev-D', event_type: 'entity.created' },
-    due_at: '2020-01-01T00:00:00.000Z',
-  },
-};
 
 /** One file as if several instances appended to it: claims are written (as on EventStoreDB). */
 class SharedStore extends SqliteEventStore {
@@ -89,7 +67,7 @@ describe('delivery claims: the lease is kept when the POST leaves', () => {
     store = new SharedStore({ file: ':memory:' });
     await store.appendToStream(streamName(DELIVERY_STREAM, 'D'), [
       toEventData(
-        scheduled,
+        scheduledDelivery('D'),
         buildMetadata({ account_id: 'A', actor: 'test', correlation_id: 'c', causation_id: null }),
       ),
     ]);

@@ -4,23 +4,12 @@ import type { Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import { DELIVERY_STREAM, type DeliveryEvent, DeliveryEvents } from '../deliveries/delivery.events';
 import { eventually } from '../../../../test/support/webhooks';
+import { scheduledDelivery } from '../testing/delivery-fixtures';
 import { OpenDeliveries } from './open-deliveries';
 import { PendingCancellations } from './pending-cancellations';
 
 const meta = () => buildMetadata({ account_id: 'A', actor: 'test', correlation_id: 'c', causation_id: null });
-const scheduled = (id: string): DeliveryEvent => ({
-  type: DeliveryEvents.DeliveryScheduled,
-  data: {
-    delivery_id: id,
-    endpoint_id: 'E',
-    account_id: 'A',
-    event_id: `ev-${id}`,
-    event_type: 'entity.created',
-    source_position: '1/1',
-    payload: { event_id: `ev-${id}`, event_type: 'entity.created' },
-    due_at: '2020-01-01T00:00:00.000Z',
-  },
-});
+const scheduled = scheduledDelivery;
 
 describe('PendingCancellations: a backlog cancelled beside the fan-out', () => {
   let store: SqliteEventStore;

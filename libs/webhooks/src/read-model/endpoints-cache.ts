@@ -38,22 +38,16 @@ export function cachedTarget<Row>(db: Database.Database, key: string, read: () =
   return row;
 }
 
-/** The rate limits `read` gives, read once until the endpoints change. */
-export function cachedRateLimits(
-  db: Database.Database,
-  read: () => ReadonlyMap<string, number>,
-): ReadonlyMap<string, number> {
-  const cache = cacheOf(db);
-  return (cache.rateLimits ??= read());
-}
+type WholeTables = Pick<EndpointsCache, 'rateLimits' | 'accounts'>;
 
-/** The endpoints' accounts `read` gives, read once until the endpoints change. */
-export function cachedAccounts(
+/** What `read` gives of every endpoint (the rate limits, the accounts), read once until the endpoints change. */
+export function cachedForAllEndpoints<K extends keyof WholeTables>(
   db: Database.Database,
-  read: () => ReadonlyMap<string, string>,
-): ReadonlyMap<string, string> {
+  key: K,
+  read: () => NonNullable<WholeTables[K]>,
+): NonNullable<WholeTables[K]> {
   const cache = cacheOf(db);
-  return (cache.accounts ??= read());
+  return (cache[key] ??= read());
 }
 
 /** Called by the endpoints projection on every event it applies. */
