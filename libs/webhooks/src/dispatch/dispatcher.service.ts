@@ -5,6 +5,7 @@ import { DeliveryQueue } from '../read-model/delivery-queue.queries';
 import { DeliverySignal, type NewWork } from '../read-model/delivery-signal';
 import { DispatchPipeline } from './dispatch-pipeline';
 import { DispatcherInstance } from './dispatcher-instance';
+import { DueListing } from './due-listing';
 import { DUE_WINDOW, DueWindows } from './due-windows';
 import { EndpointPacer } from './endpoint-pacer';
 import { EndpointStates, nextDelay } from './endpoint-states';
@@ -53,28 +54,11 @@ export class DispatcherService {
    * to MAX_IN_FLIGHT_PER_ENDPOINT; those beyond wait in its lane.
    */
   private slots = 0;
-  /** The last endpoint listed: the next round starts after it. */
-  private cursor: string | null = null;
-  /** The last listing held every endpoint with due work (fewer than its limit). */
-  private fewWithDueWork = false;
-  /**
-   * That listing, kept while nothing can have added an endpoint to it: new work rings the signal
-   * (which clears it unless it only brought deliveries to endpoints listed) and a retry time
-   * passing is seen here (which clears it, as does the tick). An endpoint whose
-   * due work ran out since only gets an empty turn, so the picks are those of a fresh listing.
-   */
-  private allWithDueWork: string[] | null = null;
   private running = false;
   private pumpScheduled = false;
   private nextDue: NodeJS.Timeout | null = null;
-  /**
-   * The earliest future retry time as last read (null: none), or undefined: read it again. Only
-   * a projection commit that adds work can bring an earlier one, and those ring the signal, which
-   * clears it unless they only brought deliveries due now (so does the tick); a retry leaving the
-   * queue early only makes it too early, which costs one idle pump.
-   */
-  private nextRetry: number | null | undefined = undefined;
   private readonly pacer = new EndpointPacer();
+  private readonly listing: DueListing;
   private offSignal: (() => void) | null = null;
   private readonly active = new Set<Promise<void>>();
 
@@ -87,6 +71,7 @@ export class DispatcherService {
     private readonly windows: DueWindows,
   ) {
     this.salt = fnv1a(instance.id);
+    this.listing = new DueListing(queue);
   }
 
   /** Seeds this instance's own pseudo-random order of delivery ids (`inInstanceOrder`), the same on every pump. */
@@ -103,8 +88,7 @@ export class DispatcherService {
   private newWork(work: NewWork): void {
     if (work.other) {
       // A retry or a redelivery: where and when it goes, only fresh reads tell.
-      this.nextRetry = undefined;
-      this.allWithDueWork = null;
+      this.listing.forget();
       this.windows.renew();
     } else {
       // Deliveries due now leave the next future due time as it was.
@@ -112,12 +96,12 @@ export class DispatcherService {
       for (const { id, endpointId, dueAt } of work.scheduled) {
         if (Date.parse(dueAt) > now) {
           // Due later (another instance's clock ahead): it may be the next due time.
-          this.nextRetry = undefined;
+          this.listing.dueLater();
           continue;
         }
         this.windows.scheduled(id, endpointId);
         // The endpoints listed as having due work still are; one not among them is listed again.
-        if (this.allWithDueWork !== null && !this.allWithDueWork.includes(endpointId)) this.allWithDueWork = null;
+        this.listing.newlyDue(endpointId);
       }
     }
     this.schedulePump();
@@ -126,8 +110,7 @@ export class DispatcherService {
   /** The safety net: due retries are found even if no signal rang (e.g. after a restart). Idle until started. */
   @Interval('webhooks.dispatcher-tick', TICK_MS)
   tick(): void {
-    this.nextRetry = undefined;
-    this.allWithDueWork = null;
+    this.listing.forget();
     this.windows.clear();
     this.schedulePump();
   }
@@ -195,7 +178,7 @@ export class DispatcherService {
         for (const id of toQueue) this.launch(id, endpointId);
       }
     }
-    if (endpoints.length > 0) this.cursor = endpoints[endpoints.length - 1];
+    this.listing.served(endpoints);
     this.armNextDue(this.pacer.nextOpening(nowMs));
   }
 
@@ -234,32 +217,11 @@ export class DispatcherService {
       .map(({ id }) => id);
   }
 
-  /** Up to `limit` endpoints with due work, starting after the cursor and wrapping around. */
+  /** Up to `limit` endpoints with due work, in turn (DueListing); a retry come due renews the windows too. */
   private endpointsInTurn(now: Date, limit: number): string[] {
-    const cursor = this.cursor;
     // A retry that has come due may be another endpoint's: list again.
-    if (this.nextRetry === undefined || (this.nextRetry !== null && this.nextRetry <= now.getTime())) {
-      this.allWithDueWork = null;
-      this.windows.renew();
-    }
-    if (cursor !== null && this.fewWithDueWork) {
-      // All of them fitted last time (the usual case): one listing, turned to start after the cursor.
-      const all = this.allWithDueWork ?? this.queue.endpointsWithDueWork(now, null, limit);
-      if (all.length < limit) {
-        this.allWithDueWork = all;
-        const turn = all.findIndex((id) => id > cursor);
-        return turn <= 0 ? all : [...all.slice(turn), ...all.slice(0, turn)];
-      }
-    }
-    this.allWithDueWork = null;
-    const after = this.queue.endpointsWithDueWork(now, cursor, limit);
-    if (after.length >= limit || cursor === null) {
-      this.fewWithDueWork = after.length < limit;
-      return after;
-    }
-    const wrapped = this.queue.endpointsWithDueWork(now, null, limit - after.length).filter((id) => id <= cursor);
-    this.fewWithDueWork = after.length + wrapped.length < limit;
-    return [...after, ...wrapped];
+    if (this.listing.retryPassed(now.getTime())) this.windows.renew();
+    return this.listing.inTurn(now, limit);
   }
 
   private launch(deliveryId: string, endpointId: string): void {
@@ -325,11 +287,7 @@ export class DispatcherService {
   private armNextDue(opening: number | null): void {
     if (this.nextDue) clearTimeout(this.nextDue);
     this.nextDue = null;
-    if (this.nextRetry === undefined || (this.nextRetry !== null && this.nextRetry <= Date.now())) {
-      const retry = this.queue.nextDueAfter(new Date());
-      this.nextRetry = retry === null ? null : Date.parse(retry);
-    }
-    const delay = nextDelay(Date.now(), this.nextRetry, opening, TICK_MS);
+    const delay = nextDelay(Date.now(), this.listing.nextRetry(Date.now()), opening, TICK_MS);
     if (delay !== null) this.nextDue = setTimeout(() => this.schedulePump(), delay);
   }
 }
