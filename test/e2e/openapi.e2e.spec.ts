@@ -327,6 +327,12 @@ describe('OpenAPI document and /docs', () => {
     expect(wrong).toEqual([]);
   });
 
+  it("says when creating a webhook endpoint is a 409: the account's endpoint cap", () => {
+    const conflict = doc.paths['/external-api/v1/webhook-endpoints'].post.responses['409'];
+    expect(conflict.description).toMatch(/WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT, default 16/);
+    expect(Object.keys(conflict.content ?? {})).toEqual(['application/problem+json']);
+  });
+
   it('describes errors as problem+json with the Problem schema, and bearer-token errors as RFC 6750 JSON, with their headers', () => {
     const problem = doc.components.schemas.Problem;
     expect(fieldsOf(problem)).toEqual(sorted(PROBLEM_FIELDS));

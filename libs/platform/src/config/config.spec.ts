@@ -65,6 +65,23 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads the webhook endpoint cap and the claim clock skew, within their ranges', () => {
+    expect(loadConfig({}).webhookMaxEndpointsPerAccount).toBe(16);
+    expect(loadConfig({ WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT: '3' }).webhookMaxEndpointsPerAccount).toBe(3);
+    for (const bad of ['0', '1001', 'many']) {
+      expect(problemsOf({ WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT: bad })).toEqual([
+        expect.stringMatching(/^WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT /),
+      ]);
+    }
+    expect(loadConfig({}).webhookClaimClockSkewMs).toBe(1_000);
+    expect(loadConfig({ WEBHOOK_CLAIM_CLOCK_SKEW_MS: '0' }).webhookClaimClockSkewMs).toBe(0);
+    for (const bad of ['-1', '2001', '1s']) {
+      expect(problemsOf({ WEBHOOK_CLAIM_CLOCK_SKEW_MS: bad })).toEqual([
+        expect.stringMatching(/^WEBHOOK_CLAIM_CLOCK_SKEW_MS /),
+      ]);
+    }
+  });
+
   it('names each bad variable, all of them at once', () => {
     const problems = problemsOf({
       PORT: 'eighty',

@@ -27,6 +27,10 @@ export interface AppConfig {
   readonly webhookCaFile: string | null;
   /** An endpoint whose attempts have all failed for this long is disabled (reason `failing`). */
   readonly webhookDisableAfterMs: number;
+  /** WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT: the create after this many is a 409. */
+  readonly webhookMaxEndpointsPerAccount: number;
+  /** WEBHOOK_CLAIM_CLOCK_SKEW_MS: how far apart instances' clocks may be when a claim's lease is checked. */
+  readonly webhookClaimClockSkewMs: number;
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Requests per account to `/external-api/v1` in a sliding window; null: unlimited (`off`). */
@@ -93,6 +97,8 @@ function assemble(v: ConfigValues): AppConfig {
     webhookAllowPrivateNetworks: v.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     webhookCaFile: v.WEBHOOK_CA_FILE,
     webhookDisableAfterMs: v.WEBHOOK_DISABLE_AFTER,
+    webhookMaxEndpointsPerAccount: v.WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT,
+    webhookClaimClockSkewMs: v.WEBHOOK_CLAIM_CLOCK_SKEW_MS,
     tls: v.TLS_CERT_FILE,
     logLevel: v.LOG_LEVEL,
     apiRateLimit: v.API_RATE_LIMIT,

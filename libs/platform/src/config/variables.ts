@@ -95,6 +95,16 @@ export const CONFIG_VARIABLES = {
     parse: (value) => parseDuration(value!, MAX_DISABLE_AFTER_MS),
   }),
   WEBHOOK_TIMEOUT_MS: variable({ default: '10000', doc: 'per delivery attempt', parse: integerIn(1, 120_000) }),
+  WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT: variable({
+    default: '16',
+    doc: 'endpoints an account may have (deleted ones do not count), 1–1000; the next create is a 409 (docs/webhooks.md)',
+    parse: integerIn(1, 1_000),
+  }),
+  WEBHOOK_CLAIM_CLOCK_SKEW_MS: variable({
+    default: '1000',
+    doc: 'how far apart instances\' clocks may be, 0–2000: a claimed delivery is sent only if its request, at `WEBHOOK_TIMEOUT_MS`, ends this long before the claim\'s lease (docs/webhooks.md, "Several instances")',
+    parse: integerIn(0, 2_000),
+  }),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: variable({
     default: 'false',
     doc: 'allow webhook URLs resolving to loopback/private addresses (tests only)',

@@ -72,16 +72,19 @@ export class DeliveryCommands {
    * missed (a cancel, a redelivery, an attempt recorded before a restart): it moved the stream's
    * revision, so the claim holds exactly when the revision is still the loaded one, and the
    * attempt is then recorded expecting it, as after a written claim.
+   *
+   * `leaseUntil` (epoch ms) is the end of the written claim's lease as the other instances see
+   * it (null: none written, nobody else to race with): its holder must be done by then.
    */
   async claim(
     loaded: { state: DeliveryState; revision: StreamRevision | null },
     command: Extract<DeliveryCommand, { kind: 'claim' }>,
-  ): Promise<{ state: DeliveryState; revision: StreamRevision } | null> {
+  ): Promise<{ state: DeliveryState; revision: StreamRevision; leaseUntil: number | null } | null> {
     const events = decideDelivery(loaded.state, command);
     if (events.length === 0 || loaded.revision === null) return null;
     if (!this.store.sharedByInstances) {
       const current = await this.store.streamRevision(streamName(DELIVERY_STREAM, command.deliveryId));
-      return current === loaded.revision ? { state: loaded.state, revision: loaded.revision } : null;
+      return current === loaded.revision ? { state: loaded.state, revision: loaded.revision, leaseUntil: null } : null;
     }
     const metadata = buildMetadata(systemContext(loaded.state.accountId), command.now);
     try {
@@ -91,7 +94,7 @@ export class DeliveryCommands {
         { expectedRevision: loaded.revision },
       );
       const state = events.reduce((s, e) => evolveDelivery(s, extend(e, { metadata }) as never), loaded.state);
-      return { state, revision: result.nextExpectedRevision };
+      return { state, revision: result.nextExpectedRevision, leaseUntil: command.now.getTime() + command.leaseMs };
     } catch (err) {
       if (err instanceof WrongExpectedVersionError) return null;
       throw err;

@@ -1,7 +1,7 @@
 import { SqliteEventStore } from '@filing/event-store';
 import { type AppConfig, buildMetadata, fromRecorded, type SecretBox, streamName, toEventData } from '@filing/platform';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
-import type { DeliveryTarget } from '../deliveries/delivery';
+import { enabledTarget, scheduledDelivery } from '../testing/delivery-fixtures';
 import { DELIVERY_STREAM, type DeliveryEvent } from '../deliveries/delivery.events';
 import type { EndpointsService } from '../endpoints/endpoints.service';
 import type { DeliveryTargets } from '../read-model/delivery-target.queries';
@@ -10,27 +10,8 @@ import { DispatchPipeline } from './dispatch-pipeline';
 import { DispatcherInstance } from './dispatcher-instance';
 import type { Sender, WebhookRequest } from './webhook-sender';
 
-const target: DeliveryTarget = {
-  endpointId: 'E',
-  accountId: 'A',
-  url: 'https://example.com/hook',
-  endpoint: 'enabled',
-  notificationsEnabled: true,
-  signingSecrets: ['sealed'],
-};
-const scheduled = (deliveryId: string): DeliveryEvent => ({
-  type: 'webhooks.DeliveryScheduled',
-  data: {
-    delivery_id: deliveryId,
-    endpoint_id: 'E',
-    account_id: 'A',
-    event_id: `ev-${deliveryId}`,
-    event_type: 'entity.created',
-    source_position: '1/1',
-    payload: { event_id: `ev-${deliveryId}`, event_type: 'entity.created' },
-    due_at: '2020-01-01T00:00:00.000Z',
-  },
-});
+const target = enabledTarget;
+const scheduled = scheduledDelivery;
 
 /** An attempt as every version wrote it before a successful one said so itself. */
 const attemptWithoutOutcome = (statusCode: number): DeliveryEvent => ({

@@ -10,7 +10,7 @@ import { secretContext } from '../endpoints/endpoint.events';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { DeliveryTargets } from '../read-model/delivery-target.queries';
 import { DeliveryStates } from './delivery-states';
-import { claimLeaseMs, DispatcherInstance } from './dispatcher-instance';
+import { claimLeaseMs, claimSendBy, DispatcherInstance } from './dispatcher-instance';
 import { WEBHOOK_SENDER } from './sender-thread';
 import type { Sender, SendResult, WebhookRequest } from './webhook-sender';
 
@@ -77,6 +77,7 @@ export class DispatchPipeline {
   private readonly attempts?: Counter<'outcome'>;
   private readonly attemptSeconds?: Histogram;
   private readonly claimConflicts?: Counter;
+  private readonly leaseLapsed?: Counter;
   private readonly leaseMs: number;
   /**
    * Opened signing secrets by endpoint, then by sealed form (a rotation seals a new one): one
@@ -117,6 +118,11 @@ export class DispatchPipeline {
       this.claimConflicts = new Counter({
         name: 'webhook_delivery_claim_conflicts_total',
         help: 'Attempts this instance reached for but another instance (or a concurrent write) claimed first',
+        registers: [metrics.registry],
+      });
+      this.leaseLapsed = new Counter({
+        name: 'webhook_delivery_claims_lapsed_total',
+        help: 'Claimed attempts given up unsent because the claim had too little lease left when the request was to leave',
         registers: [metrics.registry],
       });
     }
@@ -200,11 +206,29 @@ export class DispatchPipeline {
     const body = serializeNotification(state.payload);
     // Signed by the sender, on its thread.
     const timestamp = Math.floor(now.getTime() / 1000);
-    const request = { url, eventId: state.eventId, timestamp, body, secrets, endpointId: decision.target.endpointId };
+    const sendBy =
+      claimed.leaseUntil === null
+        ? undefined
+        : claimSendBy(claimed.leaseUntil, this.config.webhookTimeoutMs, this.config.webhookClaimClockSkewMs ?? 0);
+    const request = {
+      url,
+      eventId: state.eventId,
+      timestamp,
+      body,
+      secrets,
+      endpointId: decision.target.endpointId,
+      sendBy,
+    };
     return { kind: 'send', request, ...attempt };
   }
 
+  /** null: not sent (the claim's time ran out, here or in the endpoint's lane on the sender thread). */
   send(request: WebhookRequest): Promise<SendResult | null> {
+    if (request.sendBy !== undefined && Date.now() > request.sendBy) {
+      this.leaseLapsed?.inc();
+      this.logger.warn(`A webhook request was given up unsent: its delivery claim's lease ran out before it left`);
+      return Promise.resolve(null);
+    }
     return this.sender.send(request);
   }
 

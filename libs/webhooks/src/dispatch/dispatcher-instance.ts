@@ -19,6 +19,18 @@ export function claimLeaseMs(webhookTimeoutMs: number): number {
 }
 
 /**
+ * The latest time a claimed attempt's POST may leave (epoch ms): the request, if it runs to its
+ * timeout, must end `clockSkewMs` before the lease ends as the other instances see it (by their
+ * clocks, which may be that far ahead of this one's). Past it the attempt is given up, not sent:
+ * another instance may claim the delivery once the lease is over, and sending too would send it
+ * twice. The lease is counted from before the claim append, so the time that append took (a
+ * leader election) is already gone from it when the acknowledgement arrives.
+ */
+export function claimSendBy(leaseUntil: number, webhookTimeoutMs: number, clockSkewMs: number): number {
+  return leaseUntil - webhookTimeoutMs - clockSkewMs;
+}
+
+/**
  * This process's name on its delivery claims: random per start, so a restarted instance never
  * mistakes a claim of its former self for one it holds in memory.
  */

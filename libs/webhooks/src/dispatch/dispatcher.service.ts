@@ -1,4 +1,3 @@
-import { comparePositions, type Position } from '@filing/event-store';
 import { ProjectionRunner } from '@filing/platform';
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
@@ -6,9 +5,11 @@ import { DeliveryQueue } from '../read-model/delivery-queue.queries';
 import { DeliverySignal, type NewWork } from '../read-model/delivery-signal';
 import { DispatchPipeline } from './dispatch-pipeline';
 import { DispatcherInstance } from './dispatcher-instance';
+import { DueListing } from './due-listing';
 import { DUE_WINDOW, DueWindows } from './due-windows';
 import { EndpointPacer } from './endpoint-pacer';
-import { roundRobin } from './round-robin';
+import { EndpointStates, nextDelay } from './endpoint-states';
+import { byAccount, roundRobin } from './round-robin';
 
 /**
  * Requests in flight at once, overall and per endpoint: from the claim until the request is over.
@@ -46,39 +47,18 @@ const TICK_MS = 1000;
 @Injectable()
 export class DispatcherService {
   private readonly logger = new Logger('WebhookDispatcher');
-  /** Delivery id → its endpoint, from launch until its attempt is recorded. */
-  private readonly inFlight = new Map<string, string>();
+  /** Each endpoint's launched, in-flight and settling deliveries (EndpointState). */
+  private readonly endpoints = new EndpointStates();
   /**
    * Sending slots taken, overall: per endpoint, its launched (claimed, not yet answered) ones up
-   * to MAX_IN_FLIGHT_PER_ENDPOINT; those beyond wait in its lane. Per endpoint, all launched ones
-   * in `perEndpoint`.
+   * to MAX_IN_FLIGHT_PER_ENDPOINT; those beyond wait in its lane.
    */
   private slots = 0;
-  /** Attempted deliveries whose outcome the read model does not show yet, with the position to reach. */
-  private readonly settling = new Map<string, { endpointId: string; position: Position }>();
-  private readonly perEndpoint = new Map<string, number>();
-  /** The last endpoint listed: the next round starts after it. */
-  private cursor: string | null = null;
-  /** The last listing held every endpoint with due work (fewer than its limit). */
-  private fewWithDueWork = false;
-  /**
-   * That listing, kept while nothing can have added an endpoint to it: new work rings the signal
-   * (which clears it unless it only brought deliveries to endpoints listed) and a retry time
-   * passing is seen here (which clears it, as does the tick). An endpoint whose
-   * due work ran out since only gets an empty turn, so the picks are those of a fresh listing.
-   */
-  private allWithDueWork: string[] | null = null;
   private running = false;
   private pumpScheduled = false;
   private nextDue: NodeJS.Timeout | null = null;
-  /**
-   * The earliest future retry time as last read (null: none), or undefined: read it again. Only
-   * a projection commit that adds work can bring an earlier one, and those ring the signal, which
-   * clears it unless they only brought deliveries due now (so does the tick); a retry leaving the
-   * queue early only makes it too early, which costs one idle pump.
-   */
-  private nextRetry: number | null | undefined = undefined;
   private readonly pacer = new EndpointPacer();
+  private readonly listing: DueListing;
   private offSignal: (() => void) | null = null;
   private readonly active = new Set<Promise<void>>();
 
@@ -91,6 +71,7 @@ export class DispatcherService {
     private readonly windows: DueWindows,
   ) {
     this.salt = fnv1a(instance.id);
+    this.listing = new DueListing(queue);
   }
 
   /** Seeds this instance's own pseudo-random order of delivery ids (`inInstanceOrder`), the same on every pump. */
@@ -107,8 +88,7 @@ export class DispatcherService {
   private newWork(work: NewWork): void {
     if (work.other) {
       // A retry or a redelivery: where and when it goes, only fresh reads tell.
-      this.nextRetry = undefined;
-      this.allWithDueWork = null;
+      this.listing.forget();
       this.windows.renew();
     } else {
       // Deliveries due now leave the next future due time as it was.
@@ -116,12 +96,12 @@ export class DispatcherService {
       for (const { id, endpointId, dueAt } of work.scheduled) {
         if (Date.parse(dueAt) > now) {
           // Due later (another instance's clock ahead): it may be the next due time.
-          this.nextRetry = undefined;
+          this.listing.dueLater();
           continue;
         }
         this.windows.scheduled(id, endpointId);
         // The endpoints listed as having due work still are; one not among them is listed again.
-        if (this.allWithDueWork !== null && !this.allWithDueWork.includes(endpointId)) this.allWithDueWork = null;
+        this.listing.newlyDue(endpointId);
       }
     }
     this.schedulePump();
@@ -130,8 +110,7 @@ export class DispatcherService {
   /** The safety net: due retries are found even if no signal rang (e.g. after a restart). Idle until started. */
   @Interval('webhooks.dispatcher-tick', TICK_MS)
   tick(): void {
-    this.nextRetry = undefined;
-    this.allWithDueWork = null;
+    this.listing.forget();
     this.windows.clear();
     this.schedulePump();
   }
@@ -162,42 +141,44 @@ export class DispatcherService {
     const free = MAX_IN_FLIGHT - this.slots;
     // Lanes are filled only while sending slots are free too (below).
     if (free <= 0) return;
-    this.pruneSettled();
+    this.endpoints.pruneSettled(this.runner.position());
     const now = new Date();
     const nowMs = now.getTime();
     const limits = this.queue.rateLimits();
     // Endpoints sending all they may, paused or at their rate limit are listed too but take no
     // sending slot: list enough beyond them to fill every free one.
-    const sending = [...this.perEndpoint.values()].filter((n) => n >= MAX_IN_FLIGHT_PER_ENDPOINT).length;
+    const sending = this.endpoints.sendingAtLimit(MAX_IN_FLIGHT_PER_ENDPOINT);
     const endpoints = this.endpointsInTurn(now, free + sending + this.pacer.held(nowMs));
-    const held = this.heldByEndpoint();
     const picks = endpoints.map((endpointId) => {
       const limit = limits.get(endpointId) ?? null;
-      const launched = this.perEndpoint.get(endpointId) ?? 0;
+      const launched = this.endpoints.launched(endpointId);
       // A rate-limited endpoint's requests are counted as they leave (EndpointPacer): none waits in a lane.
       const cap = MAX_IN_FLIGHT_PER_ENDPOINT + (limit === null ? DISPATCHER_LIMITS.queuedPerEndpoint : 0);
       const spare = Math.min(cap - launched, this.pacer.available(endpointId, limit, nowMs));
       if (spare <= 0) return { endpointId, toSend: [], toQueue: [] };
       // Of the longest due (twice what it takes), each instance takes its own share first
       // (instanceOrder), so instances on one backlog seldom reach for the same delivery.
-      const ids = this.inInstanceOrder(this.longestDue(endpointId, now, 2 * spare, held.get(endpointId) ?? 0)).slice(
-        0,
-        spare,
-      );
+      const held = this.endpoints.held(endpointId);
+      const ids = this.inInstanceOrder(this.longestDue(endpointId, now, 2 * spare, held)).slice(0, spare);
       const sendable = Math.max(0, MAX_IN_FLIGHT_PER_ENDPOINT - launched);
       return { endpointId, toSend: ids.slice(0, sendable), toQueue: ids.slice(sendable) };
     });
-    const sendQueues = picks.map(({ endpointId, toSend }) => toSend.map((id) => ({ id, endpointId })));
+    // Account by account, then endpoint by endpoint: one account's many busy endpoints take one turn a round.
+    const accounts = this.queue.accounts();
+    const sendQueues = byAccount(
+      picks.map(({ endpointId, toSend }) => ({ endpointId, items: toSend.map((id) => ({ id, endpointId })) })),
+      (endpointId) => accounts.get(endpointId),
+    );
     for (const { id, endpointId } of roundRobin(sendQueues, free)) this.launch(id, endpointId);
     // Then each endpoint now sending all it may fills its lane, while sending slots are left over:
     // with every slot taken, lanes run dry, so an endpoint with nothing in flight gets the next free one.
     if (this.slots < MAX_IN_FLIGHT) {
       for (const { endpointId, toQueue } of picks) {
-        if ((this.perEndpoint.get(endpointId) ?? 0) < MAX_IN_FLIGHT_PER_ENDPOINT) continue;
+        if (this.endpoints.launched(endpointId) < MAX_IN_FLIGHT_PER_ENDPOINT) continue;
         for (const id of toQueue) this.launch(id, endpointId);
       }
     }
-    if (endpoints.length > 0) this.cursor = endpoints[endpoints.length - 1];
+    this.listing.served(endpoints);
     this.armNextDue(this.pacer.nextOpening(nowMs));
   }
 
@@ -215,14 +196,14 @@ export class DispatcherService {
       const rows = this.queue.dueOf(endpointId, now, limit);
       window = this.windows.fill(
         endpointId,
-        rows.filter((id) => !this.inFlight.has(id) && !this.settling.has(id)),
+        rows.filter((id) => !this.endpoints.holds(endpointId, id)),
         rows.length < limit,
       );
     }
     const free: string[] = [];
     for (const id of window) {
       if (free.length === wanted) break;
-      if (!this.inFlight.has(id) && !this.settling.has(id)) free.push(id);
+      if (!this.endpoints.holds(endpointId, id)) free.push(id);
     }
     return free;
   }
@@ -236,47 +217,19 @@ export class DispatcherService {
       .map(({ id }) => id);
   }
 
-  /** Up to `limit` endpoints with due work, starting after the cursor and wrapping around. */
+  /** Up to `limit` endpoints with due work, in turn (DueListing); a retry come due renews the windows too. */
   private endpointsInTurn(now: Date, limit: number): string[] {
-    const cursor = this.cursor;
     // A retry that has come due may be another endpoint's: list again.
-    if (this.nextRetry === undefined || (this.nextRetry !== null && this.nextRetry <= now.getTime())) {
-      this.allWithDueWork = null;
-      this.windows.renew();
-    }
-    if (cursor !== null && this.fewWithDueWork) {
-      // All of them fitted last time (the usual case): one listing, turned to start after the cursor.
-      const all = this.allWithDueWork ?? this.queue.endpointsWithDueWork(now, null, limit);
-      if (all.length < limit) {
-        this.allWithDueWork = all;
-        const turn = all.findIndex((id) => id > cursor);
-        return turn <= 0 ? all : [...all.slice(turn), ...all.slice(0, turn)];
-      }
-    }
-    this.allWithDueWork = null;
-    const after = this.queue.endpointsWithDueWork(now, cursor, limit);
-    if (after.length >= limit || cursor === null) {
-      this.fewWithDueWork = after.length < limit;
-      return after;
-    }
-    const wrapped = this.queue.endpointsWithDueWork(now, null, limit - after.length).filter((id) => id <= cursor);
-    this.fewWithDueWork = after.length + wrapped.length < limit;
-    return [...after, ...wrapped];
-  }
-
-  private heldByEndpoint(): Map<string, number> {
-    const held = new Map<string, number>();
-    for (const endpointId of this.inFlight.values()) held.set(endpointId, (held.get(endpointId) ?? 0) + 1);
-    for (const { endpointId } of this.settling.values()) held.set(endpointId, (held.get(endpointId) ?? 0) + 1);
-    return held;
+    if (this.listing.retryPassed(now.getTime())) this.windows.renew();
+    return this.listing.inTurn(now, limit);
   }
 
   private launch(deliveryId: string, endpointId: string): void {
     this.windows.take(deliveryId);
-    this.inFlight.set(deliveryId, endpointId);
-    const launched = this.perEndpoint.get(endpointId) ?? 0;
-    if (launched < MAX_IN_FLIGHT_PER_ENDPOINT) this.slots++;
-    this.perEndpoint.set(endpointId, launched + 1);
+    const state = this.endpoints.of(endpointId);
+    state.inFlight.add(deliveryId);
+    if (state.launched < MAX_IN_FLIGHT_PER_ENDPOINT) this.slots++;
+    state.launched++;
     this.pacer.reserve(endpointId);
     let sent = false;
     let dropped = false;
@@ -284,11 +237,9 @@ export class DispatcherService {
     const freeSlot = () => {
       if (!slotHeld) return;
       slotHeld = false;
-      const n = (this.perEndpoint.get(endpointId) ?? 1) - 1;
+      state.launched--;
       // One of the endpoint's sending slots is free, unless one waiting in its lane takes it.
-      if (n < MAX_IN_FLIGHT_PER_ENDPOINT) this.slots--;
-      if (n <= 0) this.perEndpoint.delete(endpointId);
-      else this.perEndpoint.set(endpointId, n);
+      if (state.launched < MAX_IN_FLIGHT_PER_ENDPOINT) this.slots--;
       this.schedulePump();
     };
     const task = this.pipeline
@@ -306,7 +257,7 @@ export class DispatcherService {
         },
       })
       .then((position) => {
-        if (position !== null) this.settling.set(deliveryId, { endpointId, position });
+        if (position !== null) state.settling.set(deliveryId, position);
       })
       .catch((err: unknown) =>
         this.logger.error(`Delivery ${deliveryId}: ${(err as Error).message}`, (err as Error).stack),
@@ -318,22 +269,15 @@ export class DispatcherService {
           // It may still be due (held back by a pause, its claim lost) and no window lists it.
           this.windows.renewOf(endpointId);
         }
-        this.inFlight.delete(deliveryId);
+        state.inFlight.delete(deliveryId);
         this.active.delete(task);
         // A slot freed when the request was answered has already pumped, and moving from in
         // flight to settling frees nothing: pump again only if this frees a slot or pacer room.
         if (slotHeld) freeSlot();
         else if (!sent) this.schedulePump();
+        this.endpoints.dropIfIdle(endpointId);
       });
     this.active.add(task);
-  }
-
-  private pruneSettled(): void {
-    if (this.settling.size === 0) return;
-    const reached = this.runner.position();
-    for (const [id, { position }] of this.settling) {
-      if (reached !== null && comparePositions(reached, position) >= 0) this.settling.delete(id);
-    }
   }
 
   /**
@@ -343,15 +287,8 @@ export class DispatcherService {
   private armNextDue(opening: number | null): void {
     if (this.nextDue) clearTimeout(this.nextDue);
     this.nextDue = null;
-    if (this.nextRetry === undefined || (this.nextRetry !== null && this.nextRetry <= Date.now())) {
-      const retry = this.queue.nextDueAfter(new Date());
-      this.nextRetry = retry === null ? null : Date.parse(retry);
-    }
-    const times = [this.nextRetry, opening].filter((t): t is number => t !== null);
-    if (times.length === 0) return;
-    const delay = Math.min(...times) - Date.now();
-    if (delay > TICK_MS) return;
-    this.nextDue = setTimeout(() => this.schedulePump(), Math.max(0, delay) + 1);
+    const delay = nextDelay(Date.now(), this.listing.nextRetry(Date.now()), opening, TICK_MS);
+    if (delay !== null) this.nextDue = setTimeout(() => this.schedulePump(), delay);
   }
 }
 

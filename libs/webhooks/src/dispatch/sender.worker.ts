@@ -44,9 +44,19 @@ const lanes = new SendLanes<SenderCall>(settings.requestsPerEndpoint, QUEUED_REQ
   answer({ id: call.id, notSent: true }),
 );
 
-/** Sends now: the signature's timestamp and the attempt's time are when the request leaves. */
+/**
+ * Sends now: the signature's timestamp and the attempt's time are when the request leaves.
+ * Unless its claim's time ran out while it waited in its lane (`sendBy`): then it never leaves.
+ */
 function start(call: SenderCall): void {
   const sentAt = Date.now();
+  if (call.sendBy !== undefined && sentAt > call.sendBy) {
+    answer({ id: call.id, notSent: true });
+    // Its place in the lane is free again: the next one's turn (not from inside the lane's own loop).
+    const lane = call.endpointId;
+    if (lane !== undefined) queueMicrotask(() => lanes.answered(lane, false, Date.now()));
+    return;
+  }
   const done = sender
     // As extend in @filing/platform (this thread does not load the platform): not `{ ...call, timestamp }`.
     .send(Object.assign({}, call, { timestamp: Math.floor(sentAt / 1000) }))

@@ -33,6 +33,11 @@ export interface WebhookRequest {
   readonly secrets: readonly string[];
   /** The endpoint's id: on the sender thread, its requests share a lane (SendLanes). */
   readonly endpointId?: string;
+  /**
+   * The latest time (epoch ms) the POST may leave: past it, the request at its timeout would
+   * outlast the delivery's claim (claimSendBy), and it is given up unsent. Absent: no claim to keep.
+   */
+  readonly sendBy?: number;
 }
 
 /**

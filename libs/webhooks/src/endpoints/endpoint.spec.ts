@@ -18,6 +18,8 @@ const create: EndpointCommand = {
   rateLimitPerSecond: null,
   secretFingerprint: 'f1',
   secretSealed: 'v1.k1.sealed-1',
+  accountEndpoints: 0,
+  maxEndpoints: 16,
 };
 
 describe('webhook endpoint', () => {
@@ -42,6 +44,20 @@ describe('webhook endpoint', () => {
     ]);
     expect(created).toEqual(expect.objectContaining({ exists: true, enabled: false, accountId: 'A' }));
     expect(() => decideEndpoint(created, create)).toThrow(ConflictError);
+  });
+
+  it('is refused with a 409 naming the limit once the account has as many endpoints as allowed', () => {
+    expect(run(initialEndpoint, { ...create, accountEndpoints: 15 }).events).toHaveLength(1);
+    for (const full of [
+      { accountEndpoints: 16, maxEndpoints: 16 },
+      { accountEndpoints: 3, maxEndpoints: 2 },
+    ]) {
+      const refused = () => decideEndpoint(initialEndpoint, { ...create, ...full });
+      expect(refused).toThrow(ConflictError);
+      expect(refused).toThrow(
+        new RegExp(`most webhook endpoints allowed: ${full.maxEndpoints} \\(WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT\\)`),
+      );
+    }
   });
 
   it('enables and disables, recording nothing when already there', () => {

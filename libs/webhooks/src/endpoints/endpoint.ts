@@ -111,6 +111,10 @@ export type EndpointCommand =
       readonly secretFingerprint: string;
       /** Absent since signing secrets live in key streams (secrets/secret-keys.ts). */
       readonly secretSealed?: string;
+      /** The account's endpoints (not deleted) as the read model holds them, caught up with the store. */
+      readonly accountEndpoints: number;
+      /** WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT. */
+      readonly maxEndpoints: number;
     }
   | {
       readonly kind: 'update';
@@ -153,12 +157,20 @@ export type EndpointCommand =
       readonly replaces: string | null;
     };
 
+/** The 409 of a create beyond the cap: names the limit and how to make room. */
+export function endpointLimitReached(max: number): ConflictError {
+  return new ConflictError(
+    `This account already has the most webhook endpoints allowed: ${max} (WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT). Delete one to create another`,
+  );
+}
+
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 export function decideEndpoint(state: EndpointState, command: EndpointCommand): EndpointEvent[] {
   const endpoint_id = command.endpointId;
   if (command.kind === 'create') {
     if (state.exists) throw new ConflictError(`A webhook endpoint with id ${endpoint_id} already exists`);
+    if (command.accountEndpoints >= command.maxEndpoints) throw endpointLimitReached(command.maxEndpoints);
     return [
       {
         type: EndpointEvents.EndpointCreated,

@@ -56,6 +56,12 @@ export type UpdateEndpointInput = Partial<CreateEndpointInput>;
 /** Endpoint commands and queries; the controller only maps HTTP onto these. */
 @Injectable()
 export class EndpointsService {
+  /**
+   * An account's creates on this instance, one at a time: each counts the endpoints with the
+   * one before it already in the read model (the cap holds against concurrent creates here).
+   */
+  private readonly creates = new KeyedSerial();
+
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -73,15 +79,21 @@ export class EndpointsService {
     await this.validate(input.url, eventTypes);
     const id = uuidv7();
     const secret = generateSecret();
-    await this.run(ctx, undefined, {
-      kind: 'create',
-      accountId,
-      endpointId: id,
-      url: input.url,
-      description: input.description ?? null,
-      eventTypes: dedupe(eventTypes),
-      rateLimitPerSecond: input.rate_limit_per_second ?? null,
-      secretFingerprint: secretFingerprint(secret),
+    await this.creates.run(accountId, async () => {
+      // The count is the read model's once it holds all the store held now (any instance's creates).
+      await this.ryw.awaitHead();
+      await this.run(ctx, undefined, {
+        kind: 'create',
+        accountId,
+        endpointId: id,
+        url: input.url,
+        description: input.description ?? null,
+        eventTypes: dedupe(eventTypes),
+        rateLimitPerSecond: input.rate_limit_per_second ?? null,
+        secretFingerprint: secretFingerprint(secret),
+        accountEndpoints: this.queries.countOf(accountId),
+        maxEndpoints: this.config.webhookMaxEndpointsPerAccount,
+      });
     });
     await this.storeSecret(accountId, id, secret);
     return extend(this.get(ctx, id), { secret });
@@ -270,6 +282,22 @@ export class EndpointsService {
       });
     }
     if (errors.length > 0) throw new ValidationError(errors);
+  }
+}
+
+/** Runs tasks of one key one after another (others' in parallel); forgets a key once idle. */
+class KeyedSerial {
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(key) ?? Promise.resolve();
+    const result = previous.then(task, task);
+    const tail = result.catch(() => undefined);
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return result;
   }
 }
 

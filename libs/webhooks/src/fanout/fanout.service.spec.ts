@@ -111,9 +111,11 @@ describe('fan-out service memory', () => {
     await caughtUp();
     expect(fanOut.openDeliveryCount()).toBe(4);
 
-    // A disable cancels exactly those four, as the view says at its position.
+    // A disable cancels exactly those four, as the view says at its position: in the background,
+    // after the fan-out has moved past it.
     await append(`webhookendpoint-${ENDPOINT}`, EndpointEvents.EndpointDisabled, { endpoint_id: ENDPOINT });
     await caughtUp();
+    await eventually(() => (fanOut.cancellationsWaiting() === 0 ? true : undefined), 10, 10_000);
     const cancelled = (await store.readAll({ maxCount: 100_000 }))
       .filter((e) => e.type === DeliveryEvents.DeliveryCancelled && e.data.reason === 'endpoint disabled or deleted')
       .map((e) => e.data.delivery_id as string);

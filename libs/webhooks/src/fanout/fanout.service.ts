@@ -1,5 +1,4 @@
 import {
-  comparePositions,
   EVENT_STORE,
   NO_STREAM,
   parsePosition,
@@ -7,15 +6,11 @@ import {
   WrongExpectedVersionError,
   type EventStore,
   type Position,
-  type RecordedEvent,
 } from '@filing/event-store';
 import {
   APP_CONFIG,
   type AppConfig,
-  buildMetadata,
   type EventMetadata,
-  EventHandlingError,
-  fromRecorded,
   ProcessorRegistry,
   type ProcessorMessage,
   StreamProcessor,
@@ -25,31 +20,21 @@ import {
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import {
-  DELIVERY_EVENT_PREFIX,
-  DELIVERY_STREAM,
-  type DeliveryEvent,
-  deliveryEnd,
-  DeliveryEvents,
-  type DeliveryScheduled,
-} from '../deliveries/delivery.events';
+import { DELIVERY_EVENT_PREFIX, DELIVERY_STREAM, type DeliveryScheduled } from '../deliveries/delivery.events';
 import { ENDPOINT_EVENT_PREFIX, NOTIFICATIONS_SWITCHED } from '../endpoints/endpoint.events';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
-import {
-  factsText,
-  mayHaveFacts,
-  NOTIFIABLE_EVENT_PREFIXES,
-  type ResourceFacts,
-} from '../notifications/notification-mapper';
+import { factsText, NOTIFIABLE_EVENT_PREFIXES, type ResourceFacts } from '../notifications/notification-mapper';
 import {
   checkpointOffTheLoop,
   inImmediateTransaction,
   cachedStatement as stmt,
   type WalCheckpointer,
 } from '@filing/platform';
-import { fanOutStep } from './fanout-step';
-import { decideDelivery, evolveDelivery, initialDelivery } from '../deliveries/delivery';
-import { type DeliveryOwner, MemoryFanOutView } from './fanout-view';
+import { roundRobin } from '../dispatch/round-robin';
+import { type BatchDecision, decideBatch } from './fanout-batch';
+import { MemoryFanOutView } from './fanout-view';
+import { type DeliveryRow, OpenDeliveries } from './open-deliveries';
+import { PendingCancellations } from './pending-cancellations';
 
 // Delivery events too: which deliveries are pending at a disable's position is read from the
 // stream, never from the live read model (a replay would then cancel today's redeliveries).
@@ -58,7 +43,6 @@ const FILTER_PREFIXES = [
   ...new Set([...NOTIFIABLE_EVENT_PREFIXES, ENDPOINT_EVENT_PREFIX, NOTIFICATIONS_SWITCHED, DELIVERY_EVENT_PREFIX]),
 ];
 const MAX_BATCH = 500;
-const noFacts = (): undefined => undefined;
 /**
  * DeliveryScheduled appends in flight at once: enough for the store to commit them in groups,
  * few enough that a burst (a batch fanned out to many endpoints) waits here, not in its queue.
@@ -70,12 +54,6 @@ const MAX_APPENDS_IN_FLIGHT = 128;
  * the event loop for 40–60 ms (new events' deliveries waited behind it); 2,000 take ~5 ms.
  */
 const UNSAVED_LIMITS = { ms: 1_000, rows: 2_000 } as const;
-
-/** A delivery whose open/closed state changed in a batch, to be saved with its checkpoint. */
-interface ChangedDelivery {
-  readonly owner: DeliveryOwner;
-  readonly open: boolean;
-}
 
 /**
  * The webhooks subscription: reads `$all` in order and, for each notifiable event, schedules one
@@ -100,12 +78,14 @@ export class FanOutService {
    * loop. The checkpoint stays before them until then: after a crash those batches run again, and
    * they only derive the same rows again.
    */
-  private unsaved = new Map<string, ChangedDelivery>();
+  private unsaved = new Map<string, DeliveryRow>();
   private unsavedPosition: Position | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
   protected readonly unsavedLimits: { readonly ms: number; readonly rows: number } = UNSAVED_LIMITS;
 
   private db!: Database.Database;
+  private rows!: OpenDeliveries;
+  private cancellations: PendingCancellations | null = null;
   private walCheckpointer: WalCheckpointer | null = null;
 
   constructor(
@@ -130,6 +110,8 @@ export class FanOutService {
     // the facts of streams seen lately; the cache is resident memory (issue #16).
     this.db.pragma('cache_size = -4096');
     this.setup();
+    this.cancellations = new PendingCancellations(this.rows, this.store, this.logger);
+    this.cancellations.start();
     this.processor = new StreamProcessor(
       this.store,
       {
@@ -152,6 +134,9 @@ export class FanOutService {
     const processor = this.processor;
     this.processor = null;
     await processor?.stop();
+    const cancellations = this.cancellations;
+    this.cancellations = null;
+    await cancellations?.stop();
     if (this.db?.open) {
       this.flushUnsaved();
       this.db.close();
@@ -161,9 +146,16 @@ export class FanOutService {
     await checkpointer?.stop();
   }
 
-  /** How many deliveries the fan-out's view holds as pending: all it keeps of deliveries in memory (tests). */
+  /** How many deliveries the fan-out holds as pending (tests, the memory bench): its file, and rows waiting to be saved. */
   openDeliveryCount(): number {
-    return this.view.openCount;
+    let count = this.rows.openCount();
+    for (const [id, row] of this.unsaved) count += Number(row.open) - Number(this.rows.get(id)?.open ?? false);
+    return count;
+  }
+
+  /** Cancellations of pending deliveries recorded and not finished yet (tests). */
+  cancellationsWaiting(): number {
+    return this.rows.cancellationsWaiting();
   }
 
   /** The position the fan-out has fully handled (tests, readiness): saved, or only delivery rows left to save. */
@@ -176,9 +168,9 @@ export class FanOutService {
       CREATE TABLE IF NOT EXISTS webhook_fanout_endpoints (id TEXT PRIMARY KEY, account_id TEXT NOT NULL,
         enabled INTEGER NOT NULL, deleted INTEGER NOT NULL, event_types TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS webhook_fanout_switches (account_id TEXT PRIMARY KEY, enabled INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS webhook_fanout_facts (stream_id TEXT PRIMARY KEY, facts TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS webhook_fanout_deliveries (id TEXT PRIMARY KEY, endpoint_id TEXT NOT NULL,
-        account_id TEXT NOT NULL, open INTEGER NOT NULL)`);
+      CREATE TABLE IF NOT EXISTS webhook_fanout_facts (stream_id TEXT PRIMARY KEY, facts TEXT NOT NULL)`);
+    this.rows = new OpenDeliveries(this.db);
+    this.rows.setup();
   }
 
   private load(): void {
@@ -206,82 +198,52 @@ export class FanOutService {
     }>) {
       view.putSwitch(r.account_id, r.enabled === 1);
     }
-    // Row by row: a large backlog is not materialised as one array first.
-    for (const r of this.db
-      .prepare('SELECT id, endpoint_id, account_id FROM webhook_fanout_deliveries WHERE open = 1')
-      .iterate() as IterableIterator<{ id: string; endpoint_id: string; account_id: string }>) {
-      view.openDelivery(r.id, view.owner(r.endpoint_id, r.account_id));
-    }
     this.view = view;
     const cp = this.db.prepare("SELECT position FROM webhook_fanout_checkpoint WHERE name = 'fanout'").get() as
       { position: string } | undefined;
     this.checkpoint = cp ? parsePosition(cp.position) : null;
   }
 
+  /** The batch's decision, its appends, then one save (or, for delivery rows alone, a later one). */
   private async process(batch: readonly ProcessorMessage[]): Promise<void> {
-    const factsOverlay = new Map<string, ResourceFacts>();
-    const factsOf = (streamId: string): ResourceFacts | undefined => {
-      if (factsOverlay.has(streamId)) return factsOverlay.get(streamId);
-      const row = stmt(this.db, 'SELECT facts FROM webhook_fanout_facts WHERE stream_id = ?').get(streamId) as
-        { facts: string } | undefined;
-      return row ? (JSON.parse(row.facts) as ResourceFacts) : undefined;
-    };
-    const endpoints = new Set<string>();
-    const switches = new Set<string>();
-    const cancels: Array<{ deliveryIds: string[]; reason: string; at: Position }> = [];
-    const deliveries = new Map<string, ChangedDelivery>();
-    const scheduled: Array<{ event: DeliveryScheduled; metadata: EventMetadata }> = [];
-    let position: Position | null = null;
-
-    for (const work of batch) {
-      if (work.kind === 'checkpoint') {
-        position = work.position;
-        continue;
-      }
-      const { event } = work;
-      position = event.position;
-      if (this.checkpoint && comparePositions(event.position, this.checkpoint) <= 0) continue;
-      if (event.type.startsWith(DELIVERY_EVENT_PREFIX)) {
-        this.trackDelivery(event, deliveries);
-        continue;
-      }
-      let step: ReturnType<typeof fanOutStep>;
-      try {
-        step = fanOutStep(this.view, mayHaveFacts(event) ? factsOf : noFacts, event);
-      } catch (cause) {
-        // Named, so the supervisor can tell a poison event from a passing store failure.
-        throw new EventHandlingError('webhook-fanout', event, { cause });
-      }
-      if (step.facts) factsOverlay.set(step.facts[0], step.facts[1]);
-      if (step.endpointChanged) endpoints.add(step.endpointChanged);
-      if (step.switchChanged) switches.add(step.switchChanged);
-      if (step.cancel) {
-        // Pending here, at the disable's position, as the fan-out's own view says.
-        const reason =
-          'endpointId' in step.cancel ? 'endpoint disabled or deleted' : 'webhook notifications switched off';
-        cancels.push({ deliveryIds: this.view.openDeliveries(step.cancel), reason, at: event.position });
-      }
-      const correlation = typeof event.metadata.correlation_id === 'string' ? event.metadata.correlation_id : event.id;
-      // One event's deliveries share their metadata (an event's notification is one account's).
-      let metadata: EventMetadata | undefined;
-      for (const s of step.scheduled) {
-        if (metadata?.account_id !== s.data.account_id) {
-          metadata = buildMetadata({
-            account_id: s.data.account_id,
-            actor: 'system:webhooks',
-            correlation_id: correlation,
-            causation_id: event.id,
-          });
-        }
-        scheduled.push({ event: s, metadata });
-        // Open from the event's position on, though its own event lands later in the stream.
-        const owner = this.view.owner(s.data.endpoint_id, s.data.account_id);
-        this.view.openDelivery(s.data.delivery_id, owner);
-        deliveries.set(s.data.delivery_id, { owner, open: true });
-      }
+    const decided = decideBatch(batch, {
+      view: this.view,
+      after: this.checkpoint,
+      factsOf: this.factsOf,
+      deliveryOf: (id) => this.unsaved.get(id) ?? this.rows.get(id),
+    });
+    await this.appendScheduled(decided.scheduled);
+    if (decided.position === null) return;
+    const onlyDeliveries =
+      decided.scheduled.length === 0 &&
+      decided.cancellations.length === 0 &&
+      decided.endpoints.size === 0 &&
+      decided.switches.size === 0 &&
+      decided.facts.size === 0;
+    if (onlyDeliveries && this.unsaved.size + decided.deliveries.size < this.unsavedLimits.rows) {
+      for (const [id, d] of decided.deliveries) this.unsaved.set(id, d);
+      this.unsavedPosition = decided.position;
+      this.flushTimer ??= setTimeout(this.flushUnsaved, this.unsavedLimits.ms).unref();
+      return;
     }
+    this.save(decided.position, decided);
+    if (decided.cancellations.length > 0) this.cancellations?.wake();
+  }
 
-    // In order, at most MAX_APPENDS_IN_FLIGHT at a time: each worker takes the next one.
+  private readonly factsOf = (streamId: string): ResourceFacts | undefined => {
+    const row = stmt(this.db, 'SELECT facts FROM webhook_fanout_facts WHERE stream_id = ?').get(streamId) as
+      { facts: string } | undefined;
+    return row ? (JSON.parse(row.facts) as ResourceFacts) : undefined;
+  };
+
+  /**
+   * At most MAX_APPENDS_IN_FLIGHT at a time, each worker taking the next one, account by account
+   * in turn: an account whose events fan out to many endpoints does not put another account's
+   * few deliveries of the same batch behind all of its own (each is a stream of its own: their
+   * order across streams changes nothing else).
+   */
+  private async appendScheduled(batchScheduled: BatchDecision['scheduled']): Promise<void> {
+    const scheduled = interleavedByAccount(batchScheduled);
     let next = 0;
     await Promise.all(
       Array.from({ length: Math.min(MAX_APPENDS_IN_FLIGHT, scheduled.length) }, async () => {
@@ -291,21 +253,6 @@ export class FanOutService {
         }
       }),
     );
-    if (cancels.length > 0) await this.cancelPending(cancels);
-    if (position === null) return;
-    const onlyDeliveries =
-      scheduled.length === 0 &&
-      cancels.length === 0 &&
-      endpoints.size === 0 &&
-      switches.size === 0 &&
-      factsOverlay.size === 0;
-    if (onlyDeliveries && this.unsaved.size + deliveries.size < this.unsavedLimits.rows) {
-      for (const [id, d] of deliveries) this.unsaved.set(id, d);
-      this.unsavedPosition = position;
-      this.flushTimer ??= setTimeout(this.flushUnsaved, this.unsavedLimits.ms).unref();
-      return;
-    }
-    this.save(position, { endpoints, switches, deliveries, factsOverlay });
   }
 
   /** Saves what waits (the timer, stop); a failure is logged and left to the next save. */
@@ -313,7 +260,7 @@ export class FanOutService {
     this.flushTimer = null;
     if (this.unsavedPosition === null || !this.db?.open) return;
     try {
-      this.save(this.unsavedPosition, { endpoints: [], switches: [], deliveries: new Map(), factsOverlay: new Map() });
+      this.save(this.unsavedPosition, NOTHING_MORE);
     } catch (err) {
       this.logger.error(
         `Saving the fan-out's delivery rows failed (retried with the next batch): ${(err as Error).message}`,
@@ -329,16 +276,8 @@ export class FanOutService {
   }
 
   /** One transaction: what waits, then this batch's rows (later changes last), and the checkpoint. */
-  private save(
-    cp: Position,
-    batch: {
-      endpoints: Iterable<string>;
-      switches: Iterable<string>;
-      deliveries: ReadonlyMap<string, ChangedDelivery>;
-      factsOverlay: ReadonlyMap<string, ResourceFacts>;
-    },
-  ): void {
-    const { endpoints, switches, factsOverlay } = batch;
+  private save(cp: Position, batch: Omit<BatchDecision, 'position' | 'scheduled'>): void {
+    const { endpoints, switches, facts, cancellations } = batch;
     const deliveries = [...this.unsaved, ...batch.deliveries];
     inImmediateTransaction(this.db, () => {
       for (const id of endpoints) {
@@ -357,18 +296,13 @@ export class FanOutService {
            ON CONFLICT (account_id) DO UPDATE SET enabled = excluded.enabled`,
         ).run(account, this.view.switchOn(account) ? 1 : 0);
       }
-      for (const [id, d] of deliveries) {
-        stmt(
-          this.db,
-          `INSERT INTO webhook_fanout_deliveries (id, endpoint_id, account_id, open) VALUES (?, ?, ?, ?)
-           ON CONFLICT (id) DO UPDATE SET open = excluded.open`,
-        ).run(id, d.owner.endpointId, d.owner.accountId, d.open ? 1 : 0);
-      }
-      for (const [streamId, facts] of factsOverlay) {
+      for (const [id, d] of deliveries) this.rows.put(id, d);
+      for (const c of cancellations) this.rows.addCancellation(c.endpointId, c.reason, c.at);
+      for (const [streamId, resourceFacts] of facts) {
         stmt(
           this.db,
           'INSERT INTO webhook_fanout_facts (stream_id, facts) VALUES (?, ?) ON CONFLICT (stream_id) DO UPDATE SET facts = excluded.facts',
-        ).run(streamId, factsText(facts));
+        ).run(streamId, factsText(resourceFacts));
       }
       stmt(
         this.db,
@@ -391,85 +325,24 @@ export class FanOutService {
       this.logger.error(`Delivery stream ${id} exists with other contents; not scheduled again`);
     }
   }
-
-  /**
-   * Keeps the view's picture of which deliveries are pending, from their own events. A closed
-   * delivery leaves the view; its row (saved with this batch, or earlier) says whose it was if a
-   * redelivery opens it again.
-   */
-  private trackDelivery(event: RecordedEvent, changed: Map<string, ChangedDelivery>): void {
-    const id = typeof event.data.delivery_id === 'string' ? event.data.delivery_id : null;
-    if (!id) return;
-    const open = this.view.openOwner(id);
-    if (event.type === DeliveryEvents.DeliveryScheduled) {
-      if (open || this.closedOwner(id, changed)) return;
-      const { endpoint_id, account_id } = event.data as { endpoint_id: string; account_id: string };
-      const owner = this.view.owner(endpoint_id, account_id);
-      this.view.openDelivery(id, owner);
-      changed.set(id, { owner, open: true });
-    } else if (open && deliveryEnd(event) !== null) {
-      this.view.closeDelivery(id);
-      changed.set(id, { owner: open, open: false });
-    } else if (event.type === DeliveryEvents.DeliveryRedeliveryRequested) {
-      const owner = open ?? this.closedOwner(id, changed);
-      if (!owner) return;
-      this.view.openDelivery(id, owner);
-      changed.set(id, { owner, open: true });
-    }
-  }
-
-  /** Whose a delivery the view no longer holds was: closed in this batch, in one not saved yet, or saved before. */
-  private closedOwner(id: string, changed: ReadonlyMap<string, ChangedDelivery>): DeliveryOwner | undefined {
-    const inBatch = changed.get(id) ?? this.unsaved.get(id);
-    if (inBatch) return inBatch.owner;
-    const row = stmt(this.db, 'SELECT endpoint_id, account_id FROM webhook_fanout_deliveries WHERE id = ?').get(id) as
-      { endpoint_id: string; account_id: string } | undefined;
-    return row && this.view.owner(row.endpoint_id, row.account_id);
-  }
-
-  /**
-   * Ends, as cancelled, the deliveries that were pending at a disable's (or switch-off's)
-   * position — decided as of that position, so a replay decides the same: a delivery whose stream
-   * has anything after the position (an attempt, a redelivery, the cancellation a first run made)
-   * is left alone. The dispatcher's own check at send time stops whatever that leaves pending.
-   */
-  private async cancelPending(
-    cancels: ReadonlyArray<{ deliveryIds: string[]; reason: string; at: Position }>,
-  ): Promise<void> {
-    for (const { deliveryIds, reason, at } of cancels) {
-      for (const id of deliveryIds) await this.cancelAsOf(id, reason, at);
-    }
-  }
-
-  private async cancelAsOf(deliveryId: string, reason: string, at: Position): Promise<void> {
-    const streamId = streamName(DELIVERY_STREAM, deliveryId);
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const events = await this.store.readStream(streamId);
-      // Its own DeliveryScheduled may land after `at` (the fan-out appends it later): not a change.
-      const changedSince = events.some(
-        (e) => e.type !== DeliveryEvents.DeliveryScheduled && comparePositions(e.position, at) > 0,
-      );
-      if (events.length === 0 || changedSince) return;
-      const state = events.reduce((s, e) => evolveDelivery(s, fromRecorded<DeliveryEvent>(e)), initialDelivery);
-      const decided = decideDelivery(state, { kind: 'cancel', deliveryId, reason });
-      if (decided.length === 0) return;
-      const metadata = buildMetadata({
-        actor: 'system:webhooks',
-        causation_id: null,
-        account_id: state.accountId,
-        correlation_id: deliveryId,
-      });
-      try {
-        await this.store.appendToStream(
-          streamId,
-          decided.map((e) => toEventData(e, metadata)),
-          { expectedRevision: events[events.length - 1].revision },
-        );
-        return;
-      } catch (err) {
-        // Someone wrote meanwhile (an attempt): read again, it is now "changed since".
-        if (!(err instanceof WrongExpectedVersionError)) throw err;
-      }
-    }
-  }
 }
+
+function interleavedByAccount<T extends { readonly event: DeliveryScheduled }>(items: readonly T[]): T[] {
+  const accounts = new Map<string, T[]>();
+  for (const item of items) {
+    const account = item.event.data.account_id;
+    let ofAccount = accounts.get(account);
+    if (!ofAccount) accounts.set(account, (ofAccount = []));
+    ofAccount.push(item);
+  }
+  return accounts.size <= 1 ? [...items] : roundRobin([...accounts.values()], Infinity);
+}
+
+/** A save with nothing but what waits (the timer, stop). */
+const NOTHING_MORE: Omit<BatchDecision, 'position' | 'scheduled'> = {
+  cancellations: [],
+  endpoints: new Set(),
+  switches: new Set(),
+  deliveries: new Map(),
+  facts: new Map(),
+};

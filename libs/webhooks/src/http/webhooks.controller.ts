@@ -55,6 +55,10 @@ export class WebhooksController {
     description:
       'Created, disabled, with its signing secret (an Idempotency-Key replay answers without it: GET …/secret)',
   })
+  @ApiConflictResponse({
+    description:
+      'The account already has the most endpoints allowed (WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT, default 16; deleted ones do not count): the problem names the limit',
+  })
   // The secret is not kept with the key: only sealed in the endpoint's events, shown again by GET …/secret.
   @RedactOnReplay('secret')
   async create(

@@ -1,6 +1,6 @@
 import { cachedStatement as stmt, ProjectionRunner } from '@filing/platform';
 import { Injectable } from '@nestjs/common';
-import { cachedRateLimits } from './endpoints-cache';
+import { cachedForAllEndpoints } from './endpoints-cache';
 
 export interface PendingStats {
   /** Pending deliveries whose next attempt is due. */
@@ -61,13 +61,25 @@ export class DeliveryQueue {
   /** The `rate_limit_per_second` of every endpoint that has one (kept until the endpoints change: endpoints-cache.ts). */
   rateLimits(): ReadonlyMap<string, number> {
     const db = this.runner.db;
-    return cachedRateLimits(db, () => {
+    return cachedForAllEndpoints(db, 'rateLimits', () => {
       const rows = stmt(
         db,
         `SELECT id, rate_limit_per_second AS limit_per_second FROM webhook_endpoints
          WHERE rate_limit_per_second IS NOT NULL`,
       ).all() as Array<{ id: string; limit_per_second: number }>;
       return new Map(rows.map((r) => [r.id, r.limit_per_second]));
+    });
+  }
+
+  /** Every endpoint's account (kept until the endpoints change: endpoints-cache.ts): the dispatcher's turns go by account. */
+  accounts(): ReadonlyMap<string, string> {
+    const db = this.runner.db;
+    return cachedForAllEndpoints(db, 'accounts', () => {
+      const rows = stmt(db, 'SELECT id, account_id FROM webhook_endpoints WHERE deleted = 0').all() as Array<{
+        id: string;
+        account_id: string;
+      }>;
+      return new Map(rows.map((r) => [r.id, r.account_id]));
     });
   }
 

@@ -8,6 +8,8 @@ interface EndpointsCache {
   readonly targets: Map<string, unknown>;
   /** The endpoints with a `rate_limit_per_second`, all of them; null: read them again. */
   rateLimits: ReadonlyMap<string, number> | null;
+  /** Every endpoint's account; null: read them again. */
+  accounts: ReadonlyMap<string, string> | null;
 }
 
 /**
@@ -22,7 +24,7 @@ const caches = new WeakMap<Database.Database, EndpointsCache>();
 
 function cacheOf(db: Database.Database): EndpointsCache {
   let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = { targets: new Map(), rateLimits: null }));
+  if (!cache) caches.set(db, (cache = { targets: new Map(), rateLimits: null, accounts: null }));
   return cache;
 }
 
@@ -36,13 +38,16 @@ export function cachedTarget<Row>(db: Database.Database, key: string, read: () =
   return row;
 }
 
-/** The rate limits `read` gives, read once until the endpoints change. */
-export function cachedRateLimits(
+type WholeTables = Pick<EndpointsCache, 'rateLimits' | 'accounts'>;
+
+/** What `read` gives of every endpoint (the rate limits, the accounts), read once until the endpoints change. */
+export function cachedForAllEndpoints<K extends keyof WholeTables>(
   db: Database.Database,
-  read: () => ReadonlyMap<string, number>,
-): ReadonlyMap<string, number> {
+  key: K,
+  read: () => NonNullable<WholeTables[K]>,
+): NonNullable<WholeTables[K]> {
   const cache = cacheOf(db);
-  return (cache.rateLimits ??= read());
+  return (cache[key] ??= read());
 }
 
 /** Called by the endpoints projection on every event it applies. */
@@ -51,4 +56,5 @@ export function forgetCachedEndpoints(db: Database.Database): void {
   if (!cache) return;
   cache.targets.clear();
   cache.rateLimits = null;
+  cache.accounts = null;
 }

@@ -20,6 +20,15 @@ export class EndpointsQueries {
     ) as EndpointRow | undefined;
   }
 
+  /** How many endpoints the account has (disabled ones count, deleted ones do not). */
+  countOf(accountId: string): number {
+    const row = stmt(
+      this.runner.db,
+      'SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = ? AND deleted = 0',
+    ).get(accountId) as { n: number };
+    return row.n;
+  }
+
   /** The account's endpoints after `afterSeq` (creation order), `limit` of them. */
   page(accountId: string, afterSeq: number, limit: number): EndpointRow[] {
     return stmt(

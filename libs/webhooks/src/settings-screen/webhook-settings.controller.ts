@@ -3,6 +3,7 @@ import {
   createValidationPipe,
   Ctx,
   isUuid,
+  ConflictError,
   NotFoundError,
   ValidationError,
   extend,
@@ -86,6 +87,10 @@ export class WebhookSettingsController {
     try {
       created = await this.endpoints.create(ctx, await this.input(values, CreateEndpointDto));
     } catch (err) {
+      // The account's cap: the form again with why, as the API's 409 says it.
+      if (err instanceof ConflictError) {
+        return this.renderProfile(reply, ctx, current, { values, errors: { endpoints: err.message } }, 409);
+      }
       return this.renderProfile(reply, ctx, current, { values, errors: fieldErrors(err) }, 400);
     }
     setFlash(reply, current.token, `Endpoint ${created.url} was created. It stays disabled until you enable it.`);

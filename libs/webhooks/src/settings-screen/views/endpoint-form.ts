@@ -39,6 +39,8 @@ const FIELD_IDS: Record<string, string> = {
   description: 'description',
   event_types: 'event-types',
   rate_limit_per_second: 'rate-limit',
+  /** Not a field: the endpoints list (a create beyond the account's cap). */
+  endpoints: 'endpoints-heading',
 };
 
 /** "There is a problem" box linking to each bad field; focusable so the page can point at it. */
