@@ -22,6 +22,8 @@ export interface AppConfig {
   readonly webhookCaFile: string | null;
   /** An endpoint whose attempts have all failed for this long is disabled (reason `failing`). */
   readonly webhookDisableAfterMs: number;
+  /** An endpoint whose attempts have all failed for this long gets `webhook_endpoint.failing` sent (once per streak). */
+  readonly webhookFailingAfterMs: number;
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Requests per account to `/external-api/v1` in a sliding window; null: unlimited (`off`). */
@@ -47,6 +49,7 @@ export class ConfigError extends Error {
 export const DEFAULT_RETRY_DELAYS = '10s,1m,5m,30m,2h,6h,12h,24h';
 export const DEFAULT_API_RATE_LIMIT = '100/1s';
 export const DEFAULT_WEBHOOK_DISABLE_AFTER = '5d';
+export const DEFAULT_WEBHOOK_FAILING_AFTER = '1h';
 /** A longer WEBHOOK_DISABLE_AFTER is more likely a typo than a wish. */
 const MAX_DISABLE_AFTER_MS = 365 * 86_400_000;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -122,6 +125,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   } catch (err) {
     problems.push(`WEBHOOK_DISABLE_AFTER ${(err as Error).message}`);
   }
+  let webhookFailingAfterMs = 0;
+  try {
+    webhookFailingAfterMs = parseDuration(
+      value('WEBHOOK_FAILING_AFTER') ?? DEFAULT_WEBHOOK_FAILING_AFTER,
+      MAX_DISABLE_AFTER_MS,
+    );
+  } catch (err) {
+    problems.push(`WEBHOOK_FAILING_AFTER ${(err as Error).message}`);
+  }
 
   const certFile = file('TLS_CERT_FILE');
   const keyFile = file('TLS_KEY_FILE');
@@ -164,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     webhookAllowPrivateNetworks: boolean('WEBHOOK_ALLOW_PRIVATE_NETWORKS'),
     webhookCaFile,
     webhookDisableAfterMs,
+    webhookFailingAfterMs,
     tls: certFile && keyFile ? { certFile, keyFile } : null,
     logLevel,
     apiRateLimit,

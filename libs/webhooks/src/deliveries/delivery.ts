@@ -2,7 +2,7 @@ import type { JsonObject } from '@filing/event-store';
 import { ConflictError, NotFoundError, type RecordedEnvelope, extend } from '@filing/platform';
 import type { AttemptVerdict } from './outcome';
 import { retryDelay } from './retry-schedule';
-import { type DeliveryEnd, type DeliveryEvent, DeliveryEvents } from './delivery.events';
+import { type DeliveryEnd, type DeliveryEvent, DeliveryEvents, type DeliveryFailed } from './delivery.events';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
 
@@ -215,11 +215,14 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
       if (a.verdict === 'failed') {
         const reason =
           a.statusCode !== null ? `the receiver answered ${a.statusCode}` : (a.error ?? 'the attempt failed');
-        return [attempted, { type: DeliveryEvents.DeliveryFailed, data: { delivery_id, reason } }];
+        return [attempted, { type: DeliveryEvents.DeliveryFailed, data: failedData(state, delivery_id, reason) }];
       }
       const delay = retryDelay(state.roundAttempts + 1, command.delaysMs, a.retryAfterMs, () => command.random);
       if (delay === null) {
-        return [attempted, { type: DeliveryEvents.DeliveryFailed, data: { delivery_id, reason: 'retries exhausted' } }];
+        return [
+          attempted,
+          { type: DeliveryEvents.DeliveryFailed, data: failedData(state, delivery_id, 'retries exhausted') },
+        ];
       }
       const next = new Date(a.attemptedAt.getTime() + Math.round(a.durationMs) + delay).toISOString();
       return [attempted, { type: DeliveryEvents.DeliveryRetryScheduled, data: { delivery_id, next_attempt_at: next } }];
@@ -248,4 +251,16 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
         { type: DeliveryEvents.DeliveryRedeliveryRequested, data: { delivery_id, due_at: command.now.toISOString() } },
       ];
   }
+}
+
+/** A failure names what failed, so `webhook_delivery.failed` is mapped from its event alone. */
+function failedData(state: DeliveryState, delivery_id: string, reason: string): DeliveryFailed['data'] {
+  return {
+    delivery_id,
+    reason,
+    account_id: state.accountId,
+    endpoint_id: state.endpointId,
+    event_id: state.eventId,
+    event_type: state.eventType,
+  };
 }

@@ -243,7 +243,8 @@ export class FanOutService {
       if (this.checkpoint && comparePositions(event.position, this.checkpoint) <= 0) continue;
       if (event.type.startsWith(DELIVERY_EVENT_PREFIX)) {
         this.trackDelivery(event, deliveries);
-        continue;
+        // A delivery that gave up is also `webhook_delivery.failed` (issue 50): fanned out below.
+        if (event.type !== DeliveryEvents.DeliveryFailed) continue;
       }
       let step: ReturnType<typeof fanOutStep>;
       try {

@@ -1,13 +1,16 @@
 import type { Json, JsonObject } from '@filing/event-store';
 import { jsonObject } from '@filing/platform';
-import type { WebhookEventTypeName } from '../catalog/event-types';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType, type WebhookEventTypeName } from '../catalog/event-types';
+import { DeliveryEvents } from '../deliveries/delivery.events';
 import { disabledReasonOf, EndpointEvents } from '../endpoints/endpoint.events';
+import { FIELDS, type JsonSchema, payloadSchema, SCHEMA_VERSION } from './payload-schemas';
 
 /** The JSON body sent to receivers (CONTRACT.md §4 table). */
 export interface Notification extends JsonObject {
   event_id: string;
   event_type: WebhookEventTypeName;
   timestamp: string;
+  resource_version: number;
 }
 
 /**
@@ -36,6 +39,8 @@ export function mayHaveFacts(event: { readonly revision: bigint }): boolean {
 
 export interface MappableEvent {
   readonly id: string;
+  /** Its stream revision: the resource's `version` after it (`resource_version`). */
+  readonly revision: bigint;
   readonly type: string;
   readonly streamId: string;
   readonly data: JsonObject;
@@ -59,7 +64,7 @@ export interface MapResult {
 
 /**
  * Event type prefixes whose events the mapper reads (for the subscription filter): the five
- * families, and the endpoint disable behind the operational `webhook_endpoint.disabled`.
+ * families, and the webhooks' own events behind the operational notifications.
  */
 export const NOTIFIABLE_EVENT_PREFIXES = [
   'entities.',
@@ -68,6 +73,8 @@ export const NOTIFIABLE_EVENT_PREFIXES = [
   'tasks.',
   'orders.',
   EndpointEvents.EndpointDisabled,
+  EndpointEvents.EndpointFailing,
+  DeliveryEvents.DeliveryFailed,
 ] as const;
 
 const str = (v: Json | undefined): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
@@ -87,144 +94,259 @@ function mergedFacts(d: JsonObject, prior: ResourceFacts, status: string | null)
   };
 }
 
-/** The resource's id: its id field, else `id`, else the stream's. */
-function resourceId(event: MappableEvent, idField: string): string {
-  return str(event.data[idField]) ?? str(event.data.id) ?? streamResourceId(event.streamId);
+/** What an entry maps from: the event, the resource's id and its facts after the event. */
+export interface PayloadInput {
+  readonly head: { readonly event_id: string; readonly timestamp: string };
+  readonly id: string;
+  readonly facts: ResourceFacts;
+  readonly data: JsonObject;
+  readonly streamId: string;
+}
+
+/**
+ * One domain event type's notification: its name, what it means, the exact schema of its payload,
+ * and the mapping. `facts`: how the event changes what the mapper remembers of its resource (null:
+ * nothing, it concerns no tracked resource). `toPayload`: the payload's fields, in wire order,
+ * before `resource_version` (null: this occurrence is not published).
+ */
+export interface NotificationEntry {
+  readonly event_type: WebhookEventTypeName;
+  readonly description: string;
+  readonly schema: JsonSchema;
+  /** The data field naming the resource (else `id`, else the stream's name). */
+  readonly idField: string;
+  /** The status a resource has when no event said one. */
+  readonly defaultStatus: string | null;
+  readonly facts: ((merged: ResourceFacts, id: string) => ResourceFacts) | null;
+  readonly toPayload: (input: PayloadInput) => JsonObject | null;
+}
+
+/** A domain event that changes facts but is never published (`toPayload: null`). */
+export interface FactsOnlyEntry {
+  readonly event_type: null;
+  readonly idField: string;
+  readonly defaultStatus: string | null;
+  readonly facts: (merged: ResourceFacts, id: string) => ResourceFacts;
+  readonly toPayload: null;
+}
+
+type NotificationTable = Readonly<Record<string, NotificationEntry | FactsOnlyEntry>>;
+
+const keep = (merged: ResourceFacts): ResourceFacts => merged;
+
+function entityEntry(event_type: 'entity.created' | 'entity.updated', description: string): NotificationEntry {
+  return {
+    event_type,
+    description,
+    schema: payloadSchema(event_type, description, FIELDS.entity),
+    idField: 'entity_id',
+    defaultStatus: 'active',
+    facts: (m, id) => ({ entity_id: id, order_id: m.order_id, status: m.status }),
+    toPayload: ({ head, id, facts }) => ({ ...head, event_type, entity_id: id, status: facts.status ?? 'active' }),
+  };
+}
+
+function jurisdictionEntry(event_type: string, description: string): NotificationEntry {
+  return {
+    event_type,
+    description,
+    schema: payloadSchema(event_type, description, FIELDS.jurisdiction),
+    idField: 'jurisdiction_id',
+    defaultStatus: 'pending',
+    facts: keep,
+    toPayload: ({ head, id, facts }) => ({
+      ...head,
+      event_type,
+      jurisdiction_id: id,
+      entity_id: facts.entity_id ?? null,
+      status: facts.status ?? 'pending',
+    }),
+  };
+}
+
+function documentEntry(event_type: string, description: string, status: 'available' | 'deleted'): NotificationEntry {
+  return {
+    event_type,
+    description,
+    schema: payloadSchema(event_type, description, FIELDS.document(status)),
+    idField: 'document_id',
+    defaultStatus: null,
+    facts: (m) => ({ entity_id: m.entity_id, order_id: m.order_id, status }),
+    toPayload: ({ head, id, facts }) => ({
+      ...head,
+      event_type,
+      document_id: id,
+      entity_id: facts.entity_id ?? null,
+      order_id: facts.order_id ?? null,
+      status,
+    }),
+  };
+}
+
+function orderEntry(status: 'submitted' | 'cancelled' | 'completed', description: string): NotificationEntry {
+  const event_type = `order.${status}`;
+  return {
+    event_type,
+    description,
+    schema: payloadSchema(event_type, description, FIELDS.order(status)),
+    idField: 'order_id',
+    defaultStatus: null,
+    facts: (m, id) => ({ entity_id: m.entity_id, order_id: id, status }),
+    toPayload: ({ head, id, facts }) => ({
+      ...head,
+      event_type,
+      order_id: id,
+      entity_id: facts.entity_id ?? null,
+      status,
+    }),
+  };
+}
+
+/** An operational notification: about the webhooks themselves, from one of their own events. */
+function operationalEntry(
+  event_type: string,
+  description: string,
+  fields: Parameters<typeof payloadSchema>[2],
+  toPayload: (data: JsonObject, streamId: string) => JsonObject | null,
+): NotificationEntry {
+  return {
+    event_type,
+    description,
+    schema: payloadSchema(event_type, description, fields),
+    idField: 'endpoint_id',
+    defaultStatus: null,
+    facts: null,
+    toPayload: ({ head, data, streamId }) => {
+      const fieldsOf = toPayload(data, streamId);
+      return fieldsOf && { ...head, event_type, ...fieldsOf };
+    },
+  };
+}
+
+/**
+ * Domain event type → notification (CONTRACT.md §4 table; STYLE.md §5): the one source of the
+ * catalog's schemas, the OpenAPI components, the Events API's items, every webhook body and the
+ * SDK's drift test. An event type not in it is never a notification.
+ */
+export const NOTIFICATIONS = {
+  'entities.EntityCreated': entityEntry('entity.created', 'An entity was created'),
+  'entities.EntityUpdated': entityEntry('entity.updated', 'An entity changed (its fields or its status)'),
+  'documents.DocumentAdded': documentEntry('document.created', 'A document was added', 'available'),
+  'documents.DocumentUpdated': documentEntry('document.updated', "A document's metadata changed", 'available'),
+  'documents.DocumentDeleted': documentEntry('document.deleted', 'A document was deleted', 'deleted'),
+  'jurisdictions.JurisdictionAdded': jurisdictionEntry(
+    'jurisdiction.created',
+    'An entity was registered in a jurisdiction',
+  ),
+  'jurisdictions.JurisdictionUpdated': jurisdictionEntry('jurisdiction.updated', 'A jurisdiction registration changed'),
+  'tasks.TaskCreated': {
+    event_type: 'task.created',
+    description: 'A task was created',
+    schema: payloadSchema('task.created', 'A task was created', FIELDS.task),
+    idField: 'task_id',
+    defaultStatus: 'open',
+    facts: keep,
+    toPayload: ({ head, id, facts }) => ({
+      ...head,
+      event_type: 'task.created',
+      task_id: id,
+      entity_id: facts.entity_id ?? null,
+      status: facts.status ?? 'open',
+    }),
+  },
+  // Not one of the eleven notifications; remembered only so facts stay right.
+  'tasks.TaskUpdated': { event_type: null, idField: 'task_id', defaultStatus: null, facts: keep, toPayload: null },
+  'orders.OrderSubmitted': orderEntry('submitted', 'An order was submitted'),
+  'orders.OrderCancelled': orderEntry('cancelled', 'An order was cancelled by the customer'),
+  'orders.OrderCompleted': orderEntry('completed', 'An order was completed'),
+  [EndpointEvents.EndpointDisabled]: operationalEntry(
+    'webhook_endpoint.disabled',
+    'Operational: the service disabled one of your endpoints (it answered 410 Gone, or every attempt failed for WEBHOOK_DISABLE_AFTER). Sent only to endpoints that list it',
+    FIELDS.endpointDisabled,
+    (d, streamId) => {
+      // Only the service's own disables (410 Gone, failing), never a user's.
+      const reason = disabledReasonOf(d);
+      if (reason === 'manual') return null;
+      return { endpoint_id: str(d.endpoint_id) ?? streamResourceId(streamId), reason, status: 'disabled' };
+    },
+  ),
+  [EndpointEvents.EndpointFailing]: operationalEntry(
+    'webhook_endpoint.failing',
+    'Operational: every attempt to one of your endpoints has failed for WEBHOOK_FAILING_AFTER (1 h by default); sent once per failing streak, before any auto-disable. Sent only to endpoints that list it',
+    FIELDS.endpointFailing,
+    (d, streamId) => ({
+      endpoint_id: str(d.endpoint_id) ?? streamResourceId(streamId),
+      failing_since: str(d.failing_since) ?? '',
+    }),
+  ),
+  [DeliveryEvents.DeliveryFailed]: operationalEntry(
+    'webhook_delivery.failed',
+    'Operational: a delivery gave up (its last retry failed, or the receiver gave an answer not worth retrying). Never sent about a delivery of webhook_delivery.failed itself. Sent only to endpoints that list it',
+    FIELDS.deliveryFailed,
+    (d) => {
+      const [endpoint_id, failed_event_id, failed_event_type] = [
+        str(d.endpoint_id),
+        str(d.event_id),
+        str(d.event_type),
+      ];
+      // Older streams' failures do not name what failed; and a failure notice about a failure notice would never end.
+      if (!endpoint_id || !failed_event_id || !failed_event_type || failed_event_type === 'webhook_delivery.failed') {
+        return null;
+      }
+      return { delivery_id: str(d.delivery_id) ?? '', endpoint_id, failed_event_id, failed_event_type };
+    },
+  ),
+} satisfies NotificationTable;
+
+const TABLE: NotificationTable = NOTIFICATIONS;
+
+/** The published entry of each notification type, by name. */
+export const NOTIFICATION_BY_TYPE: ReadonlyMap<string, NotificationEntry> = new Map(
+  Object.values(TABLE).flatMap((e) => (e.event_type === null ? [] : [[e.event_type, e as NotificationEntry] as const])),
+);
+
+/** A catalog item as `GET /webhook-event-types` lists it: name, label, category, description, schema. */
+export interface PublishedEventType extends WebhookEventType {
+  readonly description: string;
+  readonly schema: JsonSchema;
+  readonly schema_version: number;
+}
+
+/** The catalog, in its order, with each type's schema from the table. */
+export function publishedEventTypes(): PublishedEventType[] {
+  return WEBHOOK_EVENT_TYPES.map((t) => {
+    const entry = NOTIFICATION_BY_TYPE.get(t.name);
+    if (!entry) throw new Error(`No notification table entry publishes ${t.name}`);
+    return { ...t, description: entry.description, schema: entry.schema, schema_version: SCHEMA_VERSION };
+  });
 }
 
 const NO_FACTS: ResourceFacts = {};
 
 /**
- * Domain event → notification, exactly per the contract's table. Pure and deterministic: the
- * payload depends only on the event and the facts the earlier events of its stream left. Each
- * notification is one literal, its keys in the payload's order (a rebuild maps every event, so
- * no intermediate objects).
+ * Domain event → notification, through the table. Pure and deterministic: the payload depends
+ * only on the event and the facts the earlier events of its stream left. `resource_version` is
+ * the event's own stream revision: the resource's `version` right after it.
  */
 export function mapNotification(event: MappableEvent, known: ResourceFacts | undefined): MapResult {
+  const entry = (TABLE as Partial<NotificationTable>)[event.type];
+  if (!entry) return { notification: null, facts: null };
   const d = event.data;
-  const prior = known ?? NO_FACTS;
-  const { id: event_id, occurredAt: timestamp } = event;
-
-  switch (event.type) {
-    case 'entities.EntityCreated':
-    case 'entities.EntityUpdated': {
-      const id = resourceId(event, 'entity_id');
-      const facts = mergedFacts(d, prior, 'active');
-      const type = event.type === 'entities.EntityCreated' ? 'entity.created' : 'entity.updated';
-      return {
-        notification: { event_id, timestamp, event_type: type, entity_id: id, status: facts.status ?? 'active' },
-        facts: { entity_id: id, order_id: facts.order_id, status: facts.status },
-      };
-    }
-    case 'jurisdictions.JurisdictionAdded':
-    case 'jurisdictions.JurisdictionUpdated': {
-      const id = resourceId(event, 'jurisdiction_id');
-      const facts = mergedFacts(d, prior, 'pending');
-      const type = event.type === 'jurisdictions.JurisdictionAdded' ? 'jurisdiction.created' : 'jurisdiction.updated';
-      return {
-        notification: {
-          event_id,
-          timestamp,
-          event_type: type,
-          jurisdiction_id: id,
-          entity_id: facts.entity_id ?? null,
-          status: facts.status ?? 'pending',
-        },
-        facts,
-      };
-    }
-    case 'documents.DocumentAdded':
-    case 'documents.DocumentUpdated':
-    case 'documents.DocumentDeleted': {
-      const id = resourceId(event, 'document_id');
-      const facts = mergedFacts(d, prior, null);
-      const deleted = event.type === 'documents.DocumentDeleted';
-      const type =
-        event.type === 'documents.DocumentAdded'
-          ? 'document.created'
-          : deleted
-            ? 'document.deleted'
-            : 'document.updated';
-      const status = deleted ? 'deleted' : 'available';
-      return {
-        notification: {
-          event_id,
-          timestamp,
-          event_type: type,
-          document_id: id,
-          entity_id: facts.entity_id ?? null,
-          order_id: facts.order_id ?? null,
-          status,
-        },
-        facts: { entity_id: facts.entity_id, order_id: facts.order_id, status },
-      };
-    }
-    case 'tasks.TaskCreated': {
-      const id = resourceId(event, 'task_id');
-      const facts = mergedFacts(d, prior, 'open');
-      return {
-        notification: {
-          event_id,
-          timestamp,
-          event_type: 'task.created',
-          task_id: id,
-          entity_id: facts.entity_id ?? null,
-          status: facts.status ?? 'open',
-        },
-        facts,
-      };
-    }
-    case 'tasks.TaskUpdated':
-      // Not one of the eleven notifications; remembered only so facts stay right.
-      return { notification: null, facts: mergedFacts(d, prior, null) };
-    case 'orders.OrderSubmitted':
-    case 'orders.OrderCancelled':
-    case 'orders.OrderCompleted': {
-      const status =
-        event.type === 'orders.OrderSubmitted'
-          ? 'submitted'
-          : event.type === 'orders.OrderCancelled'
-            ? 'cancelled'
-            : 'completed';
-      const id = resourceId(event, 'order_id');
-      const facts = mergedFacts(d, prior, null);
-      return {
-        notification: {
-          event_id,
-          timestamp,
-          event_type: `order.${status}`,
-          order_id: id,
-          entity_id: facts.entity_id ?? null,
-          status,
-        },
-        facts: { entity_id: facts.entity_id, order_id: id, status },
-      };
-    }
-    case EndpointEvents.EndpointDisabled: {
-      // Operational: only the service's own disables (410 Gone, failing), never a user's.
-      const reason = disabledReasonOf(d);
-      if (reason === 'manual') return { notification: null, facts: null };
-      const endpointId = str(d.endpoint_id) ?? streamResourceId(event.streamId);
-      return {
-        notification: {
-          event_id,
-          timestamp,
-          event_type: 'webhook_endpoint.disabled',
-          endpoint_id: endpointId,
-          reason,
-          status: 'disabled',
-        },
-        facts: null,
-      };
-    }
-    default:
-      return { notification: null, facts: null };
-  }
+  const id = str(d[entry.idField]) ?? str(d.id) ?? streamResourceId(event.streamId);
+  const merged = mergedFacts(d, known ?? NO_FACTS, entry.defaultStatus);
+  const facts = entry.facts ? entry.facts(merged, id) : null;
+  if (entry.toPayload === null) return { notification: null, facts };
+  const head = { event_id: event.id, timestamp: event.occurredAt };
+  const fields = entry.toPayload({ head, id, facts: facts ?? merged, data: d, streamId: event.streamId });
+  if (!fields) return { notification: null, facts };
+  const notification = { ...fields, resource_version: Number(event.revision) } as Notification;
+  return { notification, facts };
 }
 
 /** A stored event, as the fan-out (a RecordedEvent) and a projection (a RecordedEnvelope) see it. */
 export interface SourceEvent {
   readonly id: string;
+  readonly revision: bigint;
   readonly type: string;
   readonly streamId: string;
   readonly data: JsonObject;
@@ -248,8 +370,17 @@ export interface SourceNotification extends MapResult {
 export function notificationOf(event: SourceEvent, known: ResourceFacts | undefined): SourceNotification {
   const occurredAt = str(event.metadata.occurred_at) ?? event.created?.toISOString() ?? '';
   const { notification, facts } = mapNotification(
-    { id: event.id, type: event.type, streamId: event.streamId, data: event.data, occurredAt },
+    {
+      id: event.id,
+      revision: event.revision,
+      type: event.type,
+      streamId: event.streamId,
+      data: event.data,
+      occurredAt,
+    },
     known,
   );
-  return { notification, facts, accountId: str(event.metadata.account_id ?? undefined), occurredAt };
+  // A delivery's failure may have been written without the account in its metadata: its data names it.
+  const accountId = str(event.metadata.account_id ?? undefined) ?? str(event.data.account_id);
+  return { notification, facts, accountId, occurredAt };
 }

@@ -104,6 +104,10 @@ export class EndpointsProjection implements Projection {
       case EndpointEvents.EndpointDeleted:
         touch('enabled = 0, deleted = 1');
         return;
+      case EndpointEvents.EndpointFailing:
+        // Only its version moves: GET's `version` stays the stream revision (the notification's resource_version).
+        touch('');
+        return;
       case EndpointEvents.EndpointSecretRotated:
         // The current sealed secret becomes the previous one (SQLite reads every right-hand side from the old row).
         touch(
