@@ -32,6 +32,11 @@ export type DeliveryScheduled = DomainEvent<
     payload: JsonObject;
     /** The domain event's time: due at once, and the same data on every replay. */
     due_at: string;
+    /**
+     * 'replay': scheduled by `POST /webhook-endpoints/{id}/replay` (issue 50); the endpoint's live
+     * deliveries go first. Absent: a live delivery.
+     */
+    priority?: 'replay';
   }
 >;
 export type DeliveryAttempted = DomainEvent<
