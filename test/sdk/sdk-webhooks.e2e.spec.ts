@@ -70,9 +70,10 @@ const ENTITY_CREATED = shape<EntityCreatedEvent>()({
   timestamp: 1,
   entity_id: 1,
   status: 1,
+  resource_version: 1,
 });
 
-const ON_ENTITY = { event_id: 1, event_type: 1, timestamp: 1, entity_id: 1, status: 1 } as const;
+const ON_ENTITY = { event_id: 1, event_type: 1, timestamp: 1, entity_id: 1, status: 1, resource_version: 1 } as const;
 const ON_DOCUMENT = { ...ON_ENTITY, document_id: 1, order_id: 1 } as const;
 const ON_ORDER = { ...ON_ENTITY, order_id: 1 } as const;
 /** Each notification's exact key set, checked against its SDK type by the compiler. */
@@ -95,6 +96,25 @@ const PAYLOAD_SHAPES: { [T in keyof WebhookEventMap]: string[] } = {
     endpoint_id: 1,
     reason: 1,
     status: 1,
+    resource_version: 1,
+  }),
+  'webhook_endpoint.failing': shape<WebhookEventMap['webhook_endpoint.failing']>()({
+    event_id: 1,
+    event_type: 1,
+    timestamp: 1,
+    endpoint_id: 1,
+    failing_since: 1,
+    resource_version: 1,
+  }),
+  'webhook_delivery.failed': shape<WebhookEventMap['webhook_delivery.failed']>()({
+    event_id: 1,
+    event_type: 1,
+    timestamp: 1,
+    delivery_id: 1,
+    endpoint_id: 1,
+    failed_event_id: 1,
+    failed_event_type: 1,
+    resource_version: 1,
   }),
 };
 

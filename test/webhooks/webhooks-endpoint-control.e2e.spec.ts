@@ -28,6 +28,7 @@ const DISABLED_PAYLOAD = shape<WebhookEndpointDisabledEvent>()({
   endpoint_id: 1,
   reason: 1,
   status: 1,
+  resource_version: 1,
 });
 
 interface Delivery {
