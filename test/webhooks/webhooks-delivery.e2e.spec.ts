@@ -140,6 +140,7 @@ describe('webhook delivery over HTTPS', () => {
       timestamp: events[0].metadata.occurred_at,
       entity_id: entity.id,
       status: 'active',
+      resource_version: 0,
     });
     const updated = byType('entity.updated');
     expect(updated.json).toEqual({
@@ -148,6 +149,7 @@ describe('webhook delivery over HTTPS', () => {
       timestamp: events[1].metadata.occurred_at,
       entity_id: entity.id,
       status: 'dissolved',
+      resource_version: 1,
     });
     for (const req of got) {
       expect(req.path).toBe('/hook');

@@ -122,6 +122,7 @@ describe.each(['sqlite', 'esdb'] as const)('webhook endpoint control on the %s s
       endpoint_id: endpointId,
       reason,
       status: 'disabled',
+      resource_version: Number(disable.revision),
     });
     expect(keysOf(req.json)).toEqual(DISABLED_PAYLOAD);
     expect(id).toBe(disable.id);
