@@ -6,37 +6,15 @@
  * matching ones, with their original ids, while its live deliveries keep flowing first.
  */
 import { rmSync } from 'node:fs';
-import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
 import { provisionAccount, provisionOperator } from '../support/auth';
 import { notificationRound } from '../support/notifications';
+import { expectValid, publishedValidators } from '../support/payload-schemas';
 import { startService, type TestService } from '../support/service';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 import { type ReceivedRequest, startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { apiClient, type Api, eventually } from '../support/webhooks';
 
 const V1 = '/external-api/v1';
-
-/** The published schemas, compiled by a real JSON Schema validator. */
-export async function publishedValidators(api: Api): Promise<Map<string, ValidateFunction>> {
-  const ajv = new Ajv2020({ strict: true, allErrors: true });
-  addFormats(ajv);
-  const catalog = await api('GET', `${V1}/webhook-event-types`);
-  expect(catalog.status).toBe(200);
-  return new Map(
-    (catalog.body.data as Array<{ name: string; schema: object }>).map((t) => [t.name, ajv.compile(t.schema)]),
-  );
-}
-
-/** A payload checked against its type's published schema: the errors, if any, are in the failure. */
-export function expectValid(validators: Map<string, ValidateFunction>, payload: Record<string, unknown>): void {
-  const validate = validators.get(String(payload.event_type))!;
-  expect({ payload, valid: validate(payload), errors: validate.errors ?? null }).toEqual({
-    payload,
-    valid: true,
-    errors: null,
-  });
-}
 
 describe('the published payload contract and replay (sqlite)', () => {
   let pki: TestPki;
@@ -144,7 +122,7 @@ describe('the published payload contract and replay (sqlite)', () => {
     }
     const selection = ['entity.created', 'order.submitted'];
     const history: Array<{ event_id: string; event_type: string; occurred_at: string }> = [];
-    for (let cursor = ''; ; ) {
+    for (let cursor = ''; ;) {
       const page = await api('GET', `${V1}/events?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
       history.push(...page.body.data);
       if (!page.body.next_cursor) break;
