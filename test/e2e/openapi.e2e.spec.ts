@@ -544,6 +544,7 @@ describe('OpenAPI document and /docs', () => {
       [`POST ${V1}/orders/{id}/cancel`]: { reason: 'Changed our mind' },
       [`PATCH ${V1}/webhook-endpoints/{id}`]: { description: 'Renamed' },
       [`POST ${V1}/webhook-endpoints/{id}/recover`]: { since: '2000-01-01T00:00:00.000Z' },
+      [`POST ${V1}/webhook-endpoints/{id}/replay`]: { since: '2000-01-01T00:00:00.000Z' },
     };
     const withId = (path: string, id: string) => path.slice(V1.length).replace('{id}', id);
     const own = (path: string) => withId(path, ids[path.slice(V1.length + 1).split('/')[0]]);

@@ -9,6 +9,7 @@ import {
 } from '@filing/event-store';
 import {
   buildMetadata,
+  type EventMetadata,
   type CommandContext,
   ConflictError,
   PreconditionFailedError,
@@ -23,7 +24,7 @@ import { randomUUID } from 'node:crypto';
 import { unsendable } from '../deliveries/delivery';
 import { DELIVERY_STREAM, DeliveryEvents, type DeliveryScheduled } from '../deliveries/delivery.events';
 import { EndpointsService } from '../endpoints/endpoints.service';
-import { type HistoryRow, NotificationHistory } from '../events/notification-history';
+import { type HistoryRow, type HistoryWindow, NotificationHistory } from '../events/notification-history';
 import { deliveryId } from '../fanout/delivery-id';
 import { DeliveryTargets } from '../read-model/delivery-target.queries';
 
@@ -31,6 +32,8 @@ import { DeliveryTargets } from '../read-model/delivery-target.queries';
 export const MAX_REPLAY = 100_000;
 /** DeliveryScheduled appends in flight at once. */
 const CONCURRENCY = 16;
+/** Notifications read from the history at once. */
+const PAGE = 500;
 /** How long the Events API's history may take to catch up with the store before the window is read. */
 const CATCH_UP_WAIT_MS = 5_000;
 
@@ -72,42 +75,55 @@ export class ReplayService {
     // The window's notifications may be in the store and not yet in the history: wait for it.
     await this.runner.waitFor(await this.store.headPosition(), CATCH_UP_WAIT_MS);
     const window = { accountId, eventTypes: endpoint.event_types, since, until };
-    const count = this.history.count(window);
+    const { count, lastSeq } = this.history.count(window);
     if (count > MAX_REPLAY) {
       throw ValidationError.field(
         until === null ? 'since' : 'until',
         `The window holds ${count} notifications; a replay sends at most ${MAX_REPLAY}: narrow it (since/until)`,
       );
     }
-    const replayId = randomUUID();
     const metadata = buildMetadata({
       account_id: accountId,
       actor: ctx.actor,
       correlation_id: ctx.correlation_id,
       causation_id: ctx.causation_id,
     });
-    const rows = this.history.rows(window);
-    const now = new Date().toISOString();
-    let scheduled = 0;
-    let last: Position | null = null;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        for (let next = rows.next(); !next.done; next = rows.next()) {
-          const event = replayDelivery(next.value, endpoint.id, accountId, replayId, now);
-          const position = await this.append(event, metadata);
-          if (position) {
-            scheduled++;
-            if (last === null || comparePositions(position, last) > 0) last = position;
-          }
-        }
-      }),
-    );
+    const scheduled = await this.scheduleAll(window, lastSeq, endpoint.id, metadata);
     // Read-your-writes: the deliveries list shows them once the answer is back.
-    await this.ryw.await(last);
-    return { deliveries: scheduled };
+    await this.ryw.await(scheduled.last);
+    return { deliveries: scheduled.count };
   }
 
-  private async append(event: DeliveryScheduled, metadata: ReturnType<typeof buildMetadata>): Promise<Position | null> {
+  /** Page by page, CONCURRENCY appends at a time; each delivery's id is this replay's own. */
+  private async scheduleAll(
+    window: HistoryWindow,
+    lastSeq: number,
+    endpointId: string,
+    metadata: EventMetadata,
+  ): Promise<{ count: number; last: Position | null }> {
+    const replayId = randomUUID();
+    const now = new Date().toISOString();
+    let count = 0;
+    let last: Position | null = null;
+    for (let rows = this.history.page(window, 0, lastSeq, PAGE); rows.length > 0;) {
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: Math.min(CONCURRENCY, rows.length) }, async () => {
+          while (next < rows.length) {
+            const event = replayDelivery(rows[next++], endpointId, window.accountId, replayId, now);
+            const position = await this.append(event, metadata);
+            if (position === null) continue;
+            count++;
+            if (last === null || comparePositions(position, last) > 0) last = position;
+          }
+        }),
+      );
+      rows = this.history.page(window, rows[rows.length - 1].seq, lastSeq, PAGE);
+    }
+    return { count, last };
+  }
+
+  private async append(event: DeliveryScheduled, metadata: EventMetadata): Promise<Position | null> {
     const id = event.data.delivery_id;
     try {
       const result = await this.store.appendToStream(

@@ -4,6 +4,7 @@ import { OPERATIONAL_EVENT_TYPES } from '../catalog/event-types';
 
 /** A notification of the Events API's history, as a replay sends it again. */
 export interface HistoryRow {
+  readonly seq: number;
   readonly event_id: string;
   readonly event_type: string;
   readonly occurred_at: string;
@@ -28,38 +29,38 @@ export interface HistoryWindow {
 export class NotificationHistory {
   constructor(private readonly runner: ProjectionRunner) {}
 
-  count(window: HistoryWindow): number {
+  /** How many, and the last one's seq (a replay stops there: what comes later goes out live). */
+  count(window: HistoryWindow): { readonly count: number; readonly lastSeq: number } {
     const { sql, params } = where(window);
-    return (
-      stmt(this.runner.db, `SELECT count(*) AS n FROM webhook_notifications WHERE ${sql}`).get(...params) as {
-        n: number;
-      }
-    ).n;
+    const row = stmt(
+      this.runner.db,
+      `SELECT count(*) AS count, coalesce(max(seq), 0) AS lastSeq FROM webhook_notifications WHERE ${sql}`,
+    ).get(...params);
+    return row as { count: number; lastSeq: number };
   }
 
-  /** Row by row, oldest first: a large window is not materialised as one array. */
-  *rows(window: HistoryWindow): Generator<HistoryRow> {
+  /**
+   * The next `limit` rows after `afterSeq`, oldest first. In pages, never one statement iterated
+   * across awaits: the projections write on this connection meanwhile.
+   */
+  page(window: HistoryWindow, afterSeq: number, lastSeq: number, limit: number): HistoryRow[] {
     const { sql, params } = where(window);
-    // Its own statement (not the cache's): an iterating statement is busy until it is done.
-    yield* this.runner.db
-      .prepare(
-        `SELECT event_id, event_type, occurred_at, position, payload FROM webhook_notifications WHERE ${sql} ORDER BY seq`,
-      )
-      .iterate(...params) as Generator<HistoryRow>;
+    return stmt(
+      this.runner.db,
+      `SELECT seq, event_id, event_type, occurred_at, position, payload FROM webhook_notifications
+       WHERE ${sql} AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
+    ).all(...params, afterSeq, lastSeq, limit) as HistoryRow[];
   }
 }
 
 function where(window: HistoryWindow): { sql: string; params: unknown[] } {
-  const types = window.eventTypes.length > 0 ? window.eventTypes : OPERATIONAL_EVENT_TYPES;
-  const op = window.eventTypes.length > 0 ? 'IN' : 'NOT IN';
-  const until = window.until === null ? '' : ' AND occurred_at < ?';
+  const named = window.eventTypes.length > 0;
+  const types = named ? window.eventTypes : OPERATIONAL_EVENT_TYPES;
+  const until = window.until === null ? [] : [window.until.toISOString()];
   return {
-    sql: `account_id = ? AND occurred_at >= ?${until} AND event_type ${op} (${types.map(() => '?').join(', ')})`,
-    params: [
-      window.accountId,
-      window.since.toISOString(),
-      ...(window.until === null ? [] : [window.until.toISOString()]),
-      ...types,
-    ],
+    sql: `account_id = ? AND occurred_at >= ?${until.length > 0 ? ' AND occurred_at < ?' : ''} AND event_type ${
+      named ? 'IN' : 'NOT IN'
+    } (${types.map(() => '?').join(', ')})`,
+    params: [window.accountId, window.since.toISOString(), ...until, ...types],
   };
 }
