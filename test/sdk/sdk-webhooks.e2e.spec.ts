@@ -166,7 +166,14 @@ describe('SDK webhooks against the service', () => {
     const client = await sdk();
     const catalog = await client.webhookEventTypes.list();
     expect(catalog.map((t) => t.name)).toEqual(WEBHOOK_EVENT_TYPE_NAMES);
-    expect(catalog[0]).toEqual({ name: 'entity.created', label: 'New Entity', category: 'Entities' });
+    expect(catalog[0]).toMatchObject({
+      name: 'entity.created',
+      label: 'New Entity',
+      category: 'Entities',
+      description: 'An entity was created',
+      schema_version: 1,
+    });
+    expect(Object.keys(catalog[0].schema.properties as object).sort()).toEqual(PAYLOAD_SHAPES['entity.created']);
     await expect(client.webhookSettings.get()).resolves.toEqual({ notifications_enabled: false });
     await expect(client.webhookSettings.update({ notifications_enabled: true })).resolves.toEqual({
       notifications_enabled: true,
