@@ -63,7 +63,7 @@ export interface LatestOnlyOptions {
  * an `order.submitted` may arrive after the `order.completed` that followed it. The handler runs
  * only for a `resource_version` higher than every one it has handled for that resource; the
  * version is recorded once it returns (a handler that throws leaves it, so a retry runs again).
- * Returns whether the handler ran.
+ * A stale one goes to `onStale` instead. Fits `createWebhookHandler`'s `onEvent`.
  *
  * ```ts
  * const onEvent = latestOnly(async (event) => { await saveStatus(event); });
@@ -76,18 +76,17 @@ export interface LatestOnlyOptions {
 export function latestOnly<E extends WebhookEvent>(
   handler: (event: E) => Awaitable<void>,
   options: LatestOnlyOptions = {},
-): (event: E) => Promise<boolean> {
+): (event: E) => Promise<void> {
   const store = options.store ?? new MemoryVersionStore();
   return async (event) => {
     const resource = resourceOf(event);
     const latest = await store.get(resource);
     if (latest !== undefined && event.resource_version <= latest) {
       await options.onStale?.(event, latest);
-      return false;
+      return;
     }
     await handler(event);
     const now = await store.get(resource);
     if (now === undefined || event.resource_version > now) await store.set(resource, event.resource_version);
-    return true;
   };
 }
