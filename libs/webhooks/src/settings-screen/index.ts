@@ -7,7 +7,7 @@ import { SettingsSessionStore } from './session/session-store';
 import { SettingsSessionsProjection } from './session/sessions.projection';
 import { SIGN_IN_CSRF_KEY_PURPOSE, SignInCsrf } from './session/sign-in-csrf';
 import { SIGN_IN_LIMITS, SIGN_IN_THROTTLE, SignInController } from './sign-in.controller';
-import { EndpointRecoveryController } from './endpoint-recovery.controller';
+import { EndpointRecoveryController, EventTimelineController } from './endpoint-recovery.controller';
 import { WebhookSettingsController } from './webhook-settings.controller';
 
 export { SettingsSessionStore } from './session/session-store';
@@ -17,7 +17,12 @@ export { SIGN_IN_THROTTLE } from './sign-in.controller';
 export const SETTINGS_SCREEN_PROJECTIONS = [SettingsSessionsProjection];
 
 /** The settings screen's parts, added to WebhooksModule (its pages use the module's own services). */
-export const SETTINGS_SCREEN_CONTROLLERS = [SignInController, WebhookSettingsController, EndpointRecoveryController];
+export const SETTINGS_SCREEN_CONTROLLERS = [
+  SignInController,
+  WebhookSettingsController,
+  EndpointRecoveryController,
+  EventTimelineController,
+];
 
 export const SETTINGS_SCREEN_PROVIDERS: Provider[] = [
   {
