@@ -42,7 +42,7 @@ export function isWebhookEventType(name: string): boolean {
 }
 
 export function isOperationalEventType(name: string): boolean {
-  return (OPERATIONAL_EVENT_TYPES as readonly string[]).includes(name);
+  return OPERATIONAL_EVENT_TYPES.includes(name);
 }
 
 /** An endpoint's selection: empty means every type but the operational ones, which must be named. */

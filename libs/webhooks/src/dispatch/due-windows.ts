@@ -97,7 +97,10 @@ export class DueWindows {
       const at = ids.findIndex((id) => this.replays.has(id));
       if (at < 0) window.ids.add(deliveryId);
       else
-        this.windows.set(endpointId, { ...window, ids: new Set([...ids.slice(0, at), deliveryId, ...ids.slice(at)]) });
+        this.windows.set(endpointId, {
+          ids: new Set([...ids.slice(0, at), deliveryId, ...ids.slice(at)]),
+          completeIn: window.completeIn,
+        });
     }
   }
 

@@ -89,7 +89,9 @@ export class EventsQueries {
     const row = await this.rowOf(eventId);
     if (!row || row.account_id !== accountId) throw NotFoundError.of('event', eventId);
     const item = extend(JSON.parse(row.payload) as EventItem, { occurred_at: row.occurred_at }) as EventItem;
-    return { ...item, deliveries: this.deliveries.ofEvent(accountId, row.event_id) };
+    return extend(item, { deliveries: this.deliveries.ofEvent(accountId, row.event_id) }) as EventItem & {
+      deliveries: EventDelivery[];
+    };
   }
 
   /** The notification's row; one the read model does not hold yet is looked up again once it caught up with the store. */

@@ -1,5 +1,5 @@
 import type { Json, JsonObject } from '@filing/event-store';
-import { jsonObject } from '@filing/platform';
+import { extend, jsonObject } from '@filing/platform';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType, type WebhookEventTypeName } from '../catalog/event-types';
 import { DeliveryEvents } from '../deliveries/delivery.events';
 import { disabledReasonOf, EndpointEvents } from '../endpoints/endpoint.events';
@@ -96,7 +96,6 @@ function mergedFacts(d: JsonObject, prior: ResourceFacts, status: string | null)
 
 /** What an entry maps from: the event, the resource's id and its facts after the event. */
 export interface PayloadInput {
-  readonly head: { readonly event_id: string; readonly timestamp: string };
   readonly id: string;
   readonly facts: ResourceFacts;
   readonly data: JsonObject;
@@ -106,8 +105,9 @@ export interface PayloadInput {
 /**
  * One domain event type's notification: its name, what it means, the exact schema of its payload,
  * and the mapping. `facts`: how the event changes what the mapper remembers of its resource (null:
- * nothing, it concerns no tracked resource). `toPayload`: the payload's fields, in wire order,
- * before `resource_version` (null: this occurrence is not published).
+ * nothing, it concerns no tracked resource). `toPayload`: the type's own fields, in wire order
+ * (after `event_id`, `timestamp`, `event_type`; before `resource_version`); null: this occurrence
+ * is not published.
  */
 export interface NotificationEntry {
   readonly event_type: WebhookEventTypeName;
@@ -142,7 +142,7 @@ function entityEntry(event_type: 'entity.created' | 'entity.updated', descriptio
     idField: 'entity_id',
     defaultStatus: 'active',
     facts: (m, id) => ({ entity_id: id, order_id: m.order_id, status: m.status }),
-    toPayload: ({ head, id, facts }) => ({ ...head, event_type, entity_id: id, status: facts.status ?? 'active' }),
+    toPayload: ({ id, facts }) => ({ entity_id: id, status: facts.status ?? 'active' }),
   };
 }
 
@@ -154,9 +154,7 @@ function jurisdictionEntry(event_type: string, description: string): Notificatio
     idField: 'jurisdiction_id',
     defaultStatus: 'pending',
     facts: keep,
-    toPayload: ({ head, id, facts }) => ({
-      ...head,
-      event_type,
+    toPayload: ({ id, facts }) => ({
       jurisdiction_id: id,
       entity_id: facts.entity_id ?? null,
       status: facts.status ?? 'pending',
@@ -172,9 +170,7 @@ function documentEntry(event_type: string, description: string, status: 'availab
     idField: 'document_id',
     defaultStatus: null,
     facts: (m) => ({ entity_id: m.entity_id, order_id: m.order_id, status }),
-    toPayload: ({ head, id, facts }) => ({
-      ...head,
-      event_type,
+    toPayload: ({ id, facts }) => ({
       document_id: id,
       entity_id: facts.entity_id ?? null,
       order_id: facts.order_id ?? null,
@@ -192,9 +188,7 @@ function orderEntry(status: 'submitted' | 'cancelled' | 'completed', description
     idField: 'order_id',
     defaultStatus: null,
     facts: (m, id) => ({ entity_id: m.entity_id, order_id: id, status }),
-    toPayload: ({ head, id, facts }) => ({
-      ...head,
-      event_type,
+    toPayload: ({ id, facts }) => ({
       order_id: id,
       entity_id: facts.entity_id ?? null,
       status,
@@ -216,10 +210,7 @@ function operationalEntry(
     idField: 'endpoint_id',
     defaultStatus: null,
     facts: null,
-    toPayload: ({ head, data, streamId }) => {
-      const fieldsOf = toPayload(data, streamId);
-      return fieldsOf && { ...head, event_type, ...fieldsOf };
-    },
+    toPayload: ({ data, streamId }) => toPayload(data, streamId),
   };
 }
 
@@ -246,9 +237,7 @@ export const NOTIFICATIONS = {
     idField: 'task_id',
     defaultStatus: 'open',
     facts: keep,
-    toPayload: ({ head, id, facts }) => ({
-      ...head,
-      event_type: 'task.created',
+    toPayload: ({ id, facts }) => ({
       task_id: id,
       entity_id: facts.entity_id ?? null,
       status: facts.status ?? 'open',
@@ -302,7 +291,7 @@ const TABLE: NotificationTable = NOTIFICATIONS;
 
 /** The published entry of each notification type, by name. */
 export const NOTIFICATION_BY_TYPE: ReadonlyMap<string, NotificationEntry> = new Map(
-  Object.values(TABLE).flatMap((e) => (e.event_type === null ? [] : [[e.event_type, e as NotificationEntry] as const])),
+  Object.values(TABLE).flatMap((e) => (e.event_type === null ? [] : [[e.event_type, e] as const])),
 );
 
 /** A catalog item as `GET /webhook-event-types` lists it: name, label, category, description, schema. */
@@ -317,7 +306,7 @@ export function publishedEventTypes(): PublishedEventType[] {
   return WEBHOOK_EVENT_TYPES.map((t) => {
     const entry = NOTIFICATION_BY_TYPE.get(t.name);
     if (!entry) throw new Error(`No notification table entry publishes ${t.name}`);
-    return { ...t, description: entry.description, schema: entry.schema, schema_version: SCHEMA_VERSION };
+    return extend(t, { description: entry.description, schema: entry.schema, schema_version: SCHEMA_VERSION });
   });
 }
 
@@ -336,11 +325,13 @@ export function mapNotification(event: MappableEvent, known: ResourceFacts | und
   const merged = mergedFacts(d, known ?? NO_FACTS, entry.defaultStatus);
   const facts = entry.facts ? entry.facts(merged, id) : null;
   if (entry.toPayload === null) return { notification: null, facts };
-  const head = { event_id: event.id, timestamp: event.occurredAt };
-  const fields = entry.toPayload({ head, id, facts: facts ?? merged, data: d, streamId: event.streamId });
+  const fields = entry.toPayload({ id, facts: facts ?? merged, data: d, streamId: event.streamId });
   if (!fields) return { notification: null, facts };
-  const notification = { ...fields, resource_version: Number(event.revision) } as Notification;
-  return { notification, facts };
+  // In wire order (part of what is stored and sent): the common head, the type's fields, the version.
+  const notification: JsonObject = { event_id: event.id, timestamp: event.occurredAt, event_type: entry.event_type };
+  for (const key of Object.keys(fields)) notification[key] = fields[key];
+  notification.resource_version = Number(event.revision);
+  return { notification: notification as Notification, facts };
 }
 
 /** A stored event, as the fan-out (a RecordedEvent) and a projection (a RecordedEnvelope) see it. */

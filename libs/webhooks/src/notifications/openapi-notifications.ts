@@ -1,3 +1,4 @@
+import { extend } from '@filing/platform';
 import { NOTIFICATION_BY_TYPE, publishedEventTypes } from './notification-mapper';
 import { type JsonSchema, toOpenApi30 } from './payload-schemas';
 
@@ -20,7 +21,7 @@ export function notificationComponents(): Record<string, JsonSchema> {
   for (const t of publishedEventTypes()) {
     const name = notificationComponentName(t.name);
     const entry = NOTIFICATION_BY_TYPE.get(t.name)!;
-    components[name] = { ...toOpenApi30(entry.schema), 'x-schema-version': t.schema_version };
+    components[name] = extend(toOpenApi30(entry.schema), { 'x-schema-version': t.schema_version });
     mapping[t.name] = `#/components/schemas/${name}`;
   }
   components[ANY_NOTIFICATION] = {
