@@ -10,12 +10,11 @@ import { rmSync } from 'node:fs';
 import type { WebhookEndpointDisabledEvent } from '@filing/client';
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { verifySignature } from '@filing/webhooks';
-import { provisionAccount } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 import { HttpSession, provisionUser } from '../support/settings-screen';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 import { type ReceivedRequest, type Reply, startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
-import { apiClient, type Api, eventually, fanOutCaughtUp } from '../support/webhooks';
+import { accountWithEndpoints, type Api, type EndpointSpec, eventually, fanOutCaughtUp } from '../support/webhooks';
 import { keysOf, shape } from '../sdk/sdk-support';
 
 const V1 = '/external-api/v1';
@@ -73,19 +72,7 @@ describe.each(['sqlite', 'esdb'] as const)('webhook endpoint control on the %s s
   }
 
   /** A new account, the switch on, one enabled endpoint per spec; its API and the endpoints (with their secrets). */
-  async function account(specs: Array<{ url: string; event_types?: string[]; rate_limit_per_second?: number }>) {
-    const acc = await provisionAccount(service);
-    const api = apiClient(service.url, acc.token);
-    const endpoints: Array<{ id: string; secret: string }> = [];
-    for (const spec of specs) {
-      const res = await api('POST', `${V1}/webhook-endpoints`, spec);
-      expect(res.status).toBe(201);
-      expect((await api('POST', `${V1}/webhook-endpoints/${res.body.id}/enable`)).status).toBe(200);
-      endpoints.push(res.body);
-    }
-    expect((await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: true })).status).toBe(200);
-    return { api, accountId: acc.accountId, endpoints };
-  }
+  const account = (specs: EndpointSpec[]) => accountWithEndpoints(service, specs);
 
   const createEntity = async (api: Api, name: string) => {
     const res = await api('POST', `${V1}/entities`, { name, entity_type: 'llc' });

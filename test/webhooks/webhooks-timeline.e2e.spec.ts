@@ -12,7 +12,7 @@ import { provisionAccount } from '../support/auth';
 import { startService, type TestService } from '../support/service';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 import { type Reply, startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
-import { apiClient, type Api, eventually } from '../support/webhooks';
+import { accountWithEndpoints, apiClient, type Api, type EndpointSpec, eventually } from '../support/webhooks';
 import { expectValid, publishedValidators } from '../support/payload-schemas';
 
 const V1 = '/external-api/v1';
@@ -57,18 +57,9 @@ describe.each(['sqlite', 'esdb'] as const)(
       return r;
     }
 
-    async function account(specs: Array<{ url: string; event_types?: string[] }>) {
-      const acc = await provisionAccount(service);
-      const api = apiClient(service.url, acc.token);
-      const ids: string[] = [];
-      for (const spec of specs) {
-        const res = await api('POST', `${V1}/webhook-endpoints`, spec);
-        expect(res.status).toBe(201);
-        expect((await api('POST', `${V1}/webhook-endpoints/${res.body.id}/enable`)).status).toBe(200);
-        ids.push(res.body.id);
-      }
-      expect((await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: true })).status).toBe(200);
-      return { api, ids };
+    async function account(specs: EndpointSpec[]) {
+      const { api, endpoints } = await accountWithEndpoints(service, specs);
+      return { api, ids: endpoints.map((e) => e.id) };
     }
 
     const createEntity = async (api: Api, name: string): Promise<string> => {

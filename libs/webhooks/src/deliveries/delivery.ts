@@ -237,16 +237,7 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
         throw new ConflictError(`Only a failed or cancelled delivery can be redelivered; this one is ${state.status}`);
       }
       // Sent now it would only be cancelled again: say why instead of accepting it.
-      switch (unsendable(command.target)) {
-        case 'endpoint-deleted':
-          throw new ConflictError("The delivery's endpoint is deleted");
-        case 'endpoint-disabled':
-          throw new ConflictError("The delivery's endpoint is disabled: enable it first");
-        case 'notifications-off':
-          throw new ConflictError('Webhook Notifications are off for this account: switch them on first');
-        case null:
-          break;
-      }
+      refuseUnsendable(command.target, "The delivery's endpoint");
       return [
         { type: DeliveryEvents.DeliveryRedeliveryRequested, data: { delivery_id, due_at: command.now.toISOString() } },
       ];
@@ -263,4 +254,18 @@ function failedData(state: DeliveryState, delivery_id: string, reason: string): 
     event_id: state.eventId,
     event_type: state.eventType,
   };
+}
+
+/** A 409 saying what to change when a delivery to `target` would only be cancelled (a redelivery, a replay). */
+export function refuseUnsendable(target: Parameters<typeof unsendable>[0], endpoint: string): void {
+  switch (unsendable(target)) {
+    case 'endpoint-deleted':
+      throw new ConflictError(`${endpoint} is deleted`);
+    case 'endpoint-disabled':
+      throw new ConflictError(`${endpoint} is disabled: enable it first`);
+    case 'notifications-off':
+      throw new ConflictError('Webhook Notifications are off for this account: switch them on first');
+    case null:
+      return;
+  }
 }

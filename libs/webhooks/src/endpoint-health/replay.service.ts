@@ -11,7 +11,6 @@ import {
   buildMetadata,
   type EventMetadata,
   type CommandContext,
-  ConflictError,
   PreconditionFailedError,
   ProjectionRunner,
   ReadYourWrites,
@@ -21,7 +20,7 @@ import {
 } from '@filing/platform';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { unsendable } from '../deliveries/delivery';
+import { refuseUnsendable } from '../deliveries/delivery';
 import { DELIVERY_STREAM, DeliveryEvents, type DeliveryScheduled } from '../deliveries/delivery.events';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { type HistoryRow, type HistoryWindow, NotificationHistory } from '../events/notification-history';
@@ -71,7 +70,8 @@ export class ReplayService {
     const endpoint = this.endpoints.get(ctx, endpointId);
     if (ifMatch !== undefined && BigInt(endpoint.version) !== ifMatch) throw new PreconditionFailedError();
     const accountId = ctx.account_id ?? '';
-    refuseUnsendable(this.targets.of(accountId, endpoint.id));
+    // Sent now, it would only be cancelled: a 409 that says what to change, before anything is written.
+    refuseUnsendable(this.targets.of(accountId, endpoint.id), 'The endpoint');
     // The window's notifications may be in the store and not yet in the history: wait for it.
     await this.runner.waitFor(await this.store.headPosition(), CATCH_UP_WAIT_MS);
     const window = { accountId, eventTypes: endpoint.event_types, since, until };
@@ -164,18 +164,4 @@ function replayDelivery(
       priority: 'replay',
     },
   };
-}
-
-/** Sent now, it would only be cancelled: a 409 that says what to change, before anything is written. */
-function refuseUnsendable(target: Parameters<typeof unsendable>[0]): void {
-  switch (unsendable(target)) {
-    case 'endpoint-deleted':
-      throw new ConflictError('The endpoint is deleted');
-    case 'endpoint-disabled':
-      throw new ConflictError('The endpoint is disabled: enable it first');
-    case 'notifications-off':
-      throw new ConflictError('Webhook Notifications are off for this account: switch them on first');
-    case null:
-      return;
-  }
 }
