@@ -167,6 +167,21 @@ describe.each(['sqlite', 'esdb'] as const)(
       }
       expect(new Set(notices.map((q) => q.headers['webhook-id'])).size).toBe(notices.length);
       expect(noticeOf.size).toBe(2);
+      // A second streak (re-enabled, failing again): warned once more, with its own failing_since.
+      expect((await api('POST', `${V1}/webhook-endpoints/${bad}/enable`)).status).toBe(200);
+      await createEntity(api, 'Still Failing LLC');
+      await eventually(() => (ofType(DISABLED).length > 1 ? true : undefined), 50);
+      const streaks = [...new Map(ofType(FAILING).map((q) => [q.headers['webhook-id'], q.json])).values()];
+      expect(streaks).toHaveLength(2);
+      expect(streaks[1].failing_since).not.toBe(streaks[0].failing_since);
+      // The Events API lists them when named, never unasked.
+      const named = await api('GET', `${V1}/events?event_type=${FAILING}`);
+      expect(named.body.data.map((e: { event_id: string }) => e.event_id).sort()).toEqual(
+        streaks.map((n) => n.event_id).sort(),
+      );
+      const all = await api('GET', `${V1}/events?limit=200`);
+      expect(all.body.data.filter((e: { event_type: string }) => e.event_type.startsWith('webhook_'))).toEqual([]);
+
       // Operational notices go only to the endpoint that named them, and never about the watcher itself.
       expect(watcher.requests.every((q) => q.json.endpoint_id !== watching)).toBe(true);
       expect(failing.requests.every((q) => q.json.event_type === 'entity.created')).toBe(true);
