@@ -5,41 +5,26 @@
  * write; a replay brings an endpoint created after 300 notifications exactly the window's
  * matching ones, with their original ids, while its live deliveries keep flowing first.
  */
-import { rmSync } from 'node:fs';
 import { provisionAccount, provisionOperator } from '../support/auth';
 import { notificationRound } from '../support/notifications';
 import { expectValid, publishedValidators } from '../support/payload-schemas';
-import { startService, type TestService } from '../support/service';
-import { makeTestPki, type TestPki } from '../support/tls-certs';
-import { type ReceivedRequest, startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import type { TestService } from '../support/service';
+import { webhookHarness } from '../support/webhook-harness';
+import type { ReceivedRequest } from '../support/webhook-receiver';
 import { apiClient, type Api, eventually } from '../support/webhooks';
 
 const V1 = '/external-api/v1';
 
 describe('the published payload contract and replay (sqlite)', () => {
-  let pki: TestPki;
+  const h = webhookHarness({});
   let service: TestService;
   let operator: Api;
-  const receivers: WebhookReceiver[] = [];
+  const receiver = () => h.receiver();
 
   beforeAll(async () => {
-    pki = makeTestPki();
-    service = await startService({
-      env: { WEBHOOK_CA_FILE: pki.caFile, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
-    });
+    service = h.service;
     operator = apiClient(service.url, (await provisionOperator(service)).token);
-  }, 60_000);
-  afterAll(async () => {
-    await service?.destroy();
-    await Promise.all(receivers.map((r) => r.close()));
-    if (pki) rmSync(pki.dir, { recursive: true, force: true });
   });
-
-  async function receiver(): Promise<WebhookReceiver> {
-    const r = await startReceiver(pki);
-    receivers.push(r);
-    return r;
-  }
 
   async function ok(api: Api, method: string, path: string, body?: unknown) {
     const res = await api(method, path, body);

@@ -6,12 +6,9 @@
  * schema. Retry delays, WEBHOOK_FAILING_AFTER and WEBHOOK_DISABLE_AFTER compressed; every
  * assertion waits for outcomes.
  */
-import { rmSync } from 'node:fs';
-import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { provisionAccount } from '../support/auth';
-import { startService, type TestService } from '../support/service';
-import { makeTestPki, type TestPki } from '../support/tls-certs';
-import { type Reply, startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { webhookHarness } from '../support/webhook-harness';
+import type { Reply } from '../support/webhook-receiver';
 import { accountWithEndpoints, apiClient, type Api, type EndpointSpec, eventually } from '../support/webhooks';
 import { expectValid, publishedValidators } from '../support/payload-schemas';
 
@@ -23,42 +20,19 @@ const DELIVERY_FAILED = 'webhook_delivery.failed';
 describe.each(['sqlite', 'esdb'] as const)(
   'event timelines and operational notifications on the %s store',
   (eventStore) => {
-    let pki: TestPki;
-    let service: TestService;
-    let store: EventStore;
-    const receivers: WebhookReceiver[] = [];
-
-    beforeAll(async () => {
-      pki = makeTestPki();
-      service = await startService({
-        eventStore,
-        env: {
-          WEBHOOK_CA_FILE: pki.caFile,
-          WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-          // Failures keep coming for ~5 s: past WEBHOOK_FAILING_AFTER, then WEBHOOK_DISABLE_AFTER.
-          WEBHOOK_RETRY_DELAYS: Array(20).fill('250ms').join(','),
-          WEBHOOK_FAILING_AFTER: '1s',
-          WEBHOOK_DISABLE_AFTER: '3s',
-        },
-      });
-      store = service.app.get<EventStore>(EVENT_STORE);
-    }, 60_000);
-    afterAll(async () => {
-      await service?.destroy();
-      await Promise.all(receivers.map((r) => r.close()));
-      if (pki) rmSync(pki.dir, { recursive: true, force: true });
+    const h = webhookHarness({
+      eventStore,
+      env: {
+        // Failures keep coming for ~5 s: past WEBHOOK_FAILING_AFTER, then WEBHOOK_DISABLE_AFTER.
+        WEBHOOK_RETRY_DELAYS: Array(20).fill('250ms').join(','),
+        WEBHOOK_FAILING_AFTER: '1s',
+        WEBHOOK_DISABLE_AFTER: '3s',
+      },
     });
-
-    async function receiver(fallback: Reply = { status: 200 }, ...script: Reply[]): Promise<WebhookReceiver> {
-      const r = await startReceiver(pki);
-      r.fallback = fallback;
-      r.script(...script);
-      receivers.push(r);
-      return r;
-    }
+    const receiver = (fallback?: Reply, ...script: Reply[]) => h.receiver(fallback, ...script);
 
     async function account(specs: EndpointSpec[]) {
-      const { api, endpoints } = await accountWithEndpoints(service, specs);
+      const { api, endpoints } = await accountWithEndpoints(h.service, specs);
       return { api, ids: endpoints.map((e) => e.id) };
     }
 
@@ -104,7 +78,7 @@ describe.each(['sqlite', 'esdb'] as const)(
           expect(Object.keys(a).sort()).toEqual(['attempted_at', 'duration_ms', 'error', 'status_code']);
       }
 
-      const other = apiClient(service.url, (await provisionAccount(service)).token);
+      const other = apiClient(h.service.url, (await provisionAccount(h.service)).token);
       const hidden = await other('GET', `${V1}/events/${eventId}`);
       expect(hidden.status).toBe(404);
       expect(hidden.headers.get('content-type')).toMatch(/problem\+json/);
@@ -137,7 +111,7 @@ describe.each(['sqlite', 'esdb'] as const)(
       const [warning] = warnings;
       const [disabled] = ofType(DISABLED);
       expect(watcher.requests.indexOf(warning)).toBeLessThan(watcher.requests.indexOf(disabled));
-      const streams = await store.readStream(`webhookendpoint-${bad}`);
+      const streams = await h.store.readStream(`webhookendpoint-${bad}`);
       const reported = streams.filter((e) => e.type === 'webhooks.EndpointFailing');
       expect(reported.map((e) => e.id)).toEqual([warning.json.event_id]);
       expect(warning.json.failing_since).toBe(reported[0].data.failing_since);
