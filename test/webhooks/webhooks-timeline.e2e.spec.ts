@@ -3,10 +3,11 @@
  * went (every endpoint's delivery, every attempt), and the operational notifications warn before
  * it breaks: `webhook_endpoint.failing` once per failing streak, before `webhook_endpoint.disabled`,
  * and `webhook_delivery.failed` once per delivery that gave up, each valid against its published
- * schema. Retry delays, WEBHOOK_FAILING_AFTER and WEBHOOK_DISABLE_AFTER compressed; every
+ * schema; a replay brings a new endpoint the account's history. Retry delays, WEBHOOK_FAILING_AFTER and WEBHOOK_DISABLE_AFTER compressed; every
  * assertion waits for outcomes.
  */
-import { provisionAccount } from '../support/auth';
+import { provisionAccount, provisionOperator } from '../support/auth';
+import { notificationRound, NOTIFICATIONS_PER_ROUND } from '../support/notifications';
 import { webhookHarness } from '../support/webhook-harness';
 import type { Reply } from '../support/webhook-receiver';
 import { accountWithEndpoints, apiClient, type Api, type EndpointSpec, eventually } from '../support/webhooks';
@@ -82,6 +83,29 @@ describe.each(['sqlite', 'esdb'] as const)(
       const hidden = await other('GET', `${V1}/events/${eventId}`);
       expect(hidden.status).toBe(404);
       expect(hidden.headers.get('content-type')).toMatch(/problem\+json/);
+    });
+
+    it('replays the history to an endpoint made after it: the matching notifications, their original ids', async () => {
+      const { api } = await account([]);
+      const operator = apiClient(h.service.url, (await provisionOperator(h.service)).token);
+      await notificationRound(api, operator, 0);
+      const history = (await api('GET', `${V1}/events?limit=100`)).body.data as Array<{
+        event_id: string;
+        event_type: string;
+      }>;
+      expect(history).toHaveLength(NOTIFICATIONS_PER_ROUND);
+      const selection = ['order.submitted', 'order.completed'];
+      const r = await receiver();
+      const created = await api('POST', `${V1}/webhook-endpoints`, { url: r.url, event_types: selection });
+      expect((await api('POST', `${V1}/webhook-endpoints/${created.body.id}/enable`)).status).toBe(200);
+      const res = await api('POST', `${V1}/webhook-endpoints/${created.body.id}/replay`, {
+        since: '2000-01-01T00:00:00.000Z',
+      });
+      const expected = history.filter((e) => selection.includes(e.event_type)).map((e) => e.event_id);
+      expect([res.status, res.body]).toEqual([202, { deliveries: expected.length }]);
+      const got = await r.waitForEvents(expected.length);
+      expect(got.map((q) => String(q.headers['webhook-id'])).sort()).toEqual([...expected].sort());
+      for (const q of got) expect(q.json.event_id).toBe(q.headers['webhook-id']);
     });
 
     it('warns once per failing streak before the disable, and reports each delivery that gave up once', async () => {
