@@ -41,7 +41,14 @@ interface Answer {
 
 /** A's resources, one of each kind, by the first path segment of the routes that take its id. */
 type Owned = Record<
-  'entities' | 'jurisdictions' | 'documents' | 'tasks' | 'orders' | 'webhook-endpoints' | 'webhook-deliveries',
+  | 'entities'
+  | 'jurisdictions'
+  | 'documents'
+  | 'tasks'
+  | 'orders'
+  | 'webhook-endpoints'
+  | 'webhook-deliveries'
+  | 'events',
   string
 >;
 
@@ -122,6 +129,8 @@ describe.each(['sqlite', 'esdb'] as const)(
           const res = await request(a, 'GET', `${V1}/webhook-endpoints/${endpoint}/deliveries?status=failed`);
           return res.body.data[0]?.id as string | undefined;
         }),
+        // A's notification: GET /events/{id} (issue 50).
+        events: (await request(a, 'GET', `${V1}/events`)).body.data[0].event_id as string,
       };
 
       const doc = (await (await fetch(`${service.url}${V1}/openapi.json`)).json()) as {
@@ -172,13 +181,14 @@ describe.each(['sqlite', 'esdb'] as const)(
       [`POST ${V1}/orders/{id}/cancel`]: { reason: 'B says so' },
       [`PATCH ${V1}/webhook-endpoints/{id}`]: { description: 'Taken by B' },
       [`POST ${V1}/webhook-endpoints/{id}/recover`]: { since: '2000-01-01T00:00:00.000Z' },
+      [`POST ${V1}/webhook-endpoints/{id}/replay`]: { since: '2000-01-01T00:00:00.000Z' },
     });
 
     /** Routes without an id: what B sends and what it must get (its own state, or a 400 on A's references). */
     const otherRoutes = (): Record<string, { body?: unknown; expect: (res: Answer) => void }> => ({
       [`GET ${V1}/webhook-event-types`]: {
         expect: (res) =>
-          expect({ status: res.status, count: res.body.data.length }).toEqual({ status: 200, count: 12 }),
+          expect({ status: res.status, count: res.body.data.length }).toEqual({ status: 200, count: 14 }),
       },
       [`GET ${V1}/webhook-settings`]: {
         expect: (res) => expect([res.status, res.body]).toEqual([200, { notifications_enabled: false }]),

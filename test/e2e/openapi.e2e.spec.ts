@@ -85,6 +85,7 @@ const BODIES: Record<string, string[]> = {
   [`PATCH ${V1}/webhook-endpoints/{id}`]: ['url', 'description', 'event_types', 'rate_limit_per_second'],
   [`PUT ${V1}/webhook-settings`]: ['notifications_enabled'],
   [`POST ${V1}/webhook-endpoints/{id}/recover`]: ['since'],
+  [`POST ${V1}/webhook-endpoints/{id}/replay`]: ['since', 'until'],
 };
 
 const RESOURCE = ['id', 'created_at', 'updated_at', 'version'];
@@ -123,6 +124,11 @@ const EVENT = [
   'endpoint_id',
   'reason',
   'status',
+  'failing_since',
+  'delivery_id',
+  'failed_event_id',
+  'failed_event_type',
+  'resource_version',
   'occurred_at',
 ];
 
@@ -141,6 +147,8 @@ const ANSWERS: Record<string, string[]> = {
   [`PUT ${V1}/webhook-settings`]: ['notifications_enabled'],
   [`GET ${V1}/webhook-event-types`]: ['data'],
   [`POST ${V1}/webhook-endpoints/{id}/recover`]: ['deliveries'],
+  [`POST ${V1}/webhook-endpoints/{id}/replay`]: ['deliveries'],
+  [`GET ${V1}/events/{id}`]: [...EVENT, 'deliveries'],
   [`GET ${V1}/webhook-endpoints/{id}/stats`]: STATS,
 };
 
@@ -292,7 +300,9 @@ describe('OpenAPI document and /docs', () => {
     );
     expect(detail.properties!.status.enum).toEqual(['pending', 'delivered', 'failed', 'cancelled']);
     const catalog = resolve(answerSchema(`GET ${V1}/webhook-event-types`)!);
-    expect(fieldsOf(catalog.properties!.data.items)).toEqual(['category', 'label', 'name']);
+    expect(fieldsOf(catalog.properties!.data.items)).toEqual(
+      sorted(['category', 'label', 'name', 'description', 'schema', 'schema_version']),
+    );
     const deliveries = operation(`GET ${V1}/webhook-endpoints/{id}/deliveries`).parameters!.find(
       (p) => p.name === 'status',
     ) as any;
@@ -417,6 +427,8 @@ describe('OpenAPI document and /docs', () => {
     };
     visit(doc.paths);
     visit(doc.components.schemas);
+    // The webhook payloads (x-webhooks: what the service sends, not an operation).
+    visit((doc as unknown as Record<string, unknown>)['x-webhooks']);
     expect(sorted([...refs])).toEqual(sorted(Object.keys(doc.components.schemas)));
   });
 
@@ -540,6 +552,7 @@ describe('OpenAPI document and /docs', () => {
       [`POST ${V1}/orders/{id}/cancel`]: { reason: 'Changed our mind' },
       [`PATCH ${V1}/webhook-endpoints/{id}`]: { description: 'Renamed' },
       [`POST ${V1}/webhook-endpoints/{id}/recover`]: { since: '2000-01-01T00:00:00.000Z' },
+      [`POST ${V1}/webhook-endpoints/{id}/replay`]: { since: '2000-01-01T00:00:00.000Z' },
     };
     const withId = (path: string, id: string) => path.slice(V1.length).replace('{id}', id);
     const own = (path: string) => withId(path, ids[path.slice(V1.length + 1).split('/')[0]]);

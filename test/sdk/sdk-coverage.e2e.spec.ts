@@ -20,6 +20,7 @@ import {
   type PageParams,
   type CancelOrder,
   type RecoverDeliveries,
+  type ReplayNotifications,
   type TaskFilters,
   type UpdateDocument,
   type UpdateEntity,
@@ -67,6 +68,10 @@ const eventFilters: Required<EventFilters> = {
   after_event_id: ID,
 };
 const recover: Required<RecoverDeliveries> = { since: '2026-11-22T10:00:00.000Z' };
+const replay: Required<ReplayNotifications> = {
+  since: '2026-11-22T10:00:00.000Z',
+  until: '2026-11-23T10:00:00.000Z',
+};
 const createEntity: Required<CreateEntity> = {
   name: 'n',
   entity_type: 'llc',
@@ -157,8 +162,10 @@ async function callEverything(c: FilingClient): Promise<void> {
   await c.webhookEndpoints.secret(ID);
   await c.webhookEndpoints.deliveries(ID, deliveryFilters);
   await c.webhookEndpoints.recover(ID, recover);
+  await c.webhookEndpoints.replay(ID, replay);
   await c.webhookEndpoints.stats(ID);
   await c.events.list(eventFilters);
+  await c.events.get(ID);
   await c.webhookDeliveries.get(ID);
   await c.webhookDeliveries.redeliver(ID);
   await c.webhookSettings.get();
@@ -225,7 +232,7 @@ describe('SDK coverage of the published API', () => {
         .map((p) => p.op)
         .sort(),
     );
-    expect(sdkOps).toHaveLength(45);
+    expect(sdkOps).toHaveLength(47);
   });
 
   it('sends exactly the query parameters and body fields the service declares', async () => {

@@ -70,9 +70,10 @@ const ENTITY_CREATED = shape<EntityCreatedEvent>()({
   timestamp: 1,
   entity_id: 1,
   status: 1,
+  resource_version: 1,
 });
 
-const ON_ENTITY = { event_id: 1, event_type: 1, timestamp: 1, entity_id: 1, status: 1 } as const;
+const ON_ENTITY = { event_id: 1, event_type: 1, timestamp: 1, entity_id: 1, status: 1, resource_version: 1 } as const;
 const ON_DOCUMENT = { ...ON_ENTITY, document_id: 1, order_id: 1 } as const;
 const ON_ORDER = { ...ON_ENTITY, order_id: 1 } as const;
 /** Each notification's exact key set, checked against its SDK type by the compiler. */
@@ -95,6 +96,25 @@ const PAYLOAD_SHAPES: { [T in keyof WebhookEventMap]: string[] } = {
     endpoint_id: 1,
     reason: 1,
     status: 1,
+    resource_version: 1,
+  }),
+  'webhook_endpoint.failing': shape<WebhookEventMap['webhook_endpoint.failing']>()({
+    event_id: 1,
+    event_type: 1,
+    timestamp: 1,
+    endpoint_id: 1,
+    failing_since: 1,
+    resource_version: 1,
+  }),
+  'webhook_delivery.failed': shape<WebhookEventMap['webhook_delivery.failed']>()({
+    event_id: 1,
+    event_type: 1,
+    timestamp: 1,
+    delivery_id: 1,
+    endpoint_id: 1,
+    failed_event_id: 1,
+    failed_event_type: 1,
+    resource_version: 1,
   }),
 };
 
@@ -146,7 +166,14 @@ describe('SDK webhooks against the service', () => {
     const client = await sdk();
     const catalog = await client.webhookEventTypes.list();
     expect(catalog.map((t) => t.name)).toEqual(WEBHOOK_EVENT_TYPE_NAMES);
-    expect(catalog[0]).toEqual({ name: 'entity.created', label: 'New Entity', category: 'Entities' });
+    expect(catalog[0]).toMatchObject({
+      name: 'entity.created',
+      label: 'New Entity',
+      category: 'Entities',
+      description: 'An entity was created',
+      schema_version: 1,
+    });
+    expect(Object.keys(catalog[0].schema.properties as object).sort()).toEqual(PAYLOAD_SHAPES['entity.created']);
     await expect(client.webhookSettings.get()).resolves.toEqual({ notifications_enabled: false });
     await expect(client.webhookSettings.update({ notifications_enabled: true })).resolves.toEqual({
       notifications_enabled: true,

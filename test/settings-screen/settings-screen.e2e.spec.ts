@@ -301,6 +301,7 @@ describe('settings screen over HTTP', () => {
         [`${ENDPOINTS}/${id}/secret`, {}],
         [`${ENDPOINTS}/${id}/rotate-secret`, {}],
         [`${ENDPOINTS}/${id}/recover`, { since: '2000-01-01T00:00' }],
+        [`${ENDPOINTS}/${id}/replay`, { since: '2000-01-01T00:00' }],
         ['/settings/sign-out', {}],
       ];
       for (const [path, fields] of forms) {
@@ -350,6 +351,8 @@ describe('settings screen over HTTP', () => {
         ['order.cancelled', 'Order Cancelled'],
         ['order.completed', 'Order Completed'],
         ['webhook_endpoint.disabled', 'Endpoint Disabled'],
+        ['webhook_endpoint.failing', 'Endpoint Failing'],
+        ['webhook_delivery.failed', 'Delivery Failed'],
       ]);
     });
 
@@ -551,7 +554,7 @@ describe('settings screen over HTTP', () => {
       const page = await t.session.get(`${ENDPOINTS}/${id}`);
       const row = page.body.slice(page.body.indexOf(`<tr id="delivery-${failed.id}">`));
       expect(row).toMatch(
-        /<td data-label="Event">New Entity <span class="hint">\(entity.created\)<\/span><\/td>\s*<td data-label="Status"><span class="badge failed">failed<\/span><\/td>\s*<td data-label="Attempts">1<\/td>/,
+        /<td data-label="Event"><a href="\/settings\/profile\/events\/[\w-]+\?endpoint=[\w-]+">New Entity<span class="visually-hidden">: where this event went<\/span><\/a> <span class="hint">\(entity.created\)<\/span><\/td>\s*<td data-label="Status"><span class="badge failed">failed<\/span><\/td>\s*<td data-label="Attempts">1<\/td>/,
       );
       expect(row).toContain(`action="/settings/profile/webhook-deliveries/${failed.id}/redeliver"`);
 
@@ -689,6 +692,46 @@ describe('settings screen over HTTP', () => {
       // Nothing failed is left: a second recovery says so.
       await t.session.post(`${ENDPOINTS}/${id}/recover`, { _csrf: t.csrf, since: '2000-01-01T00:00:00' });
       expect((await t.session.get(`${ENDPOINTS}/${id}`)).body).toContain('No failed deliveries to recover since then.');
+    });
+
+    it("shows where an event went from the deliveries list, only the account's own, and replays history to an endpoint", async () => {
+      const t = await tenant();
+      await t.session.post('/settings/profile/webhook-notifications', { _csrf: t.csrf, notifications_enabled: 'true' });
+      const id = await createEndpoint(t, receiver.url.replace('/hook', '/timeline'));
+      await t.session.post(`${ENDPOINTS}/${id}/enable`, { _csrf: t.csrf });
+      receiver.script({ status: 500 });
+      expect((await t.api('POST', `${V1}/entities`, { name: 'Timeline LLC', entity_type: 'llc' })).status).toBe(201);
+      const delivered = await eventually(async () => {
+        const list = (await t.api('GET', `${V1}/webhook-endpoints/${id}/deliveries`)).body.data;
+        return list[0]?.status === 'delivered' ? list[0] : undefined;
+      });
+      const link = `/settings/profile/events/${delivered.event_id}?endpoint=${id}`;
+      expect((await t.session.get(`${ENDPOINTS}/${id}`)).body).toContain(`<a href="${link}">`);
+      const timeline = await t.session.get(link);
+      expect(timeline.status).toBe(200);
+      expect(timeline.body).toContain('<h1>Where this event went</h1>');
+      expect(timeline.body).toContain(`<code>${delivered.event_id}</code>`);
+      const item = timeline.body.slice(timeline.body.indexOf(`<li id="delivery-${delivered.id}">`));
+      expect(item).toContain(`href="${ENDPOINTS}/${id}"`);
+      expect(item).toMatch(/HTTP 500<\/span>[\s\S]*HTTP 200<\/span>/);
+      const other = await tenant();
+      expect((await other.session.get(link)).status).toBe(404);
+
+      // Replay: the page's form; the history goes to the endpoint again with its original webhook-id.
+      const page = await t.session.get(`${ENDPOINTS}/${id}`);
+      expect(page.body).toContain('<h2 id="replay-heading">Replay notifications</h2>');
+      expect(page.body).toContain(`<form method="post" action="${ENDPOINTS}/${id}/replay">`);
+      const bad = await t.session.post(`${ENDPOINTS}/${id}/replay`, { _csrf: t.csrf, since: 'yesterday' });
+      expect(bad.status).toBe(400);
+      expect(bad.body).toContain('Enter the date and time (UTC) to replay notifications from.');
+      const before = receiver.requests.length;
+      const replayed = await t.session.post(`${ENDPOINTS}/${id}/replay`, { _csrf: t.csrf, since: '2000-01-01T00:00' });
+      expect(replayed.status).toBe(303);
+      expect((await t.session.get(`${ENDPOINTS}/${id}`)).body).toContain(
+        '1 notification will be sent to this endpoint, after its live deliveries.',
+      );
+      await receiver.waitFor(before + 1);
+      expect(receiver.requests.slice(before).map((q) => q.headers['webhook-id'])).toEqual([delivered.event_id]);
     });
 
     it('escapes what users typed', async () => {

@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { EVENT_STORE, type EventStore } from '@filing/event-store';
 import { bearer } from './auth';
+import { provisionAccount } from './auth';
 import type { TestService } from './service';
 
 export interface ApiResponse<T = any> {
@@ -83,4 +84,28 @@ export async function fanOutCaughtUp(service: TestService): Promise<void> {
   } finally {
     checkpoint.close();
   }
+}
+
+export interface EndpointSpec {
+  readonly url: string;
+  readonly event_types?: string[];
+  readonly rate_limit_per_second?: number;
+}
+
+/** A new account, the switch on, one enabled endpoint per spec; its API and the endpoints (with their secrets). */
+export async function accountWithEndpoints(
+  service: TestService,
+  specs: readonly EndpointSpec[],
+): Promise<{ api: Api; accountId: string; endpoints: Array<{ id: string; secret: string }> }> {
+  const acc = await provisionAccount(service);
+  const api = apiClient(service.url, acc.token);
+  const endpoints: Array<{ id: string; secret: string }> = [];
+  for (const spec of specs) {
+    const res = await api('POST', '/external-api/v1/webhook-endpoints', spec);
+    expect(res.status).toBe(201);
+    expect((await api('POST', `/external-api/v1/webhook-endpoints/${res.body.id}/enable`)).status).toBe(200);
+    endpoints.push(res.body);
+  }
+  expect((await api('PUT', '/external-api/v1/webhook-settings', { notifications_enabled: true })).status).toBe(200);
+  return { api, accountId: acc.accountId, endpoints };
 }

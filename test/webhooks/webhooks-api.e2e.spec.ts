@@ -25,9 +25,14 @@ describe('webhook endpoints API', () => {
   it('lists the event-type catalog', async () => {
     const res = await api('GET', `${V1}/webhook-event-types`);
     expect(res.status).toBe(200);
-    expect(res.body.data).toHaveLength(12);
-    expect(res.body.data[0]).toEqual({ name: 'entity.created', label: 'New Entity', category: 'Entities' });
-    expect(res.body.data[7]).toEqual({ name: 'task.created', label: 'New Task Instance', category: 'Tasks' });
+    // The eleven, then the three operational ones; each with its payload's schema (issue 50).
+    expect(res.body.data).toHaveLength(14);
+    expect(res.body.data[0]).toMatchObject({ name: 'entity.created', label: 'New Entity', category: 'Entities' });
+    expect(res.body.data[7]).toMatchObject({ name: 'task.created', label: 'New Task Instance', category: 'Tasks' });
+    for (const t of res.body.data) {
+      expect(Object.keys(t).sort()).toEqual(['category', 'description', 'label', 'name', 'schema', 'schema_version']);
+      expect(t.schema).toMatchObject({ title: t.name, type: 'object', additionalProperties: false });
+    }
   });
 
   it('creates an endpoint disabled, with a whsec_ secret shown again only via /secret', async () => {

@@ -140,6 +140,7 @@ describe('webhook delivery over HTTPS', () => {
       timestamp: events[0].metadata.occurred_at,
       entity_id: entity.id,
       status: 'active',
+      resource_version: 0,
     });
     const updated = byType('entity.updated');
     expect(updated.json).toEqual({
@@ -148,6 +149,7 @@ describe('webhook delivery over HTTPS', () => {
       timestamp: events[1].metadata.occurred_at,
       entity_id: entity.id,
       status: 'dissolved',
+      resource_version: 1,
     });
     for (const req of got) {
       expect(req.path).toBe('/hook');
@@ -210,6 +212,7 @@ describe('webhook delivery over HTTPS', () => {
       order_id: e.data.order_id,
       entity_id: entity.id,
       status: e.type.replace('orders.Order', '').toLowerCase(),
+      resource_version: Number(e.revision),
     }));
     expect(got.map((g) => g.json).sort(byEventId)).toEqual(expected.sort(byEventId));
     expect(expected.map((e) => e.event_type).sort()).toEqual([
@@ -243,6 +246,7 @@ describe('webhook delivery over HTTPS', () => {
           jurisdiction_id: added.body.id,
           entity_id: entity.id,
           status: added.body.status,
+          resource_version: 0,
         },
         {
           event_id: events[1].id,
@@ -251,6 +255,7 @@ describe('webhook delivery over HTTPS', () => {
           jurisdiction_id: added.body.id,
           entity_id: entity.id,
           status: 'active',
+          resource_version: 1,
         },
       ].sort(byEventId),
     );
@@ -281,6 +286,7 @@ describe('webhook delivery over HTTPS', () => {
       task_id: task.body.id,
       entity_id: entity.id,
       status: 'open',
+      resource_version: 0,
     });
     expect(got.some((g) => g.json.entity_id === last.id)).toBe(true);
   });
@@ -326,6 +332,7 @@ describe('webhook delivery over HTTPS', () => {
       entity_id: entity.id,
       order_id: e.data.document_id === forOrder.body.id ? order.id : null,
       status: e.type === 'documents.DocumentDeleted' ? 'deleted' : 'available',
+      resource_version: Number(e.revision),
     }));
     expect(expected.map((e) => e.event_type).sort()).toEqual([
       'document.created',

@@ -6,16 +6,14 @@
  * Every assertion waits for outcomes; the time bounds checked hold by construction (a pause only
  * ever delays, a limit only ever spaces out), never "faster than".
  */
-import { rmSync } from 'node:fs';
 import type { WebhookEndpointDisabledEvent } from '@filing/client';
-import { EVENT_STORE, type EventStore } from '@filing/event-store';
+import type { EventStore } from '@filing/event-store';
 import { verifySignature } from '@filing/webhooks';
-import { provisionAccount } from '../support/auth';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
+import { webhookHarness } from '../support/webhook-harness';
 import { HttpSession, provisionUser } from '../support/settings-screen';
-import { makeTestPki, type TestPki } from '../support/tls-certs';
-import { type ReceivedRequest, type Reply, startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
-import { apiClient, type Api, eventually, fanOutCaughtUp } from '../support/webhooks';
+import type { ReceivedRequest, Reply } from '../support/webhook-receiver';
+import { accountWithEndpoints, type Api, type EndpointSpec, eventually, fanOutCaughtUp } from '../support/webhooks';
 import { keysOf, shape } from '../sdk/sdk-support';
 
 const V1 = '/external-api/v1';
@@ -28,6 +26,7 @@ const DISABLED_PAYLOAD = shape<WebhookEndpointDisabledEvent>()({
   endpoint_id: 1,
   reason: 1,
   status: 1,
+  resource_version: 1,
 });
 
 interface Delivery {
@@ -38,53 +37,24 @@ interface Delivery {
 }
 
 describe.each(['sqlite', 'esdb'] as const)('webhook endpoint control on the %s store', (eventStore) => {
-  let pki: TestPki;
+  const h = webhookHarness({
+    eventStore,
+    env: {
+      // Failures keep coming for ~4 s: longer than WEBHOOK_DISABLE_AFTER.
+      WEBHOOK_RETRY_DELAYS: Array(16).fill('250ms').join(','),
+      WEBHOOK_DISABLE_AFTER: `${DISABLE_AFTER_MS / 1000}s`,
+    },
+  });
   let service: TestService;
   let store: EventStore;
-  const receivers: WebhookReceiver[] = [];
-
-  beforeAll(async () => {
-    pki = makeTestPki();
-    service = await startService({
-      eventStore,
-      env: {
-        WEBHOOK_CA_FILE: pki.caFile,
-        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-        // Failures keep coming for ~4 s: longer than WEBHOOK_DISABLE_AFTER.
-        WEBHOOK_RETRY_DELAYS: Array(16).fill('250ms').join(','),
-        WEBHOOK_DISABLE_AFTER: `${DISABLE_AFTER_MS / 1000}s`,
-      },
-    });
-    store = service.app.get<EventStore>(EVENT_STORE);
-  }, 60_000);
-  afterAll(async () => {
-    await service?.destroy();
-    await Promise.all(receivers.map((r) => r.close()));
-    if (pki) rmSync(pki.dir, { recursive: true, force: true });
+  beforeAll(() => {
+    service = h.service;
+    store = h.store;
   });
-
-  async function receiver(fallback: Reply = { status: 200 }, ...script: Reply[]): Promise<WebhookReceiver> {
-    const r = await startReceiver(pki);
-    r.fallback = fallback;
-    r.script(...script);
-    receivers.push(r);
-    return r;
-  }
+  const receiver = (fallback?: Reply, ...script: Reply[]) => h.receiver(fallback, ...script);
 
   /** A new account, the switch on, one enabled endpoint per spec; its API and the endpoints (with their secrets). */
-  async function account(specs: Array<{ url: string; event_types?: string[]; rate_limit_per_second?: number }>) {
-    const acc = await provisionAccount(service);
-    const api = apiClient(service.url, acc.token);
-    const endpoints: Array<{ id: string; secret: string }> = [];
-    for (const spec of specs) {
-      const res = await api('POST', `${V1}/webhook-endpoints`, spec);
-      expect(res.status).toBe(201);
-      expect((await api('POST', `${V1}/webhook-endpoints/${res.body.id}/enable`)).status).toBe(200);
-      endpoints.push(res.body);
-    }
-    expect((await api('PUT', `${V1}/webhook-settings`, { notifications_enabled: true })).status).toBe(200);
-    return { api, accountId: acc.accountId, endpoints };
-  }
+  const account = (specs: EndpointSpec[]) => accountWithEndpoints(service, specs);
 
   const createEntity = async (api: Api, name: string) => {
     const res = await api('POST', `${V1}/entities`, { name, entity_type: 'llc' });
@@ -121,6 +91,7 @@ describe.each(['sqlite', 'esdb'] as const)('webhook endpoint control on the %s s
       endpoint_id: endpointId,
       reason,
       status: 'disabled',
+      resource_version: Number(disable.revision),
     });
     expect(keysOf(req.json)).toEqual(DISABLED_PAYLOAD);
     expect(id).toBe(disable.id);

@@ -5,6 +5,7 @@ import {
   PROBLEM_CONTENT_TYPE,
   ProblemDto,
 } from '@filing/platform';
+import { ANY_NOTIFICATION, notificationComponents } from '@filing/webhooks';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import {
   DocumentBuilder,
@@ -14,6 +15,7 @@ import {
   type ParameterObject,
   type PathItemObject,
   type ResponseObject,
+  type SchemaObject,
   SwaggerModule,
 } from '@nestjs/swagger';
 
@@ -55,12 +57,28 @@ export function setupOpenApi(app: NestFastifyApplication, options: { bodyLimitBy
   );
   const schemas = full.components?.schemas ?? {};
   const used = referencedSchemas(paths, schemas);
-  const document: OpenAPIObject = {
+  const document: OpenAPIObject & { 'x-webhooks': unknown } = {
     ...full,
     paths,
     components: {
       ...full.components,
-      schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name))),
+      schemas: {
+        ...Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name))),
+        // The webhook payloads, from the notification table (3.0 has no `webhooks` section).
+        ...(notificationComponents() as Record<string, SchemaObject>),
+      },
+    },
+    // What the service sends to a webhook endpoint: a 3.1 `webhooks` entry, as an extension of 3.0.
+    'x-webhooks': {
+      notification: {
+        post: {
+          summary: 'A notification, signed per Standard Webhooks (webhook-id = event_id)',
+          requestBody: {
+            content: { 'application/json': { schema: { $ref: `#/components/schemas/${ANY_NOTIFICATION}` } } },
+          },
+          responses: { '2XX': { description: 'Received (any 2xx); anything else is retried' } },
+        },
+      },
     },
   };
   SwaggerModule.setup('docs', app, document, {

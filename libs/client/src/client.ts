@@ -36,6 +36,8 @@ import type {
   PageParams,
   RecoverDeliveries,
   RecoveredDeliveries,
+  ReplayNotifications,
+  ReplayedNotifications,
   Task,
   TaskEventType,
   TaskFilters,
@@ -54,7 +56,7 @@ import type {
   WebhookEventTypeInfo,
   WebhookSettings,
 } from './types';
-import type { EventFilters, EventListItem } from './webhooks/events';
+import type { EventFilters, EventListItem, EventTimeline } from './webhooks/events';
 
 /** The API client's credentials (client credentials grant). */
 export interface ClientCredentials {
@@ -265,6 +267,16 @@ export class WebhookEndpointsApi {
     return this.http.json({ method: 'POST', path: `/webhook-endpoints/${seg(id)}/recover`, body, options });
   }
 
+  /**
+   * `POST /webhook-endpoints/{id}/replay` (202): every notification of the account in
+   * [since, until) matching the endpoint's event types is delivered to it again, with its original
+   * `event_id` (your dedupe sees it as already processed), after the endpoint's live deliveries. At
+   * most 100,000 per call (a wider window is a 400). Send an `idempotencyKey` to retry safely.
+   */
+  replay(id: string, body: ReplayNotifications, options?: ActionOptions): Promise<ReplayedNotifications> {
+    return this.http.json({ method: 'POST', path: `/webhook-endpoints/${seg(id)}/replay`, body, options });
+  }
+
   /** `GET /webhook-endpoints/{id}/stats`: the last 24 h of deliveries, response times, last success, failing since. */
   stats(id: string, options?: RequestOptions): Promise<WebhookEndpointStats> {
     return this.http.json({ method: 'GET', path: `/webhook-endpoints/${seg(id)}/stats`, options });
@@ -284,6 +296,11 @@ export class EventsApi {
     const { event_type, ...rest } = filters ?? {};
     const types = typeof event_type === 'string' ? event_type : event_type?.join(',');
     return this.http.json({ method: 'GET', path: '/events', query: { ...rest, event_type: types }, options });
+  }
+
+  /** `GET /events/{id}`: the notification and where it went: each endpoint's delivery with every attempt. */
+  get(id: string, options?: RequestOptions): Promise<EventTimeline> {
+    return this.http.json({ method: 'GET', path: `/events/${seg(id)}`, options });
   }
 
   /** Every event matching the filters, fetching pages of `limit` (default 50) as you iterate. */

@@ -73,3 +73,10 @@ export {
   type Awaitable,
 } from './webhooks/dedupe';
 export { createWebhookHandler, type WebhookHandlerOptions, type WebhookHandlerResult } from './webhooks/handler';
+export {
+  latestOnly,
+  resourceOf,
+  MemoryVersionStore,
+  type VersionStore,
+  type LatestOnlyOptions,
+} from './webhooks/latest-only';

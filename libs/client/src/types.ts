@@ -208,7 +208,9 @@ export type WebhookEventTypeName =
   | 'order.cancelled'
   | 'order.completed'
   /** Operational: only to endpoints that list it (never part of "all events"). */
-  | 'webhook_endpoint.disabled';
+  | 'webhook_endpoint.disabled'
+  | 'webhook_endpoint.failing'
+  | 'webhook_delivery.failed';
 
 export interface WebhookEndpoint extends Resource {
   readonly url: string;
@@ -256,6 +258,11 @@ export interface WebhookEventTypeInfo {
   readonly name: WebhookEventTypeName;
   readonly label: string;
   readonly category: string;
+  readonly description: string;
+  /** A JSON Schema (2020-12) of the exact payload (`additionalProperties: false`). */
+  readonly schema: Record<string, unknown>;
+  /** Changes only when a field changes meaning or goes; added fields keep it. */
+  readonly schema_version: number;
 }
 export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
 
@@ -290,6 +297,17 @@ export interface RecoverDeliveries {
 }
 export interface RecoveredDeliveries {
   /** How many failed deliveries are pending again (new attempts, the same `webhook-id`). */
+  readonly deliveries: number;
+}
+/** `POST /webhook-endpoints/{id}/replay`. */
+export interface ReplayNotifications {
+  /** Every notification of the account that happened at or after this instant and matches the endpoint's event types. */
+  since: string | Date;
+  /** …and before this one (default: up to now). */
+  until?: string | Date;
+}
+export interface ReplayedNotifications {
+  /** How many notifications are pending delivery to the endpoint (original event_id; after its live deliveries). */
   readonly deliveries: number;
 }
 /** `GET /webhook-endpoints/{id}/stats`: the last 24 h. */

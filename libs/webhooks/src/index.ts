@@ -2,6 +2,8 @@
 export { WebhooksModule, WebhooksCoreModule } from './webhooks.module';
 export { WEBHOOK_EVENT_TYPES, type WebhookEventType, type WebhookEventTypeName } from './catalog/event-types';
 export { verifySignature } from './signing/signature';
+export { notificationComponents, ANY_NOTIFICATION } from './notifications/openapi-notifications';
+export { publishedEventTypes, type PublishedEventType } from './notifications/notification-mapper';
 export { DISPATCHER_LIMITS } from './dispatch/dispatcher.service';
 export { WEBHOOK_RESOLVER } from './endpoints/endpoints.service';
 export type { Resolver, ResolvedAddress } from './address/address-guard';

@@ -23,6 +23,8 @@ import { FanOutService } from './fanout/fanout.service';
 import { AutoDisableJob } from './endpoint-health/auto-disable.job';
 import { EndpointHealthQueries } from './endpoint-health/endpoint-health.queries';
 import { RecoveryService } from './endpoint-health/recovery.service';
+import { ReplayService } from './endpoint-health/replay.service';
+import { NotificationHistory } from './events/notification-history';
 import { EventsQueries } from './events/events.queries';
 import { NotificationsProjection } from './events/notifications.projection';
 import { EndpointHealthController } from './http/endpoint-health.controller';
@@ -146,10 +148,12 @@ class WebhookWorkers implements OnApplicationBootstrap, BeforeApplicationShutdow
     SettingsService,
     DeliveryCommands,
     RedeliveryService,
-    // The Events API; endpoint stats and recovery
+    // The Events API; endpoint stats, recovery and replay
     EventsQueries,
+    NotificationHistory,
     EndpointHealthQueries,
     RecoveryService,
+    ReplayService,
     // Workers
     FanOutService,
     DispatcherInstance,

@@ -14,6 +14,7 @@ const event = (id: string): WebhookEvent => ({
   timestamp: '2026-11-22T10:00:00.000Z',
   entity_id: 'e1',
   status: 'active',
+  resource_version: 0,
 });
 const delivery = (id: string, secret = SECRET) => {
   const body = JSON.stringify(event(id));

@@ -22,6 +22,7 @@ const PAYLOAD: OrderSubmittedEvent = {
   order_id: '0193a2b4-0000-7000-8000-00000000000b',
   entity_id: '0193a2b4-0000-7000-8000-00000000000c',
   status: 'submitted',
+  resource_version: 0,
 };
 const BODY = JSON.stringify(PAYLOAD);
 const ID = PAYLOAD.event_id;

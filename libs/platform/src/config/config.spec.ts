@@ -82,6 +82,16 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads WEBHOOK_FAILING_AFTER (default 1 h) as one duration and names it when it is not one', () => {
+    expect(loadConfig({}).webhookFailingAfterMs).toBe(3_600_000);
+    expect(loadConfig({ WEBHOOK_FAILING_AFTER: '30m' }).webhookFailingAfterMs).toBe(1_800_000);
+    for (const bad of ['1', '0s', '1h,2h', '366d']) {
+      expect(problemsOf({ WEBHOOK_FAILING_AFTER: bad })).toEqual([
+        expect.stringMatching(/^WEBHOOK_FAILING_AFTER must be one duration with a unit/),
+      ]);
+    }
+  });
+
   it('names each bad variable, all of them at once', () => {
     const problems = problemsOf({
       PORT: 'eighty',

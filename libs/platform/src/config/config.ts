@@ -10,6 +10,7 @@ export {
   DEFAULT_API_RATE_LIMIT,
   DEFAULT_RETRY_DELAYS,
   DEFAULT_WEBHOOK_DISABLE_AFTER,
+  DEFAULT_WEBHOOK_FAILING_AFTER,
 } from './variables';
 
 /** The service's configuration, read from environment variables (CONTRACT.md §6; declared in variables.ts). */
@@ -28,6 +29,8 @@ export interface AppConfig {
   /** An endpoint whose attempts have all failed for this long is disabled (reason `failing`). */
   readonly webhookDisableAfterMs: number;
   /** WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT: the create after this many is a 409. */
+  /** WEBHOOK_FAILING_AFTER: a failing streak this long is reported once (`webhook_endpoint.failing`). */
+  readonly webhookFailingAfterMs: number;
   readonly webhookMaxEndpointsPerAccount: number;
   /** WEBHOOK_CLAIM_CLOCK_SKEW_MS: how far apart instances' clocks may be when a claim's lease is checked. */
   readonly webhookClaimClockSkewMs: number;
@@ -97,6 +100,7 @@ function assemble(v: ConfigValues): AppConfig {
     webhookAllowPrivateNetworks: v.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     webhookCaFile: v.WEBHOOK_CA_FILE,
     webhookDisableAfterMs: v.WEBHOOK_DISABLE_AFTER,
+    webhookFailingAfterMs: v.WEBHOOK_FAILING_AFTER,
     webhookMaxEndpointsPerAccount: v.WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT,
     webhookClaimClockSkewMs: v.WEBHOOK_CLAIM_CLOCK_SKEW_MS,
     tls: v.TLS_CERT_FILE,

@@ -42,6 +42,7 @@ const MAX_DISABLE_AFTER_MS = 365 * 86_400_000;
 export const DEFAULT_RETRY_DELAYS = '10s,1m,5m,30m,2h,6h,12h,24h';
 export const DEFAULT_API_RATE_LIMIT = '100/1s';
 export const DEFAULT_WEBHOOK_DISABLE_AFTER = '5d';
+export const DEFAULT_WEBHOOK_FAILING_AFTER = '1h';
 
 // A table: one entry per variable, in the README's order.
 export const CONFIG_VARIABLES = {
@@ -92,6 +93,11 @@ export const CONFIG_VARIABLES = {
   WEBHOOK_DISABLE_AFTER: variable({
     default: DEFAULT_WEBHOOK_DISABLE_AFTER,
     doc: 'an endpoint whose attempts have all failed for this long is disabled (`disabled_reason: failing`); one duration, 1 ms to 365 d',
+    parse: (value) => parseDuration(value!, MAX_DISABLE_AFTER_MS),
+  }),
+  WEBHOOK_FAILING_AFTER: variable({
+    default: DEFAULT_WEBHOOK_FAILING_AFTER,
+    doc: "an endpoint whose attempts have all failed for this long is reported once per failing streak as `webhook_endpoint.failing` (to the account's endpoints that list it); one duration, 1 ms to 365 d",
     parse: (value) => parseDuration(value!, MAX_DISABLE_AFTER_MS),
   }),
   WEBHOOK_TIMEOUT_MS: variable({ default: '10000', doc: 'per delivery attempt', parse: integerIn(1, 120_000) }),

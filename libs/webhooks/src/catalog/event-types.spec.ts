@@ -1,7 +1,7 @@
 import { isWebhookEventType, selectionIncludes, WEBHOOK_EVENT_TYPES } from './event-types';
 
 describe('event-type catalog', () => {
-  it('lists the eleven types and the operational one with the contract labels and categories', () => {
+  it('lists the eleven types and the three operational ones with the contract labels and categories', () => {
     expect(WEBHOOK_EVENT_TYPES.map((t) => [t.category, t.label, t.name])).toEqual([
       ['Entities', 'New Entity', 'entity.created'],
       ['Entities', 'Update Entity', 'entity.updated'],
@@ -15,6 +15,8 @@ describe('event-type catalog', () => {
       ['Orders', 'Order Cancelled', 'order.cancelled'],
       ['Orders', 'Order Completed', 'order.completed'],
       ['Webhooks', 'Endpoint Disabled', 'webhook_endpoint.disabled'],
+      ['Webhooks', 'Endpoint Failing', 'webhook_endpoint.failing'],
+      ['Webhooks', 'Delivery Failed', 'webhook_delivery.failed'],
     ]);
   });
 

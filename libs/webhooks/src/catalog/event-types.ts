@@ -18,6 +18,8 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = Object.freeze([
   { name: 'order.cancelled', label: 'Order Cancelled', category: 'Orders' },
   { name: 'order.completed', label: 'Order Completed', category: 'Orders' },
   { name: 'webhook_endpoint.disabled', label: 'Endpoint Disabled', category: 'Webhooks' },
+  { name: 'webhook_endpoint.failing', label: 'Endpoint Failing', category: 'Webhooks' },
+  { name: 'webhook_delivery.failed', label: 'Delivery Failed', category: 'Webhooks' },
 ]);
 
 /**
@@ -25,7 +27,11 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = Object.freeze([
  * resources. Never part of "all events": only an endpoint (or an Events API filter) that names
  * one gets it, so receivers that take everything see nothing new.
  */
-export const OPERATIONAL_EVENT_TYPES: readonly WebhookEventTypeName[] = Object.freeze(['webhook_endpoint.disabled']);
+export const OPERATIONAL_EVENT_TYPES: readonly WebhookEventTypeName[] = Object.freeze([
+  'webhook_endpoint.disabled',
+  'webhook_endpoint.failing',
+  'webhook_delivery.failed',
+]);
 
 export type WebhookEventTypeName = (typeof WEBHOOK_EVENT_TYPES)[number]['name'];
 

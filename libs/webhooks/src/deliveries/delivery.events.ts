@@ -32,6 +32,11 @@ export type DeliveryScheduled = DomainEvent<
     payload: JsonObject;
     /** The domain event's time: due at once, and the same data on every replay. */
     due_at: string;
+    /**
+     * 'replay': scheduled by `POST /webhook-endpoints/{id}/replay` (issue 50); the endpoint's live
+     * deliveries go first. Absent: a live delivery.
+     */
+    priority?: 'replay';
   }
 >;
 export type DeliveryAttempted = DomainEvent<
@@ -71,7 +76,21 @@ export type DeliverySucceeded = DomainEvent<
   typeof DeliveryEvents.DeliverySucceeded,
   { delivery_id: string; attempt: number }
 >;
-export type DeliveryFailed = DomainEvent<typeof DeliveryEvents.DeliveryFailed, { delivery_id: string; reason: string }>;
+/**
+ * Since issue 50 it also names the delivery's account, endpoint and notification (absent in
+ * older streams): `webhook_delivery.failed` is mapped from this event alone.
+ */
+export type DeliveryFailed = DomainEvent<
+  typeof DeliveryEvents.DeliveryFailed,
+  {
+    delivery_id: string;
+    reason: string;
+    account_id?: string | null;
+    endpoint_id?: string;
+    event_id?: string;
+    event_type?: string;
+  }
+>;
 export type DeliveryCancelled = DomainEvent<
   typeof DeliveryEvents.DeliveryCancelled,
   { delivery_id: string; reason: string }

@@ -123,7 +123,14 @@ describe('delivery', () => {
     const third = record(s2, attempt({}));
     expect(third[1]).toEqual({
       type: 'webhooks.DeliveryFailed',
-      data: { delivery_id: 'D', reason: 'retries exhausted' },
+      data: {
+        delivery_id: 'D',
+        reason: 'retries exhausted',
+        account_id: 'A',
+        endpoint_id: 'E',
+        event_id: 'EV',
+        event_type: 'entity.created',
+      },
     });
     expect(fold(s2, third)).toEqual(expect.objectContaining({ status: 'failed', attemptCount: 3 }));
   });
@@ -137,7 +144,14 @@ describe('delivery', () => {
     const events = record(pending, attempt({ statusCode: 404, verdict: 'failed' }));
     expect(events[1]).toEqual({
       type: 'webhooks.DeliveryFailed',
-      data: { delivery_id: 'D', reason: 'the receiver answered 404' },
+      data: {
+        delivery_id: 'D',
+        reason: 'the receiver answered 404',
+        account_id: 'A',
+        endpoint_id: 'E',
+        event_id: 'EV',
+        event_type: 'entity.created',
+      },
     });
   });
 

@@ -2,7 +2,7 @@ import type { JsonObject } from '@filing/event-store';
 import { ConflictError, NotFoundError, type RecordedEnvelope, extend } from '@filing/platform';
 import type { AttemptVerdict } from './outcome';
 import { retryDelay } from './retry-schedule';
-import { type DeliveryEnd, type DeliveryEvent, DeliveryEvents } from './delivery.events';
+import { type DeliveryEnd, type DeliveryEvent, DeliveryEvents, type DeliveryFailed } from './delivery.events';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
 
@@ -215,11 +215,14 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
       if (a.verdict === 'failed') {
         const reason =
           a.statusCode !== null ? `the receiver answered ${a.statusCode}` : (a.error ?? 'the attempt failed');
-        return [attempted, { type: DeliveryEvents.DeliveryFailed, data: { delivery_id, reason } }];
+        return [attempted, { type: DeliveryEvents.DeliveryFailed, data: failedData(state, delivery_id, reason) }];
       }
       const delay = retryDelay(state.roundAttempts + 1, command.delaysMs, a.retryAfterMs, () => command.random);
       if (delay === null) {
-        return [attempted, { type: DeliveryEvents.DeliveryFailed, data: { delivery_id, reason: 'retries exhausted' } }];
+        return [
+          attempted,
+          { type: DeliveryEvents.DeliveryFailed, data: failedData(state, delivery_id, 'retries exhausted') },
+        ];
       }
       const next = new Date(a.attemptedAt.getTime() + Math.round(a.durationMs) + delay).toISOString();
       return [attempted, { type: DeliveryEvents.DeliveryRetryScheduled, data: { delivery_id, next_attempt_at: next } }];
@@ -234,18 +237,35 @@ export function decideDelivery(state: DeliveryState, command: DeliveryCommand): 
         throw new ConflictError(`Only a failed or cancelled delivery can be redelivered; this one is ${state.status}`);
       }
       // Sent now it would only be cancelled again: say why instead of accepting it.
-      switch (unsendable(command.target)) {
-        case 'endpoint-deleted':
-          throw new ConflictError("The delivery's endpoint is deleted");
-        case 'endpoint-disabled':
-          throw new ConflictError("The delivery's endpoint is disabled: enable it first");
-        case 'notifications-off':
-          throw new ConflictError('Webhook Notifications are off for this account: switch them on first');
-        case null:
-          break;
-      }
+      refuseUnsendable(command.target, "The delivery's endpoint");
       return [
         { type: DeliveryEvents.DeliveryRedeliveryRequested, data: { delivery_id, due_at: command.now.toISOString() } },
       ];
+  }
+}
+
+/** A failure names what failed, so `webhook_delivery.failed` is mapped from its event alone. */
+function failedData(state: DeliveryState, delivery_id: string, reason: string): DeliveryFailed['data'] {
+  return {
+    delivery_id,
+    reason,
+    account_id: state.accountId,
+    endpoint_id: state.endpointId,
+    event_id: state.eventId,
+    event_type: state.eventType,
+  };
+}
+
+/** A 409 saying what to change when a delivery to `target` would only be cancelled (a redelivery, a replay). */
+export function refuseUnsendable(target: Parameters<typeof unsendable>[0], endpoint: string): void {
+  switch (unsendable(target)) {
+    case 'endpoint-deleted':
+      throw new ConflictError(`${endpoint} is deleted`);
+    case 'endpoint-disabled':
+      throw new ConflictError(`${endpoint} is disabled: enable it first`);
+    case 'notifications-off':
+      throw new ConflictError('Webhook Notifications are off for this account: switch them on first');
+    case null:
+      return;
   }
 }

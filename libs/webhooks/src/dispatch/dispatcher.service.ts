@@ -93,13 +93,13 @@ export class DispatcherService {
     } else {
       // Deliveries due now leave the next future due time as it was.
       const now = Date.now();
-      for (const { id, endpointId, dueAt } of work.scheduled) {
+      for (const { id, endpointId, dueAt, replay } of work.scheduled) {
         if (Date.parse(dueAt) > now) {
           // Due later (another instance's clock ahead): it may be the next due time.
           this.listing.dueLater();
           continue;
         }
-        this.windows.scheduled(id, endpointId);
+        this.windows.scheduled(id, endpointId, replay);
         // The endpoints listed as having due work still are; one not among them is listed again.
         this.listing.newlyDue(endpointId);
       }
@@ -193,11 +193,13 @@ export class DispatcherService {
     let window = this.windows.get(endpointId, wanted);
     if (window === undefined) {
       const limit = Math.max(wanted, DUE_WINDOW) + held;
-      const rows = this.queue.dueOf(endpointId, now, limit);
+      const rows = this.queue.dueWithPriority(endpointId, now, limit);
+      const free = rows.filter(({ id }) => !this.endpoints.holds(endpointId, id));
       window = this.windows.fill(
         endpointId,
-        rows.filter((id) => !this.endpoints.holds(endpointId, id)),
+        free.map((r) => r.id),
         rows.length < limit,
+        free.filter((r) => r.replay).map((r) => r.id),
       );
     }
     const free: string[] = [];
@@ -211,10 +213,13 @@ export class DispatcherService {
   /** The ids in this instance's order: each id's hash once, not once per comparison. */
   private inInstanceOrder(ids: string[]): string[] {
     if (ids.length < 2) return ids;
-    return ids
-      .map((id) => ({ id, rank: fnv1a(id, this.salt) }))
-      .sort((a, b) => a.rank - b.rank)
-      .map(({ id }) => id);
+    return (
+      ids
+        // A replay's deliveries after the live ones (issue 50), each group in this instance's order.
+        .map((id) => ({ id, rank: fnv1a(id, this.salt) + (this.windows.isReplay(id) ? 2 ** 32 : 0) }))
+        .sort((a, b) => a.rank - b.rank)
+        .map(({ id }) => id)
+    );
   }
 
   /** Up to `limit` endpoints with due work, in turn (DueListing); a retry come due renews the windows too. */

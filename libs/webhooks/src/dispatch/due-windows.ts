@@ -23,6 +23,8 @@ export class DueWindows {
   private readonly windows = new Map<string, Window>();
   /** Delivery id → the endpoint whose window holds it. */
   private readonly endpointOf = new Map<string, string>();
+  /** Ids in a window that are a replay's: sent after the live ones (issue 50). */
+  private readonly replays = new Set<string>();
   private generation = 0;
 
   /**
@@ -37,10 +39,16 @@ export class DueWindows {
   }
 
   /** A fresh read of the endpoint's due ids (longest due first); `complete`: nothing was cut off. */
-  fill(endpointId: string, ids: readonly string[], complete: boolean): ReadonlySet<string> {
+  fill(
+    endpointId: string,
+    ids: readonly string[],
+    complete: boolean,
+    replays: readonly string[] = [],
+  ): ReadonlySet<string> {
     this.drop(endpointId);
     const window: Window = { ids: new Set(ids), completeIn: complete ? this.generation : -1 };
     for (const id of ids) this.endpointOf.set(id, endpointId);
+    for (const id of replays) this.replays.add(id);
     this.windows.set(endpointId, window);
     return window.ids;
   }
@@ -50,7 +58,13 @@ export class DueWindows {
     const endpointId = this.endpointOf.get(deliveryId);
     if (endpointId === undefined) return;
     this.endpointOf.delete(deliveryId);
+    this.replays.delete(deliveryId);
     this.windows.get(endpointId)?.ids.delete(deliveryId);
+  }
+
+  /** Whether a windowed id is a replay's. */
+  isReplay(deliveryId: string): boolean {
+    return this.replays.has(deliveryId);
   }
 
   /** An event of the delivery was applied to the read model: its row is not what the window read. */
@@ -64,11 +78,30 @@ export class DueWindows {
    * would order it by due time, usually last too); otherwise it is read with the rest when that
    * window runs short.
    */
-  scheduled(deliveryId: string, endpointId: string): void {
+  scheduled(deliveryId: string, endpointId: string, replay = false): void {
     const window = this.windows.get(endpointId);
-    if (window === undefined || window.completeIn !== this.generation) return;
-    window.ids.add(deliveryId);
+    if (window === undefined) return;
+    if (!replay && window.completeIn !== this.generation) {
+      // A live one must not wait behind a window of a replay's: the next read lists it first.
+      if ([...window.ids].some((id) => this.replays.has(id))) this.drop(endpointId);
+      return;
+    }
+    if (window.completeIn !== this.generation) return;
     this.endpointOf.set(deliveryId, endpointId);
+    if (replay) {
+      this.replays.add(deliveryId);
+      window.ids.add(deliveryId);
+    } else {
+      // Before the replay's ones: live deliveries keep priority.
+      const ids = [...window.ids];
+      const at = ids.findIndex((id) => this.replays.has(id));
+      if (at < 0) window.ids.add(deliveryId);
+      else
+        this.windows.set(endpointId, {
+          ids: new Set([...ids.slice(0, at), deliveryId, ...ids.slice(at)]),
+          completeIn: window.completeIn,
+        });
+    }
   }
 
   /** Due work may have come that no window lists: complete windows are read again when they run short. */
@@ -88,13 +121,17 @@ export class DueWindows {
   clear(): void {
     this.windows.clear();
     this.endpointOf.clear();
+    this.replays.clear();
     this.generation++;
   }
 
   private drop(endpointId: string): void {
     const window = this.windows.get(endpointId);
     if (window === undefined) return;
-    for (const id of window.ids) this.endpointOf.delete(id);
+    for (const id of window.ids) {
+      this.endpointOf.delete(id);
+      this.replays.delete(id);
+    }
     this.windows.delete(endpointId);
   }
 }

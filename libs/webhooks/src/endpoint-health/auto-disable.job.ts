@@ -2,13 +2,14 @@ import { APP_CONFIG, type AppConfig } from '@filing/platform';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { EndpointsService } from '../endpoints/endpoints.service';
-import { autoDisableCheckMs, failingTooLong } from './endpoint-health';
+import { autoDisableCheckMs, type FailingStreak, failingTooLong } from './endpoint-health';
 import { EndpointHealthQueries } from './endpoint-health.queries';
 
 const JOB = 'webhooks.auto-disable';
 
 /**
- * The auto-disable of CONTRACT.md §5, a `@nestjs/schedule` interval (its period follows
+ * The failing report (issue 50: `webhook_endpoint.failing` after WEBHOOK_FAILING_AFTER) and
+ * the auto-disable of CONTRACT.md §5, a `@nestjs/schedule` interval (its period follows
  * WEBHOOK_DISABLE_AFTER, so it is registered by hand): every enabled endpoint whose failed
  * attempts have spanned WEBHOOK_DISABLE_AFTER with no success is disabled with reason `failing`,
  * through the same system disable as a 410. The verdict comes from attempt events only; the
@@ -33,7 +34,10 @@ export class AutoDisableJob {
     this.started = true;
     this.scheduler.addInterval(
       JOB,
-      setInterval(() => void this.check(), autoDisableCheckMs(this.config.webhookDisableAfterMs)),
+      setInterval(
+        () => void this.check(),
+        autoDisableCheckMs(Math.min(this.config.webhookDisableAfterMs, this.config.webhookFailingAfterMs)),
+      ),
     );
   }
 
@@ -50,6 +54,20 @@ export class AutoDisableJob {
     return this.running;
   }
 
+  /** `webhook_endpoint.failing`: the event, once per streak (the endpoint's stream decides). */
+  private async reportFailing(streak: FailingStreak): Promise<void> {
+    try {
+      const position = await this.endpoints.reportFailing(streak.accountId, streak.endpointId, streak);
+      if (position) {
+        this.logger.warn(
+          `Webhook endpoint ${streak.endpointId} is failing: every attempt failed from ${streak.since} to ${streak.lastFailureAt}`,
+        );
+      }
+    } catch (err) {
+      this.logger.error(`Reporting webhook endpoint ${streak.endpointId} as failing failed: ${(err as Error).message}`);
+    }
+  }
+
   private async disableFailing(): Promise<void> {
     let streaks;
     try {
@@ -60,6 +78,8 @@ export class AutoDisableJob {
       return;
     }
     for (const streak of streaks) {
+      // Reported before it is disabled: the warning's event precedes the disable in the stream.
+      if (this.started && failingTooLong(streak, this.config.webhookFailingAfterMs)) await this.reportFailing(streak);
       if (!this.started || !failingTooLong(streak, this.config.webhookDisableAfterMs)) continue;
       try {
         const position = await this.endpoints.disableBySystem(streak.accountId, streak.endpointId, 'failing', streak);

@@ -71,7 +71,7 @@ function healthOf() {
     },
     apply,
     db,
-    queries: new EndpointHealthQueries({ db } as unknown as ProjectionRunner),
+    queries: new EndpointHealthQueries({ db } as unknown as ProjectionRunner, { webhookFailingAfterMs: 3_600_000 }),
   };
   return api;
 }

@@ -1,6 +1,6 @@
-import { cachedStatement as stmt, ProjectionRunner } from '@filing/platform';
-import { Injectable } from '@nestjs/common';
-import { type EndpointStats, type FailingStreak, percentile, STATS_WINDOW_MS } from './endpoint-health';
+import { APP_CONFIG, type AppConfig, cachedStatement as stmt, ProjectionRunner } from '@filing/platform';
+import { Inject, Injectable } from '@nestjs/common';
+import { type EndpointStats, type FailingStreak, failingTooLong, percentile, STATS_WINDOW_MS } from './endpoint-health';
 
 /** The newest delivery of an endpoint: its status, and its last attempt (when it was scheduled, before any). */
 export interface LastDelivery {
@@ -13,6 +13,8 @@ export interface EndpointHealth {
   readonly delivered: number;
   readonly failed: number;
   readonly failingSince: string | null;
+  /** Its failed attempts since then span WEBHOOK_FAILING_AFTER: what `webhook_endpoint.failing` reports. */
+  readonly failingLong: boolean;
   readonly lastDelivery: LastDelivery | null;
 }
 
@@ -23,7 +25,10 @@ export interface EndpointHealth {
  */
 @Injectable()
 export class EndpointHealthQueries {
-  constructor(private readonly runner: ProjectionRunner) {}
+  constructor(
+    private readonly runner: ProjectionRunner,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'webhookFailingAfterMs'>,
+  ) {}
 
   stats(endpointId: string, now: Date = new Date()): EndpointStats {
     const since = windowStart(now);
@@ -51,15 +56,23 @@ export class EndpointHealthQueries {
   health(endpointIds: readonly string[], now: Date = new Date()): Map<string, EndpointHealth> {
     const since = windowStart(now);
     return new Map(
-      endpointIds.map((id) => [
-        id,
-        {
-          delivered: this.count(id, 'delivered', since),
-          failed: this.count(id, 'failed', since),
-          failingSince: this.streak(id).failingSince,
-          lastDelivery: this.lastDelivery(id),
-        },
-      ]),
+      endpointIds.map((id) => {
+        const { failingSince, lastFailureAt } = this.streak(id);
+        const failingLong =
+          failingSince !== null &&
+          lastFailureAt !== null &&
+          failingTooLong({ since: failingSince, lastFailureAt }, this.config.webhookFailingAfterMs);
+        return [
+          id,
+          {
+            delivered: this.count(id, 'delivered', since),
+            failed: this.count(id, 'failed', since),
+            failingSince,
+            failingLong,
+            lastDelivery: this.lastDelivery(id),
+          },
+        ];
+      }),
     );
   }
 
@@ -117,15 +130,18 @@ export class EndpointHealthQueries {
   }
 
   /** The last 2xx attempt, and the first failed one after it (by attempt time). */
-  private streak(endpointId: string): { lastSuccess: string | null; failingSince: string | null } {
+  private streak(endpointId: string): {
+    lastSuccess: string | null;
+    failingSince: string | null;
+    lastFailureAt: string | null;
+  } {
     const lastSuccess = this.summary(endpointId)?.last_success_at ?? null;
-    const failingSince = (
-      stmt(
-        this.runner.db,
-        'SELECT min(attempted_at) AS at FROM webhook_delivery_attempts WHERE endpoint_id = ? AND succeeded = 0 AND attempted_at > ?',
-      ).get(endpointId, lastSuccess ?? '') as { at: string | null }
-    ).at;
-    return { lastSuccess, failingSince };
+    const row = stmt(
+      this.runner.db,
+      `SELECT min(attempted_at) AS first, max(attempted_at) AS last FROM webhook_delivery_attempts
+       WHERE endpoint_id = ? AND succeeded = 0 AND attempted_at > ?`,
+    ).get(endpointId, lastSuccess ?? '') as { first: string | null; last: string | null };
+    return { lastSuccess, failingSince: row.first, lastFailureAt: row.last };
   }
 }
 

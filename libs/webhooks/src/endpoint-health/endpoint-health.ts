@@ -94,3 +94,8 @@ export const INSTANT_MESSAGE =
 export function sinceProblem(value: unknown): string | null {
   return parseInstant(value) ? null : INSTANT_MESSAGE;
 }
+
+/** The problem of a replay's `until`, or null (for the DTO's validator). */
+export function untilProblem(value: unknown): string | null {
+  return parseInstant(value) ? null : INSTANT_MESSAGE.replace(/^since/, 'until');
+}

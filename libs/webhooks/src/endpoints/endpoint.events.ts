@@ -9,6 +9,7 @@ export const EndpointEvents = {
   EndpointDeleted: 'webhooks.EndpointDeleted',
   EndpointSecretRotated: 'webhooks.EndpointSecretRotated',
   EndpointSecretSealed: 'webhooks.EndpointSecretSealed',
+  EndpointFailing: 'webhooks.EndpointFailing',
 } as const;
 /** What every endpoint event type starts with (a projection's or subscription's filter). */
 export const ENDPOINT_EVENT_PREFIX = 'webhooks.Endpoint';
@@ -111,7 +112,18 @@ export type EndpointSecretStored = DomainEvent<
   { endpoint_id: string; secret_fingerprint: string; secret_sealed: string }
 >;
 
+/**
+ * Every attempt of the endpoint has failed for WEBHOOK_FAILING_AFTER (issue 50): recorded once per
+ * failing streak (the streak is its first failed attempt, `failing_since`), with its evidence.
+ * The operational `webhook_endpoint.failing` is mapped from it.
+ */
+export type EndpointFailing = DomainEvent<
+  typeof EndpointEvents.EndpointFailing,
+  { endpoint_id: string; failing_since: string; last_failure_at: string }
+>;
+
 export type EndpointEvent =
+  | EndpointFailing
   | EndpointCreated
   | EndpointUpdated
   | EndpointEnabled

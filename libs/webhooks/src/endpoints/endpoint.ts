@@ -18,6 +18,8 @@ export interface EndpointState {
   readonly rateLimitPerSecond: number | null;
   /** When it was last enabled (null: never). A failing streak counts from then at the earliest. */
   readonly enabledAt: string | null;
+  /** The `failing_since` of the last streak reported as failing (EndpointFailing); null: none. */
+  readonly failingReported: string | null;
   readonly secretGeneration: number;
   readonly secretFingerprint: string;
   /** Until the next rotation: the previous secret's fingerprint (null before the first). */
@@ -37,6 +39,7 @@ export const initialEndpoint: EndpointState = {
   eventTypes: [],
   rateLimitPerSecond: null,
   enabledAt: null,
+  failingReported: null,
   secretGeneration: 0,
   secretFingerprint: '',
   previousFingerprint: null,
@@ -71,6 +74,8 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<End
       return extend(state, { enabled: true, disabledReason: null, enabledAt: event.metadata.occurred_at ?? null });
     case EndpointEvents.EndpointDisabled:
       return extend(state, { enabled: false, disabledReason: disabledReasonOf(event.data) });
+    case EndpointEvents.EndpointFailing:
+      return extend(state, { failingReported: event.data.failing_since });
     case EndpointEvents.EndpointDeleted:
       return extend(state, { deleted: true, enabled: false });
     case EndpointEvents.EndpointSecretRotated: {
@@ -134,6 +139,13 @@ export type EndpointCommand =
       readonly reason: DisabledReason;
       /** An auto-disable's evidence (`failing`): the failed attempts it was judged on, first and last. */
       readonly failing?: { readonly since: string; readonly lastFailureAt: string };
+    }
+  /** The system reports a failing streak (WEBHOOK_FAILING_AFTER): once per streak, only while enabled. */
+  | {
+      readonly kind: 'report-failing';
+      readonly accountId: string;
+      readonly endpointId: string;
+      readonly failing: { readonly since: string; readonly lastFailureAt: string };
     }
   | {
       readonly kind: 'rotate-secret';
@@ -237,6 +249,8 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
     }
     case 'delete':
       return [{ type: EndpointEvents.EndpointDeleted, data: { endpoint_id } }];
+    case 'report-failing':
+      return decideFailing(state, endpoint_id, command.failing);
     case 'rotate-secret':
       return [
         {
@@ -253,4 +267,23 @@ export function decideEndpoint(state: EndpointState, command: EndpointCommand): 
         },
       ];
   }
+}
+
+/**
+ * A streak is reported once: not again for the same first failure, not while disabled, and not
+ * for attempts from before the last enable (a read model behind the stream; enabling starts over).
+ */
+function decideFailing(
+  state: EndpointState,
+  endpoint_id: string,
+  failing: { readonly since: string; readonly lastFailureAt: string },
+): EndpointEvent[] {
+  if (!state.enabled || state.failingReported === failing.since) return [];
+  if (state.enabledAt !== null && Date.parse(state.enabledAt) >= Date.parse(failing.since)) return [];
+  return [
+    {
+      type: EndpointEvents.EndpointFailing,
+      data: { endpoint_id, failing_since: failing.since, last_failure_at: failing.lastFailureAt },
+    },
+  ];
 }

@@ -160,6 +160,22 @@ export class EndpointsService {
     }
   }
 
+  /** Records a failing streak (WEBHOOK_FAILING_AFTER) once; null when nothing was written (reported, disabled, gone). */
+  async reportFailing(
+    accountId: string,
+    endpointId: string,
+    failing: { since: string; lastFailureAt: string },
+  ): Promise<Position | null> {
+    const context = { account_id: accountId, actor: SYSTEM_ACTOR, correlation_id: randomUUID(), causation_id: null };
+    try {
+      return (await this.append(context, undefined, { kind: 'report-failing', accountId, endpointId, failing }, 10))
+        .position;
+    } catch (err) {
+      if (err instanceof NotFoundError) return null;
+      throw err;
+    }
+  }
+
   /** A new secret; the old one keeps signing for 24 h beside it. */
   async rotateSecret(
     ctx: CommandContext,

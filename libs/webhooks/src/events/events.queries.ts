@@ -9,10 +9,12 @@ import {
   toPage,
   ValidationError,
   extend,
+  NotFoundError,
 } from '@filing/platform';
 import { Inject, Injectable } from '@nestjs/common';
 import { OPERATIONAL_EVENT_TYPES } from '../catalog/event-types';
 import { parseEventTypeFilter } from './event-filters';
+import { DeliveriesQueries, type EventDelivery } from '../read-model/deliveries.queries';
 
 /** One item of `GET /events`: the webhook payload, plus `occurred_at`. */
 export type EventItem = Record<string, unknown> & {
@@ -49,6 +51,7 @@ export class EventsQueries {
     private readonly runner: ProjectionRunner,
     private readonly cursors: CursorCodec,
     @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly deliveries: DeliveriesQueries,
   ) {}
 
   async list(ctx: CommandContext, query: EventsQuery): Promise<Page<EventItem>> {
@@ -75,6 +78,35 @@ export class EventsQueries {
       ),
       next_cursor: page.next_cursor,
     };
+  }
+
+  /**
+   * `GET /events/{id}`: the account's notification (as listed) and where it went: every delivery
+   * of it, to each endpoint, with each attempt. Another account's id is as unknown as a made-up one.
+   */
+  async get(ctx: CommandContext, eventId: string): Promise<EventItem & { deliveries: EventDelivery[] }> {
+    const accountId = ctx.account_id ?? '';
+    const row = await this.rowOf(eventId);
+    if (!row || row.account_id !== accountId) throw NotFoundError.of('event', eventId);
+    const item = extend(JSON.parse(row.payload) as EventItem, { occurred_at: row.occurred_at }) as EventItem;
+    return extend(item, { deliveries: this.deliveries.ofEvent(accountId, row.event_id) }) as EventItem & {
+      deliveries: EventDelivery[];
+    };
+  }
+
+  /** The notification's row; one the read model does not hold yet is looked up again once it caught up with the store. */
+  private async rowOf(
+    eventId: string,
+  ): Promise<(NotificationRow & { account_id: string; event_id: string }) | undefined> {
+    const find = () =>
+      stmt(
+        this.runner.db,
+        'SELECT seq, account_id, event_id, occurred_at, payload FROM webhook_notifications WHERE event_id = ?',
+      ).get(eventId.toLowerCase()) as (NotificationRow & { account_id: string; event_id: string }) | undefined;
+    const row = find();
+    if (row) return row;
+    await this.runner.waitFor(await this.store.headPosition(), CATCH_UP_WAIT_MS);
+    return find();
   }
 
   /**

@@ -33,7 +33,8 @@ export class NotificationsProjection implements Projection {
   readonly name = 'webhooks.notifications';
   readonly serves = ['/external-api/v1/events'];
   // 2: webhook_endpoint.disabled (from webhooks.EndpointDisabled) too.
-  readonly version = 2;
+  // 3: resource_version in every payload; webhook_endpoint.failing and webhook_delivery.failed.
+  readonly version = 3;
   readonly tables = ['webhook_notifications', 'webhook_notification_facts'];
   readonly handles = NOTIFIABLE_EVENT_PREFIXES;
   /** `apply` finds rows by stream and event id alone (unique indexes stay during a rebuild). */

@@ -71,7 +71,8 @@ export function decideBatch(batch: readonly ProcessorMessage[], inputs: BatchInp
     if (inputs.after && comparePositions(event.position, inputs.after) <= 0) continue;
     if (event.type.startsWith(DELIVERY_EVENT_PREFIX)) {
       trackDelivery(event, decision.deliveries, inputs.deliveryOf);
-      continue;
+      // A delivery that gave up is also `webhook_delivery.failed` (issue 50): fanned out below.
+      if (event.type !== DeliveryEvents.DeliveryFailed) continue;
     }
     let step: ReturnType<typeof fanOutStep>;
     try {

@@ -128,6 +128,7 @@ describe('fan-out step', () => {
           endpoint_id: 'FAILING',
           reason: 'failing',
           status: 'disabled',
+          resource_version: 0,
         },
       ],
       [
@@ -140,6 +141,7 @@ describe('fan-out step', () => {
           endpoint_id: 'ALL',
           reason: 'gone',
           status: 'disabled',
+          resource_version: 0,
         },
       ],
     ]);

@@ -50,6 +50,10 @@ export function fanOutStep(
     const id = str(d.endpoint_id);
     const current = view.endpoint(id);
     switch (event.type) {
+      // Operational notices (issue 50) change nothing here: each is one notification.
+      case EndpointEvents.EndpointFailing:
+      case DeliveryEvents.DeliveryFailed:
+        return extend(NONE, { scheduled: schedule(view, event, notificationOf(event, undefined)) });
       case EndpointEvents.EndpointCreated:
         if (!accountId) return NONE;
         view.putEndpoint({

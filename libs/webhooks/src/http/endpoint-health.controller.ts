@@ -5,8 +5,15 @@ import { ApiAcceptedResponse, ApiConflictResponse, ApiOkResponse } from '@nestjs
 import { parseInstant } from '../endpoint-health/endpoint-health';
 import { EndpointHealthQueries } from '../endpoint-health/endpoint-health.queries';
 import { RecoveryService } from '../endpoint-health/recovery.service';
+import { ReplayService } from '../endpoint-health/replay.service';
 import { EndpointsService } from '../endpoints/endpoints.service';
-import { RecoverDeliveriesDto, RecoveredDeliveriesDto, WebhookEndpointStatsDto } from './endpoint-health.dto';
+import {
+  RecoverDeliveriesDto,
+  RecoveredDeliveriesDto,
+  ReplayedNotificationsDto,
+  ReplayNotificationsDto,
+  WebhookEndpointStatsDto,
+} from './endpoint-health.dto';
 
 /** An endpoint's health and the recovery of its failed deliveries (CONTRACT.md §4). */
 @Controller('external-api/v1/webhook-endpoints')
@@ -16,6 +23,7 @@ export class EndpointHealthController {
     private readonly endpoints: EndpointsService,
     private readonly health: EndpointHealthQueries,
     private readonly recovery: RecoveryService,
+    private readonly replays: ReplayService,
   ) {}
 
   @Post(':id/recover')
@@ -35,6 +43,32 @@ export class EndpointHealthController {
     @IfMatch() ifMatch: StreamRevision | undefined,
   ) {
     return this.recovery.recover(ctx, id, parseInstant(body.since)!, ifMatch);
+  }
+
+  @Post(':id/replay')
+  @HttpCode(202)
+  @ApiAcceptedResponse({
+    type: ReplayedNotificationsDto,
+    description:
+      "The window's notifications that match the endpoint's event types are pending delivery to it (original event_id and webhook-id), behind its live deliveries",
+  })
+  @ApiConflictResponse({
+    description:
+      'They could not be sent now: the endpoint is disabled, or Webhook Notifications are off (nothing was scheduled)',
+  })
+  replay(
+    @Ctx() ctx: CommandContext,
+    @Param('id', ResourceIdPipe) id: string,
+    @Body() body: ReplayNotificationsDto,
+    @IfMatch() ifMatch: StreamRevision | undefined,
+  ) {
+    return this.replays.replay(
+      ctx,
+      id,
+      parseInstant(body.since)!,
+      body.until ? parseInstant(body.until) : null,
+      ifMatch,
+    );
   }
 
   @Get(':id/stats')

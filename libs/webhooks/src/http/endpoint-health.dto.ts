@@ -1,7 +1,8 @@
 import { SatisfiesRule } from '@filing/platform';
-import { ApiProperty } from '@nestjs/swagger';
-import { IsDefined } from 'class-validator';
-import { sinceProblem } from '../endpoint-health/endpoint-health';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsDefined, IsOptional } from 'class-validator';
+import { MAX_REPLAY } from '../endpoint-health/replay.service';
+import { sinceProblem, untilProblem } from '../endpoint-health/endpoint-health';
 
 const NULLABLE_TIME = { type: String, format: 'date-time', nullable: true };
 const NULLABLE_MS = { type: 'integer', minimum: 0, nullable: true } as const;
@@ -19,6 +20,38 @@ export class RecoverDeliveriesDto {
   @IsDefined()
   @SatisfiesRule('isInstant', sinceProblem)
   since!: string;
+}
+
+/** `POST /webhook-endpoints/{id}/replay`. */
+export class ReplayNotificationsDto {
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    example: '2026-11-22T10:00:00.000Z',
+    description:
+      "Every notification of the account that happened at or after this instant (ISO 8601 with its UTC offset) and matches the endpoint's event types is sent to it again, with its original event_id",
+  })
+  @IsDefined()
+  @SatisfiesRule('isInstant', sinceProblem)
+  since!: string;
+
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    example: '2026-11-23T10:00:00.000Z',
+    description: 'Only those that happened before this instant (default: up to now)',
+  })
+  @IsOptional()
+  @SatisfiesRule('isInstant', untilProblem)
+  until?: string;
+}
+
+export class ReplayedNotificationsDto {
+  @ApiProperty({
+    ...COUNT,
+    description: `How many notifications are now pending delivery to the endpoint (at most ${MAX_REPLAY} per call), after its live deliveries`,
+  })
+  deliveries!: number;
 }
 
 export class RecoveredDeliveriesDto {

@@ -1,7 +1,8 @@
-import { ApiPageResponse, type CommandContext, createValidationPipe, Ctx } from '@filing/platform';
-import { Controller, Get, Query, UsePipes } from '@nestjs/common';
+import { ApiPageResponse, type CommandContext, createValidationPipe, Ctx, ResourceIdPipe } from '@filing/platform';
+import { Controller, Get, Param, Query, UsePipes } from '@nestjs/common';
+import { ApiOkResponse } from '@nestjs/swagger';
 import { EventsQueries } from '../events/events.queries';
-import { EventDto, ListEventsQueryDto } from './events.dto';
+import { EventDto, EventTimelineDto, ListEventsQueryDto } from './events.dto';
 
 /** The Events API (CONTRACT.md §3 "Events"): every notification of the account, however its webhooks fared. */
 @Controller('external-api/v1')
@@ -16,5 +17,15 @@ export class EventsController {
   )
   list(@Ctx() ctx: CommandContext, @Query() query: ListEventsQueryDto) {
     return this.events.list(ctx, query);
+  }
+
+  @Get('events/:id')
+  @ApiOkResponse({
+    type: EventTimelineDto,
+    description:
+      "The notification (as GET /events lists it) and where it went: each endpoint's delivery with every attempt. Another account's id is a 404",
+  })
+  get(@Ctx() ctx: CommandContext, @Param('id', ResourceIdPipe) id: string) {
+    return this.events.get(ctx, id);
   }
 }

@@ -14,7 +14,7 @@ import {
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res, UsePipes } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiConflictResponse, ApiNoContentResponse, ApiOkResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { WEBHOOK_EVENT_TYPES } from '../catalog/event-types';
+import { publishedEventTypes } from '../notifications/notification-mapper';
 import { DeliveriesQueries } from '../read-model/deliveries.queries';
 import { RedeliveryService } from '../deliveries/redelivery.service';
 import { EndpointsService } from '../endpoints/endpoints.service';
@@ -46,7 +46,7 @@ export class WebhooksController {
   @Get('webhook-event-types')
   @ApiOkResponse({ type: WebhookEventTypeListDto, description: 'The catalog of notifications' })
   eventTypes() {
-    return { data: WEBHOOK_EVENT_TYPES };
+    return { data: publishedEventTypes() };
   }
 
   @Post('webhook-endpoints')

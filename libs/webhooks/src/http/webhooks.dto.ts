@@ -248,6 +248,25 @@ export class WebhookEventTypeDto {
 
   @ApiProperty({ example: 'Entities' })
   category!: string;
+
+  @ApiProperty({ example: 'An entity was created', description: 'What the notification means' })
+  description!: string;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      'A JSON Schema (2020-12) of the exact payload: every field, `additionalProperties: false`. The same schemas are the OpenAPI components named `…Notification`',
+  })
+  schema!: Record<string, unknown>;
+
+  @ApiProperty({
+    type: 'integer',
+    example: 1,
+    description:
+      "The payload contract's version: it changes only when a field changes meaning or goes; added fields keep it (ignore fields you do not know)",
+  })
+  schema_version!: number;
 }
 
 /** The whole catalog at once: not paginated, so no next_cursor. */

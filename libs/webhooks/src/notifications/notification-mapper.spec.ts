@@ -8,18 +8,28 @@ import {
 
 const at = '2026-11-22T10:00:00.000Z';
 let n = 0;
+const revisions = new Map<string, bigint>();
 function ev(type: string, streamId: string, data: MappableEvent['data']): MappableEvent {
   n++;
-  return { id: `0193a000-0000-7000-8000-${String(n).padStart(12, '0')}`, type, streamId, data, occurredAt: at };
+  const revision = revisions.get(streamId) ?? 0n;
+  revisions.set(streamId, revision + 1n);
+  const id = `0193a000-0000-7000-8000-${String(n).padStart(12, '0')}`;
+  return { id, revision, type, streamId, data, occurredAt: at };
 }
 
-/** Runs a stream's events through the mapper as the fan-out does, carrying facts along. */
+/**
+ * Runs a stream's events through the mapper as the fan-out does, carrying facts along. Each
+ * payload's `resource_version` is its event's stream revision; checked here, then left out.
+ */
 function run(events: MappableEvent[]) {
   let facts: ResourceFacts | undefined;
   return events.map((e) => {
     const r = mapNotification(e, facts);
     facts = r.facts ?? facts;
-    return r.notification;
+    if (!r.notification) return null;
+    const { resource_version, ...rest } = r.notification;
+    expect(resource_version).toBe(Number(e.revision));
+    return rest;
   });
 }
 
@@ -220,6 +230,7 @@ describe('notification mapper', () => {
     const data = { entity_id: 'E1', status: 'active' };
     const stored = {
       id: 'ev-1',
+      revision: 3n,
       type: 'entities.EntityCreated',
       streamId: 'entity-E1',
       data,
@@ -235,24 +246,24 @@ describe('notification mapper', () => {
     expect(bare).toMatchObject({ accountId: null, occurredAt: '2026-11-22T11:00:00.000Z' });
     // The wire form keeps the mapper's field order: what receivers and the Events API both get.
     expect(serializeNotification(withMeta.notification!)).toBe(
-      `{"event_id":"ev-1","timestamp":"${at}","event_type":"entity.created","entity_id":"E1","status":"active"}`,
+      `{"event_id":"ev-1","timestamp":"${at}","event_type":"entity.created","entity_id":"E1","status":"active","resource_version":3}`,
     );
   });
   it('keeps each payload and the facts it leaves byte for byte: key order is part of what is stored and sent', () => {
     const bytes = (type: string, streamId: string, data: MappableEvent['data'], known?: ResourceFacts) => {
-      const r = mapNotification({ id: 'ev-1', type, streamId, data, occurredAt: at }, known);
+      const r = mapNotification({ id: 'ev-1', revision: 2n, type, streamId, data, occurredAt: at }, known);
       return [JSON.stringify(r.notification), JSON.stringify(r.facts)];
     };
     const head = `"event_id":"ev-1","timestamp":"${at}"`;
     expect(
       bytes('jurisdictions.JurisdictionAdded', 'jurisdiction-J1', { jurisdiction_id: 'J1', entity_id: 'E1' }),
     ).toEqual([
-      `{${head},"event_type":"jurisdiction.created","jurisdiction_id":"J1","entity_id":"E1","status":"pending"}`,
+      `{${head},"event_type":"jurisdiction.created","jurisdiction_id":"J1","entity_id":"E1","status":"pending","resource_version":2}`,
       '{"entity_id":"E1","order_id":null,"status":"pending"}',
     ]);
     const known = { entity_id: 'E1', order_id: 'O1', status: 'available' };
     expect(bytes('documents.DocumentDeleted', 'document-D1', { document_id: 'D1' }, known)).toEqual([
-      `{${head},"event_type":"document.deleted","document_id":"D1","entity_id":"E1","order_id":"O1","status":"deleted"}`,
+      `{${head},"event_type":"document.deleted","document_id":"D1","entity_id":"E1","order_id":"O1","status":"deleted","resource_version":2}`,
       '{"entity_id":"E1","order_id":"O1","status":"deleted"}',
     ]);
     expect(bytes('tasks.TaskUpdated', 'task-T1', { task_id: 'T1', status: 'done' }, known)).toEqual([
@@ -260,11 +271,11 @@ describe('notification mapper', () => {
       '{"entity_id":"E1","order_id":"O1","status":"done"}',
     ]);
     expect(bytes('orders.OrderCancelled', 'order-O1', { order_id: 'O1' }, known)).toEqual([
-      `{${head},"event_type":"order.cancelled","order_id":"O1","entity_id":"E1","status":"cancelled"}`,
+      `{${head},"event_type":"order.cancelled","order_id":"O1","entity_id":"E1","status":"cancelled","resource_version":2}`,
       '{"entity_id":"E1","order_id":"O1","status":"cancelled"}',
     ]);
     expect(bytes('entities.EntityUpdated', 'entity-E1', { name: 'x' }, known)).toEqual([
-      `{${head},"event_type":"entity.updated","entity_id":"E1","status":"available"}`,
+      `{${head},"event_type":"entity.updated","entity_id":"E1","status":"available","resource_version":2}`,
       '{"entity_id":"E1","order_id":"O1","status":"available"}',
     ]);
   });

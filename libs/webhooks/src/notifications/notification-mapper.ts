@@ -1,23 +1,25 @@
 import type { Json, JsonObject } from '@filing/event-store';
 import { jsonObject } from '@filing/platform';
 import type { WebhookEventTypeName } from '../catalog/event-types';
-import { disabledReasonOf, EndpointEvents } from '../endpoints/endpoint.events';
+import { DeliveryEvents } from '../deliveries/delivery.events';
+import { EndpointEvents } from '../endpoints/endpoint.events';
+import { type NotificationTable, type ResourceFacts, str, streamResourceId, TABLE } from './notification-table';
+
+export {
+  NOTIFICATIONS,
+  NOTIFICATION_BY_TYPE,
+  publishedEventTypes,
+  type NotificationEntry,
+  type PublishedEventType,
+  type ResourceFacts,
+} from './notification-table';
 
 /** The JSON body sent to receivers (CONTRACT.md §4 table). */
 export interface Notification extends JsonObject {
   event_id: string;
   event_type: WebhookEventTypeName;
   timestamp: string;
-}
-
-/**
- * What the fan-out remembers about one resource (keyed by its stream), so an update event that
- * carries only the changed fields still yields a complete payload (entity_id, order_id, status).
- */
-export interface ResourceFacts {
-  readonly entity_id?: string | null;
-  readonly order_id?: string | null;
-  readonly status?: string | null;
+  resource_version: number;
 }
 
 /** The facts as text, as the projection's and the fan-out's tables keep them (JSON.stringify's bytes). */
@@ -36,6 +38,8 @@ export function mayHaveFacts(event: { readonly revision: bigint }): boolean {
 
 export interface MappableEvent {
   readonly id: string;
+  /** Its stream revision: the resource's `version` after it (`resource_version`). */
+  readonly revision: bigint;
   readonly type: string;
   readonly streamId: string;
   readonly data: JsonObject;
@@ -59,7 +63,7 @@ export interface MapResult {
 
 /**
  * Event type prefixes whose events the mapper reads (for the subscription filter): the five
- * families, and the endpoint disable behind the operational `webhook_endpoint.disabled`.
+ * families, and the webhooks' own events behind the operational notifications.
  */
 export const NOTIFIABLE_EVENT_PREFIXES = [
   'entities.',
@@ -68,15 +72,9 @@ export const NOTIFIABLE_EVENT_PREFIXES = [
   'tasks.',
   'orders.',
   EndpointEvents.EndpointDisabled,
+  EndpointEvents.EndpointFailing,
+  DeliveryEvents.DeliveryFailed,
 ] as const;
-
-const str = (v: Json | undefined): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
-
-/** The id after `<context>-`: every family's stream is named for its resource. */
-function streamResourceId(streamId: string): string {
-  const dash = streamId.indexOf('-');
-  return dash >= 0 ? streamId.slice(dash + 1) : streamId;
-}
 
 /** The resource's facts after an event: what the event says, else what was known, else the default status. */
 function mergedFacts(d: JsonObject, prior: ResourceFacts, status: string | null): ResourceFacts {
@@ -87,144 +85,34 @@ function mergedFacts(d: JsonObject, prior: ResourceFacts, status: string | null)
   };
 }
 
-/** The resource's id: its id field, else `id`, else the stream's. */
-function resourceId(event: MappableEvent, idField: string): string {
-  return str(event.data[idField]) ?? str(event.data.id) ?? streamResourceId(event.streamId);
-}
-
 const NO_FACTS: ResourceFacts = {};
 
 /**
- * Domain event → notification, exactly per the contract's table. Pure and deterministic: the
- * payload depends only on the event and the facts the earlier events of its stream left. Each
- * notification is one literal, its keys in the payload's order (a rebuild maps every event, so
- * no intermediate objects).
+ * Domain event → notification, through the table. Pure and deterministic: the payload depends
+ * only on the event and the facts the earlier events of its stream left. `resource_version` is
+ * the event's own stream revision: the resource's `version` right after it.
  */
 export function mapNotification(event: MappableEvent, known: ResourceFacts | undefined): MapResult {
+  const entry = (TABLE as Partial<NotificationTable>)[event.type];
+  if (!entry) return { notification: null, facts: null };
   const d = event.data;
-  const prior = known ?? NO_FACTS;
-  const { id: event_id, occurredAt: timestamp } = event;
-
-  switch (event.type) {
-    case 'entities.EntityCreated':
-    case 'entities.EntityUpdated': {
-      const id = resourceId(event, 'entity_id');
-      const facts = mergedFacts(d, prior, 'active');
-      const type = event.type === 'entities.EntityCreated' ? 'entity.created' : 'entity.updated';
-      return {
-        notification: { event_id, timestamp, event_type: type, entity_id: id, status: facts.status ?? 'active' },
-        facts: { entity_id: id, order_id: facts.order_id, status: facts.status },
-      };
-    }
-    case 'jurisdictions.JurisdictionAdded':
-    case 'jurisdictions.JurisdictionUpdated': {
-      const id = resourceId(event, 'jurisdiction_id');
-      const facts = mergedFacts(d, prior, 'pending');
-      const type = event.type === 'jurisdictions.JurisdictionAdded' ? 'jurisdiction.created' : 'jurisdiction.updated';
-      return {
-        notification: {
-          event_id,
-          timestamp,
-          event_type: type,
-          jurisdiction_id: id,
-          entity_id: facts.entity_id ?? null,
-          status: facts.status ?? 'pending',
-        },
-        facts,
-      };
-    }
-    case 'documents.DocumentAdded':
-    case 'documents.DocumentUpdated':
-    case 'documents.DocumentDeleted': {
-      const id = resourceId(event, 'document_id');
-      const facts = mergedFacts(d, prior, null);
-      const deleted = event.type === 'documents.DocumentDeleted';
-      const type =
-        event.type === 'documents.DocumentAdded'
-          ? 'document.created'
-          : deleted
-            ? 'document.deleted'
-            : 'document.updated';
-      const status = deleted ? 'deleted' : 'available';
-      return {
-        notification: {
-          event_id,
-          timestamp,
-          event_type: type,
-          document_id: id,
-          entity_id: facts.entity_id ?? null,
-          order_id: facts.order_id ?? null,
-          status,
-        },
-        facts: { entity_id: facts.entity_id, order_id: facts.order_id, status },
-      };
-    }
-    case 'tasks.TaskCreated': {
-      const id = resourceId(event, 'task_id');
-      const facts = mergedFacts(d, prior, 'open');
-      return {
-        notification: {
-          event_id,
-          timestamp,
-          event_type: 'task.created',
-          task_id: id,
-          entity_id: facts.entity_id ?? null,
-          status: facts.status ?? 'open',
-        },
-        facts,
-      };
-    }
-    case 'tasks.TaskUpdated':
-      // Not one of the eleven notifications; remembered only so facts stay right.
-      return { notification: null, facts: mergedFacts(d, prior, null) };
-    case 'orders.OrderSubmitted':
-    case 'orders.OrderCancelled':
-    case 'orders.OrderCompleted': {
-      const status =
-        event.type === 'orders.OrderSubmitted'
-          ? 'submitted'
-          : event.type === 'orders.OrderCancelled'
-            ? 'cancelled'
-            : 'completed';
-      const id = resourceId(event, 'order_id');
-      const facts = mergedFacts(d, prior, null);
-      return {
-        notification: {
-          event_id,
-          timestamp,
-          event_type: `order.${status}`,
-          order_id: id,
-          entity_id: facts.entity_id ?? null,
-          status,
-        },
-        facts: { entity_id: facts.entity_id, order_id: id, status },
-      };
-    }
-    case EndpointEvents.EndpointDisabled: {
-      // Operational: only the service's own disables (410 Gone, failing), never a user's.
-      const reason = disabledReasonOf(d);
-      if (reason === 'manual') return { notification: null, facts: null };
-      const endpointId = str(d.endpoint_id) ?? streamResourceId(event.streamId);
-      return {
-        notification: {
-          event_id,
-          timestamp,
-          event_type: 'webhook_endpoint.disabled',
-          endpoint_id: endpointId,
-          reason,
-          status: 'disabled',
-        },
-        facts: null,
-      };
-    }
-    default:
-      return { notification: null, facts: null };
-  }
+  const id = str(d[entry.idField]) ?? str(d.id) ?? streamResourceId(event.streamId);
+  const merged = mergedFacts(d, known ?? NO_FACTS, entry.defaultStatus);
+  const facts = entry.facts ? entry.facts(merged, id) : null;
+  if (entry.toPayload === null) return { notification: null, facts };
+  const fields = entry.toPayload({ id, facts: facts ?? merged, data: d, streamId: event.streamId });
+  if (!fields) return { notification: null, facts };
+  // In wire order (part of what is stored and sent): the common head, the type's fields, the version.
+  const notification: JsonObject = { event_id: event.id, timestamp: event.occurredAt, event_type: entry.event_type };
+  for (const key of Object.keys(fields)) notification[key] = fields[key];
+  notification.resource_version = Number(event.revision);
+  return { notification: notification as Notification, facts };
 }
 
 /** A stored event, as the fan-out (a RecordedEvent) and a projection (a RecordedEnvelope) see it. */
 export interface SourceEvent {
   readonly id: string;
+  readonly revision: bigint;
   readonly type: string;
   readonly streamId: string;
   readonly data: JsonObject;
@@ -248,8 +136,17 @@ export interface SourceNotification extends MapResult {
 export function notificationOf(event: SourceEvent, known: ResourceFacts | undefined): SourceNotification {
   const occurredAt = str(event.metadata.occurred_at) ?? event.created?.toISOString() ?? '';
   const { notification, facts } = mapNotification(
-    { id: event.id, type: event.type, streamId: event.streamId, data: event.data, occurredAt },
+    {
+      id: event.id,
+      revision: event.revision,
+      type: event.type,
+      streamId: event.streamId,
+      data: event.data,
+      occurredAt,
+    },
     known,
   );
-  return { notification, facts, accountId: str(event.metadata.account_id ?? undefined), occurredAt };
+  // A delivery's failure may have been written without the account in its metadata: its data names it.
+  const accountId = str(event.metadata.account_id ?? undefined) ?? str(event.data.account_id);
+  return { notification, facts, accountId, occurredAt };
 }

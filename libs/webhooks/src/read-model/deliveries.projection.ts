@@ -54,7 +54,8 @@ export class DeliveriesProjection implements Projection {
   // 5: the queue's indexes hold pending rows only; no (endpoint_id, status, seq) index.
   // 6: endpoint health folded in: one row per delivery (webhook_deliveries) and per attempt (by endpoint and time).
   // 7: a delivery's attempts found by its seq, not its (random) id: see webhook_delivery_attempts.
-  readonly version = 7;
+  // 8: `replay` (a replay's deliveries queue behind live ones) and deliveries by event (GET /events/{id}).
+  readonly version = 8;
   readonly tables = ['webhook_deliveries', 'webhook_delivery_attempts', 'webhook_health_endpoints'];
   readonly supersedes = [
     {
@@ -91,11 +92,12 @@ export class DeliveriesProjection implements Projection {
       event_type TEXT NOT NULL, status TEXT NOT NULL, attempt_count INTEGER NOT NULL, last_attempt_at TEXT,
       next_attempt_at TEXT, claimed_until TEXT, pending_since TEXT, source_position TEXT NOT NULL, seq INTEGER NOT NULL,
       event_at TEXT NOT NULL, status_at TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
-      version INTEGER NOT NULL);
+      version INTEGER NOT NULL, replay INTEGER NOT NULL DEFAULT 0);
     CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq);
     CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
-    CREATE INDEX IF NOT EXISTS webhook_deliveries_queue ON webhook_deliveries (endpoint_id, next_attempt_at, claimed_until)
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_queue ON webhook_deliveries (endpoint_id, replay, next_attempt_at, claimed_until)
       WHERE status = 'pending';
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries (event_id);
     CREATE INDEX IF NOT EXISTS webhook_deliveries_delivered ON webhook_deliveries (endpoint_id, status_at)
       WHERE status = 'delivered';
     CREATE INDEX IF NOT EXISTS webhook_deliveries_failed ON webhook_deliveries (endpoint_id, status_at)
@@ -159,12 +161,13 @@ export class DeliveriesProjection implements Projection {
     switch (event.type) {
       case DeliveryEvents.DeliveryScheduled: {
         const d = event.data;
+        const replay = d.priority === 'replay';
         // seq: the scheduling position, so a delivery log lists oldest first whatever the id.
         stmt(
           db,
           `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempt_count,
-             next_attempt_at, pending_since, source_position, seq, event_at, status_at, created_at, updated_at, version)
-           VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+             next_attempt_at, pending_since, source_position, seq, event_at, status_at, created_at, updated_at, version, replay)
+           VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
         ).run(
           id,
           d.account_id,
@@ -180,8 +183,9 @@ export class DeliveriesProjection implements Projection {
           at,
           at,
           version,
+          replay ? 1 : 0,
         );
-        this.scheduled.set(id, { id, endpointId: d.endpoint_id, dueAt: d.due_at });
+        this.scheduled.set(id, { id, endpointId: d.endpoint_id, dueAt: d.due_at, replay });
         return;
       }
       case DeliveryEvents.DeliveryClaimed:

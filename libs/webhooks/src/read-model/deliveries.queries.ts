@@ -31,6 +31,14 @@ export interface AttemptView {
   readonly duration_ms: number;
 }
 
+/** One delivery of a notification, as `GET /events/{id}` lists it. */
+export interface EventDelivery {
+  readonly delivery_id: string;
+  readonly endpoint_id: string;
+  readonly status: string;
+  readonly attempts: AttemptView[];
+}
+
 interface DeliveryRow {
   id: string;
   account_id: string;
@@ -111,17 +119,34 @@ export class DeliveriesQueries {
     if (!endpoint) throw NotFoundError.of('webhook endpoint', endpointId);
   }
 
+  /** Every delivery of one notification (each endpoint's, a replay's too), oldest first, with their attempts. */
+  ofEvent(accountId: string, eventId: string): EventDelivery[] {
+    const rows = stmt(
+      this.runner.db,
+      'SELECT * FROM webhook_deliveries WHERE event_id = ? AND account_id = ? ORDER BY seq, id',
+    ).all(eventId, accountId) as DeliveryRow[];
+    return rows.map((row) => ({
+      delivery_id: row.id,
+      endpoint_id: row.endpoint_id,
+      status: row.status,
+      attempts: this.attemptsOf(row),
+    }));
+  }
+
+  private attemptsOf(row: DeliveryRow): AttemptView[] {
+    return stmt(
+      this.runner.db,
+      `SELECT attempted_at, status_code, error, duration_ms FROM webhook_delivery_attempts
+       WHERE delivery_seq = ? AND delivery_id = ? ORDER BY attempt`,
+    ).all(row.seq, row.id) as AttemptView[];
+  }
+
   get(ctx: CommandContext, id: string): DeliveryView & { attempts: AttemptView[] } {
     const row = stmt(this.runner.db, 'SELECT * FROM webhook_deliveries WHERE id = ? AND account_id = ?').get(
       id,
       ctx.account_id,
     ) as DeliveryRow | undefined;
     if (!row) throw NotFoundError.of('webhook delivery', id);
-    const attempts = stmt(
-      this.runner.db,
-      `SELECT attempted_at, status_code, error, duration_ms FROM webhook_delivery_attempts
-       WHERE delivery_seq = ? AND delivery_id = ? ORDER BY attempt`,
-    ).all(row.seq, id) as AttemptView[];
-    return extend(view(row), { attempts });
+    return extend(view(row), { attempts: this.attemptsOf(row) });
   }
 }

@@ -51,6 +51,16 @@ describe('the dispatcher queue (webhook_deliveries)', () => {
     expect(queue.dueOf('e3', new Date(NOW.getTime() + 60_000), 3)).toEqual(['e3-0']);
   });
 
+  it("lists a replay's due deliveries after the live ones, however long they have been due", () => {
+    db.prepare("UPDATE webhook_deliveries SET replay = 1 WHERE id IN ('e1-0', 'e1-1')").run();
+    expect(queue.dueOf('e1', NOW, 3)).toEqual(['e1-2', 'e1-3', 'e1-4']);
+    expect(queue.dueWithPriority('e1', NOW, 50).slice(-3)).toEqual([
+      { id: 'e1-49', replay: false },
+      { id: 'e1-0', replay: true },
+      { id: 'e1-1', replay: true },
+    ]);
+  });
+
   it("leaves out a delivery an instance has claimed until the claim's lease runs out", () => {
     const claim = db.prepare('UPDATE webhook_deliveries SET claimed_until = ? WHERE id = ?');
     claim.run(at(15_000), 'e2-0');

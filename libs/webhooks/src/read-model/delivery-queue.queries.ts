@@ -47,15 +47,20 @@ export class DeliveryQueue {
     return rows.map((r) => r.endpoint_id);
   }
 
-  /** The endpoint's due deliveries, the longest due first. */
+  /** The endpoint's due deliveries, the longest due first (live ones before a replay's). */
   dueOf(endpointId: string, now: Date, limit: number): string[] {
+    return this.dueWithPriority(endpointId, now, limit).map((r) => r.id);
+  }
+
+  /** The same, each saying whether it is a replay's (sent only when no live one is due). */
+  dueWithPriority(endpointId: string, now: Date, limit: number): Array<{ id: string; replay: boolean }> {
     if (limit <= 0) return [];
     const rows = stmt(
       this.runner.db,
-      `SELECT id FROM webhook_deliveries d WHERE status = 'pending' AND endpoint_id = :endpointId AND next_attempt_at <= :now ${UNCLAIMED}
-       ORDER BY next_attempt_at LIMIT :limit`,
-    ).all({ endpointId, now: now.toISOString(), limit }) as Array<{ id: string }>;
-    return rows.map((r) => r.id);
+      `SELECT id, replay FROM webhook_deliveries d WHERE status = 'pending' AND endpoint_id = :endpointId AND next_attempt_at <= :now ${UNCLAIMED}
+       ORDER BY replay, next_attempt_at LIMIT :limit`,
+    ).all({ endpointId, now: now.toISOString(), limit }) as Array<{ id: string; replay: number }>;
+    return rows.map((r) => ({ id: r.id, replay: r.replay === 1 }));
   }
 
   /** The `rate_limit_per_second` of every endpoint that has one (kept until the endpoints change: endpoints-cache.ts). */

@@ -5,6 +5,8 @@ export interface ScheduledDelivery {
   readonly id: string;
   readonly endpointId: string;
   readonly dueAt: string;
+  /** A replay's delivery: sent after the endpoint's live ones (issue 50). */
+  readonly replay?: boolean;
 }
 
 /** What one projection commit added. */

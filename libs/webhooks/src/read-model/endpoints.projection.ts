@@ -124,6 +124,10 @@ export class EndpointsProjection implements Projection {
         // Its secrets go with it (the key stream is destroyed): a rebuild never sees them either.
         touch('enabled = 0, deleted = 1, secret_sealed = NULL, previous_sealed = NULL');
         return;
+      case EndpointEvents.EndpointFailing:
+        // Only its version moves: GET's `version` stays the stream revision (the notification's resource_version).
+        touch('');
+        return;
       case EndpointEvents.EndpointSecretRotated:
         // The current sealed secret becomes the previous one (SQLite reads every right-hand side from the old row).
         touch(

@@ -7,8 +7,8 @@ import { SettingsSessionStore } from './session/session-store';
 import { SettingsSessionsProjection } from './session/sessions.projection';
 import { SIGN_IN_CSRF_KEY_PURPOSE, SignInCsrf } from './session/sign-in-csrf';
 import { SIGN_IN_LIMITS, SIGN_IN_THROTTLE, SignInController } from './sign-in.controller';
-import { EndpointRecoveryController } from './endpoint-recovery.controller';
 import { ApiClientsController } from './api-clients.controller';
+import { EndpointRecoveryController, EventTimelineController } from './endpoint-recovery.controller';
 import { WebhookSettingsController } from './webhook-settings.controller';
 
 export { SettingsSessionStore } from './session/session-store';
@@ -23,6 +23,7 @@ export const SETTINGS_SCREEN_CONTROLLERS = [
   WebhookSettingsController,
   EndpointRecoveryController,
   ApiClientsController,
+  EventTimelineController,
 ];
 
 export const SETTINGS_SCREEN_PROVIDERS: Provider[] = [

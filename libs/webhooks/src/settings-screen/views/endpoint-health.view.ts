@@ -30,7 +30,30 @@ export function healthFacts(health: EndpointHealth | undefined): Html {
         ? html`<span class="hint">No finished deliveries</span>`
         : html`${Math.round(rate * 100)}% <span class="hint">(${health!.delivered} of ${finished} delivered)</span>`
     }</dd>
-    <dt>Failing since</dt><dd>${failing ? html`<strong>${when(failing)}</strong>` : html`<span class="hint">Not failing</span>`}</dd>`;
+    <dt>Failing since</dt><dd>${failing ? html`<strong>${when(failing)}</strong>` : html`<span class="hint">Not failing</span>`}</dd>${
+      health?.failingLong
+        ? html`
+    <dt>Warning</dt><dd class="warning" role="status"><strong>Every delivery attempt has failed since ${when(failing)}.</strong> Check the receiver: if this goes on the endpoint is disabled automatically (<code>webhook_endpoint.failing</code> was sent to the endpoints that chose it).</dd>`
+        : null
+    }`;
+}
+
+/** "Replay notifications": the account's history of the endpoint's event types, sent to it again. */
+export function replaySection(action: string, csrfToken: string, since: string): Html {
+  return html`<section class="panel" id="replay" aria-labelledby="replay-heading">
+  <h2 id="replay-heading">Replay notifications</h2>
+  <p class="hint" id="replay-hint">Every notification of this account that happened in the window (UTC) and matches this endpoint's event
+  types is sent to it again, whether or not the endpoint existed then, with its original <code>webhook-id</code>; live deliveries go first.
+  At most 100,000 at once.</p>
+  <form method="post" action="${action}">
+    ${csrfField(csrfToken)}
+    <p><label for="replay-since">From (UTC)</label>
+    <input type="datetime-local" id="replay-since" name="since" value="${since}" step="1" required aria-describedby="replay-hint"></p>
+    <p><label for="replay-until">Until (UTC, optional: up to now)</label>
+    <input type="datetime-local" id="replay-until" name="until" step="1" aria-describedby="replay-hint"></p>
+    <button type="submit">Replay notifications</button>
+  </form>
+</section>`;
 }
 
 /** "Recover failed deliveries": sends again every failed delivery whose event happened since the time given. */

@@ -7,7 +7,7 @@ import {
   eventTypeLabel,
   type FieldErrors,
 } from './endpoint-form';
-import { recoverSection, when } from './endpoint-health.view';
+import { recoverSection, replaySection, when } from './endpoint-health.view';
 import { type Html, html } from './html';
 import { csrfField, layout, PROFILE_URL } from './layout';
 import {
@@ -37,7 +37,7 @@ const REDELIVERABLE = new Set(['failed', 'cancelled']);
 
 function deliveryRow(d: DeliveryView, csrfToken: string): Html {
   return html`<tr id="delivery-${d.id}">
-  <td data-label="Event">${eventTypeLabel(d.event_type)} <span class="hint">(${d.event_type})</span></td>
+  <td data-label="Event"><a href="/settings/profile/events/${d.event_id}?endpoint=${d.endpoint_id}">${eventTypeLabel(d.event_type)}<span class="visually-hidden">: where this event went</span></a> <span class="hint">(${d.event_type})</span></td>
   <td data-label="Status"><span class="badge ${d.status}">${d.status}</span></td>
   <td data-label="Attempts">${d.attempt_count}</td>
   <td data-label="Last attempt">${when(d.last_attempt_at)}</td>
@@ -127,7 +127,8 @@ export function endpointPage(model: EndpointPageModel): string {
   }
   <p><a href="${endpointUrl(e.id)}#deliveries">Refresh deliveries</a></p>
 </section>
-${recoverSection(endpointUrl(e.id, 'recover'), user.csrfToken, model.recoverSince)}`,
+${recoverSection(endpointUrl(e.id, 'recover'), user.csrfToken, model.recoverSince)}
+${replaySection(endpointUrl(e.id, 'replay'), user.csrfToken, model.recoverSince)}`,
   });
 }
 

@@ -73,6 +73,7 @@ ul.endpoints > li { border: 1px solid #d5dce4; border-radius: 8px; padding: 0.75
 .badge.disabled, .badge.cancelled { color: #4a5563; background: #eef1f4; border-color: #7b8794; }
 .badge.pending { color: #7a4b00; background: #fff4e0; border-color: #b36b00; }
 .badge.failed { color: #8c1d18; background: #fdecea; border-color: #b3261e; }
+.warning { color: #8c1d18; }
 .secret { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #f1f3f5; border: 1px dashed #7b8794; padding: 0.5rem; overflow-wrap: anywhere; display: block; }
 
 .table-scroll { overflow-x: auto; }
