@@ -27,6 +27,9 @@ export interface SecurityArgs {
 
 const UNAUTHENTICATED = 16;
 
+/** A unary call's answer: an error, or none and a value. */
+type GrpcCallback = (error: unknown, value?: unknown) => void;
+
 export function serverCredentials(args: SecurityArgs): GrpcModule.ServerCredentials {
   if (!args.tlsCert || !args.tlsKey) return grpc.ServerCredentials.createInsecure();
   return grpc.ServerCredentials.createSsl(
@@ -86,14 +89,17 @@ export function guarded(
     const method = definition[name] as GrpcModule.MethodDefinition<unknown, unknown> | undefined;
     const answersWithCallback = method ? !method.responseStream : true;
     const delayed = method?.path.endsWith('/Read') ?? false;
-    out[name] = ((call: { metadata: GrpcModule.Metadata; emit(e: string, v: unknown): void }, callback?: Function) => {
+    out[name] = ((
+      call: { metadata: GrpcModule.Metadata; emit(e: string, v: unknown): void },
+      callback?: GrpcCallback,
+    ) => {
       const refusal = authenticate(call.metadata, users);
       if (refusal) {
         if (answersWithCallback) callback!(refusal);
         else call.emit('error', refusal);
         return;
       }
-      const serve = () => (handler as Function)(call, callback);
+      const serve = () => (handler as (call: unknown, callback?: GrpcCallback) => void)(call, callback);
       if (delayed && gate.readDelayMs > 0) setTimeout(serve, gate.readDelayMs);
       else serve();
     }) as GrpcModule.UntypedHandleCall;

@@ -1,15 +1,15 @@
 import type { Position, StreamRevision } from '@filing/event-store';
 import { serializeNotification } from '../notifications/notification-mapper';
-import { APP_CONFIG, type AppConfig, Metrics, SecretBox, SecretBoxError } from '@filing/platform';
+import { APP_CONFIG, type AppConfig, Metrics, SecretBox } from '@filing/platform';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Counter, Histogram } from 'prom-client';
 import { decideDispatch, type DeliveryState, type DeliveryTarget } from '../deliveries/delivery';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
 import { classifyAttempt, endpointDisabledBy, endpointPausedFor, errorMessage } from '../deliveries/outcome';
-import { secretContext } from '../endpoints/endpoint.events';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { DeliveryTargets } from '../read-model/delivery-target.queries';
 import { DeliveryStates } from './delivery-states';
+import { OpenedSecrets } from './opened-secrets';
 import { claimLeaseMs, claimSendBy, DispatcherInstance } from './dispatcher-instance';
 import { WEBHOOK_SENDER } from './sender-thread';
 import type { Sender, SendResult, WebhookRequest } from './webhook-sender';
@@ -34,9 +34,6 @@ export type PreparedDispatch =
   | { readonly kind: 'settled'; readonly position: Position | null };
 
 type Attempt = Exclude<PreparedDispatch, { kind: 'settled' }>;
-
-/** Opened signing secrets kept (two per endpoint during a rotation's overlap). */
-const UNSEALED_LIMIT = 10_000;
 
 /** How the dispatcher paces an endpoint (EndpointPacer) around one attempt. */
 export interface AttemptHooks {
@@ -79,14 +76,8 @@ export class DispatchPipeline {
   private readonly claimConflicts?: Counter;
   private readonly leaseLapsed?: Counter;
   private readonly leaseMs: number;
-  /**
-   * Opened signing secrets by endpoint, then by sealed form (a rotation seals a new one): one
-   * AES-GCM open per secret rather than per attempt. Two levels, not one key joining both: the
-   * target's strings are the read model's cached ones, hashed once, where a joined key would be
-   * built and hashed on every attempt. In memory only, never logged.
-   */
-  private readonly unsealed = new Map<string, Map<string, string>>();
-  private unsealedCount = 0;
+  /** Opened signing secrets (one AES-GCM open per secret, not per attempt); in memory only, never logged. */
+  private readonly secrets: OpenedSecrets;
   /** Endpoints being disabled: the 410s of concurrent attempts append one disable. */
   private readonly disabling = new Map<string, Promise<void>>();
 
@@ -95,13 +86,16 @@ export class DispatchPipeline {
     @Inject(WEBHOOK_SENDER) private readonly sender: Sender,
     private readonly deliveries: DeliveryCommands,
     private readonly targets: DeliveryTargets,
-    private readonly box: SecretBox,
+    box: SecretBox,
     private readonly endpoints: EndpointsService,
     private readonly instance: DispatcherInstance,
     private readonly states: DeliveryStates,
     @Optional() metrics?: Metrics,
   ) {
     this.leaseMs = claimLeaseMs(config.webhookTimeoutMs);
+    this.secrets = new OpenedSecrets(box, (endpointId, err) =>
+      this.logger.error(`Webhook endpoint ${endpointId}: ${err.message}`),
+    );
     if (metrics) {
       this.attempts = new Counter({
         name: 'webhook_delivery_attempts_total',
@@ -198,28 +192,29 @@ export class DispatchPipeline {
     }
     const attempt = { deliveryId, delivery: claimed, target: decision.target, attemptedAt: now };
 
-    const { url } = decision.target;
-    const secrets = this.openSecrets(decision.target);
+    const secrets = this.secrets.of(decision.target);
     // `kind` first, not `{ ...attempt, kind }`: see extend in @filing/platform.
     if (secrets.length === 0) return { kind: 'unsigned', ...attempt };
-    // The same bytes as the Events API's item: one serialization for both.
-    const body = serializeNotification(state.payload);
-    // Signed by the sender, on its thread.
-    const timestamp = Math.floor(now.getTime() / 1000);
+    return { kind: 'send', request: this.requestFor(attempt, claimed.leaseUntil, secrets), ...attempt };
+  }
+
+  /** The request the sender signs (on its thread) and sends, no later than the claim allows. */
+  private requestFor(attempt: AttemptContext, leaseUntil: number | null, secrets: string[]): WebhookRequest {
+    const { state } = attempt.delivery;
     const sendBy =
-      claimed.leaseUntil === null
+      leaseUntil === null
         ? undefined
-        : claimSendBy(claimed.leaseUntil, this.config.webhookTimeoutMs, this.config.webhookClaimClockSkewMs ?? 0);
-    const request = {
-      url,
+        : claimSendBy(leaseUntil, this.config.webhookTimeoutMs, this.config.webhookClaimClockSkewMs ?? 0);
+    return {
+      url: attempt.target.url,
       eventId: state.eventId,
-      timestamp,
-      body,
+      // The same bytes as the Events API's item: one serialization for both.
+      timestamp: Math.floor(attempt.attemptedAt.getTime() / 1000),
+      body: serializeNotification(state.payload),
       secrets,
-      endpointId: decision.target.endpointId,
+      endpointId: attempt.target.endpointId,
       sendBy,
     };
-    return { kind: 'send', request, ...attempt };
   }
 
   /** null: not sent (the claim's time ran out, here or in the endpoint's lane on the sender thread). */
@@ -275,35 +270,6 @@ export class DispatchPipeline {
       this.disabling.set(target.endpointId, pending);
     }
     return pending;
-  }
-
-  /** The target's sealed secrets, opened; one this instance cannot open is left out (and logged: a SECRETS_KEY problem). */
-  private openSecrets(target: DeliveryTarget): string[] {
-    const opened: string[] = [];
-    for (const sealed of target.signingSecrets) {
-      const known = this.unsealed.get(target.endpointId)?.get(sealed);
-      if (known !== undefined) {
-        opened.push(known);
-        continue;
-      }
-      try {
-        const secret = this.box.open(sealed, secretContext(target.endpointId));
-        // Rotations add keys: start over rather than grow without bound.
-        if (this.unsealedCount >= UNSEALED_LIMIT) {
-          this.unsealed.clear();
-          this.unsealedCount = 0;
-        }
-        let ofEndpoint = this.unsealed.get(target.endpointId);
-        if (!ofEndpoint) this.unsealed.set(target.endpointId, (ofEndpoint = new Map<string, string>()));
-        ofEndpoint.set(sealed, secret);
-        this.unsealedCount++;
-        opened.push(secret);
-      } catch (err) {
-        if (!(err instanceof SecretBoxError)) throw err;
-        this.logger.error(`Webhook endpoint ${target.endpointId}: ${err.message}`);
-      }
-    }
-    return opened;
   }
 
   /** No secret of the endpoint can be opened: nothing is sent, and the attempt fails (and is retried). */

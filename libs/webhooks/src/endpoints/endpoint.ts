@@ -46,57 +46,59 @@ export const initialEndpoint: EndpointState = {
   sealedSecrets: {},
 };
 
+/** One small function per endpoint event: how it changes the endpoint's state. */
+const evolvers: {
+  readonly [T in EndpointEvent['type']]: (
+    state: EndpointState,
+    event: RecordedEnvelope<Extract<EndpointEvent, { type: T }>>,
+  ) => EndpointState;
+} = {
+  [EndpointEvents.EndpointCreated]: (state, { data, metadata }) =>
+    extend(state, {
+      exists: true,
+      // Created disabled: it waits for a user to enable it.
+      disabledReason: 'manual',
+      accountId: metadata.account_id,
+      url: data.url,
+      description: data.description,
+      eventTypes: data.event_types,
+      rateLimitPerSecond: data.rate_limit_per_second ?? null,
+      secretGeneration: data.secret_generation,
+      secretFingerprint: data.secret_fingerprint,
+      sealedSecrets: sealedOnly(data.secret_fingerprint, data.secret_sealed),
+    }),
+  [EndpointEvents.EndpointUpdated]: (state, { data }) =>
+    extend(state, {
+      url: data.url ?? state.url,
+      description: data.description !== undefined ? data.description : state.description,
+      eventTypes: data.event_types ?? state.eventTypes,
+      rateLimitPerSecond:
+        data.rate_limit_per_second !== undefined ? data.rate_limit_per_second : state.rateLimitPerSecond,
+    }),
+  [EndpointEvents.EndpointEnabled]: (state, { metadata }) =>
+    extend(state, { enabled: true, disabledReason: null, enabledAt: metadata.occurred_at ?? null }),
+  [EndpointEvents.EndpointDisabled]: (state, { data }) =>
+    extend(state, { enabled: false, disabledReason: disabledReasonOf(data) }),
+  [EndpointEvents.EndpointFailing]: (state, { data }) => extend(state, { failingReported: data.failing_since }),
+  [EndpointEvents.EndpointDeleted]: (state) => extend(state, { deleted: true, enabled: false }),
+  [EndpointEvents.EndpointSecretRotated]: (state, { data }) =>
+    extend(state, {
+      secretGeneration: data.secret_generation,
+      secretFingerprint: data.secret_fingerprint,
+      previousFingerprint: state.secretFingerprint,
+      sealedSecrets: extend(
+        sealedOnly(state.secretFingerprint, state.sealedSecrets[state.secretFingerprint]),
+        sealedOnly(data.secret_fingerprint, data.secret_sealed),
+      ),
+    }),
+  [EndpointEvents.EndpointSecretSealed]: (state, { data }) =>
+    extend(state, { sealedSecrets: extend(state.sealedSecrets, { [data.secret_fingerprint]: data.secret_sealed }) }),
+};
+
 export function evolveEndpoint(state: EndpointState, event: RecordedEnvelope<EndpointEvent>): EndpointState {
-  switch (event.type) {
-    case EndpointEvents.EndpointCreated:
-      return extend(state, {
-        exists: true,
-        // Created disabled: it waits for a user to enable it.
-        disabledReason: 'manual',
-        accountId: event.metadata.account_id,
-        url: event.data.url,
-        description: event.data.description,
-        eventTypes: event.data.event_types,
-        rateLimitPerSecond: event.data.rate_limit_per_second ?? null,
-        secretGeneration: event.data.secret_generation,
-        secretFingerprint: event.data.secret_fingerprint,
-        sealedSecrets: sealedOnly(event.data.secret_fingerprint, event.data.secret_sealed),
-      });
-    case EndpointEvents.EndpointUpdated:
-      return extend(state, {
-        url: event.data.url ?? state.url,
-        description: event.data.description !== undefined ? event.data.description : state.description,
-        eventTypes: event.data.event_types ?? state.eventTypes,
-        rateLimitPerSecond:
-          event.data.rate_limit_per_second !== undefined ? event.data.rate_limit_per_second : state.rateLimitPerSecond,
-      });
-    case EndpointEvents.EndpointEnabled:
-      return extend(state, { enabled: true, disabledReason: null, enabledAt: event.metadata.occurred_at ?? null });
-    case EndpointEvents.EndpointDisabled:
-      return extend(state, { enabled: false, disabledReason: disabledReasonOf(event.data) });
-    case EndpointEvents.EndpointFailing:
-      return extend(state, { failingReported: event.data.failing_since });
-    case EndpointEvents.EndpointDeleted:
-      return extend(state, { deleted: true, enabled: false });
-    case EndpointEvents.EndpointSecretRotated: {
-      const previous = state.sealedSecrets[state.secretFingerprint];
-      return extend(state, {
-        secretGeneration: event.data.secret_generation,
-        secretFingerprint: event.data.secret_fingerprint,
-        previousFingerprint: state.secretFingerprint,
-        sealedSecrets: extend(
-          sealedOnly(state.secretFingerprint, previous),
-          sealedOnly(event.data.secret_fingerprint, event.data.secret_sealed),
-        ),
-      });
-    }
-    case EndpointEvents.EndpointSecretSealed:
-      return extend(state, {
-        sealedSecrets: extend(state.sealedSecrets, { [event.data.secret_fingerprint]: event.data.secret_sealed }),
-      });
-    default:
-      return state;
-  }
+  const evolve = evolvers[event.type] as
+    ((state: EndpointState, event: RecordedEnvelope<EndpointEvent>) => EndpointState) | undefined;
+  return evolve ? evolve(state, event) : state;
 }
 
 function sealedOnly(fingerprint: string, sealed: string | undefined): Record<string, string> {

@@ -9,8 +9,6 @@ import {
   ReadYourWrites,
   SecretBox,
   streamName,
-  ValidationError,
-  type FieldError,
   type Page,
   pageRequest,
   toPage,
@@ -20,10 +18,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Position, StreamRevision } from '@filing/event-store';
 import { randomUUID } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
-import { checkUrlSyntax, hostOf, NOT_PUBLIC, resolveAllowed, type Resolver } from '../address/address-guard';
-import { isWebhookEventType } from '../catalog/event-types';
+import type { Resolver } from '../address/address-guard';
 import { EndpointsQueries } from '../read-model/endpoints.queries';
 import { SecretKeys } from '../secrets/secret-keys';
+import { validateEndpointInput } from './endpoint-input';
+import { KeyedSerial } from './keyed-serial';
 import { generateSecret, secretFingerprint } from '../signing/signature';
 import { decideEndpoint, evolveEndpoint, initialEndpoint, type EndpointCommand } from './endpoint';
 import {
@@ -76,7 +75,7 @@ export class EndpointsService {
   async create(ctx: CommandContext, input: CreateEndpointInput): Promise<EndpointView & { secret: string }> {
     const accountId = accountOf(ctx);
     const eventTypes = input.event_types ?? [];
-    await this.validate(input.url, eventTypes);
+    await validateEndpointInput(input.url, eventTypes, this.resolver, this.config.webhookAllowPrivateNetworks);
     const id = uuidv7();
     const secret = generateSecret();
     await this.creates.run(accountId, async () => {
@@ -108,7 +107,12 @@ export class EndpointsService {
     const accountId = accountOf(ctx);
     this.get(ctx, id);
     if (input.url !== undefined || input.event_types !== undefined)
-      await this.validate(input.url, input.event_types ?? []);
+      await validateEndpointInput(
+        input.url,
+        input.event_types ?? [],
+        this.resolver,
+        this.config.webhookAllowPrivateNetworks,
+      );
     await this.run(ctx, ifMatch, {
       kind: 'update',
       accountId,
@@ -272,48 +276,6 @@ export class EndpointsService {
       maxRetries,
       schemaVersion: (type) => ENDPOINT_EVENT_SCHEMA_VERSIONS[type as EndpointEvent['type']] ?? 1,
     });
-  }
-
-  /** URL (https, public address after DNS) and event types; every problem in one 400. */
-  private async validate(url: string | undefined, eventTypes: readonly string[]): Promise<void> {
-    const errors: FieldError[] = [];
-    const allowPrivate = this.config.webhookAllowPrivateNetworks;
-    if (url !== undefined) {
-      const checked = checkUrlSyntax(url, allowPrivate);
-      if ('problem' in checked) errors.push({ field: 'url', message: checked.problem.message });
-      else {
-        try {
-          await resolveAllowed(hostOf(checked.url), this.resolver, allowPrivate);
-        } catch (err) {
-          const refused = (err as { code?: string }).code === 'ADDRESS_REFUSED';
-          errors.push({ field: 'url', message: refused ? NOT_PUBLIC : 'The URL host could not be resolved' });
-        }
-      }
-    }
-    const unknown = eventTypes.filter((t) => !isWebhookEventType(t));
-    if (unknown.length > 0) {
-      errors.push({
-        field: 'event_types',
-        message: `Unknown event types: ${unknown.join(', ')} (see GET /webhook-event-types)`,
-      });
-    }
-    if (errors.length > 0) throw new ValidationError(errors);
-  }
-}
-
-/** Runs tasks of one key one after another (others' in parallel); forgets a key once idle. */
-class KeyedSerial {
-  private readonly tails = new Map<string, Promise<unknown>>();
-
-  run<T>(key: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    const result = previous.then(task, task);
-    const tail = result.catch(() => undefined);
-    this.tails.set(key, tail);
-    void tail.then(() => {
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    });
-    return result;
   }
 }
 
