@@ -1,5 +1,5 @@
-import { cpSync, realpathSync, symlinkSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { cpSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 
 export const ROOT = join(__dirname, '../..');
 
@@ -14,6 +14,8 @@ const SOURCES = [
   'jest.config.js',
   'apps',
   'libs',
+  // Jest's global set-up (jest.config.js), which installs the system tools some specs drive.
+  'test/support/system-tools.js',
 ];
 
 /**
@@ -22,6 +24,7 @@ const SOURCES = [
  */
 export function copyCheckout(into: string): string {
   for (const entry of SOURCES) {
+    mkdirSync(dirname(join(into, entry)), { recursive: true });
     cpSync(join(ROOT, entry), join(into, entry), {
       recursive: true,
       filter: (from) => !['node_modules', 'dist'].includes(basename(from)),

@@ -1,7 +1,8 @@
-import { type Position } from '@filing/event-store';
+import { comparePositions, type Position } from '@filing/event-store';
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { servedPaths } from '../projections/projection';
 import { ProjectionRunner } from '../projections/projection-runner';
 import { PROBLEM_CONTENT_TYPE, problemDetails } from './problem-details.filter';
 
@@ -46,8 +47,32 @@ export class ReadYourWrites {
    * Resolves once this instance's read models hold everything the store held when the call was
    * made — whichever instance wrote it — or after `timeoutMs` (false). See {@link HeadBarrier}.
    */
-  awaitHead(timeoutMs = HEAD_BARRIER_TIMEOUT_MS): Promise<boolean> {
+  async awaitHead(timeoutMs = HEAD_BARRIER_TIMEOUT_MS): Promise<boolean> {
+    return (await this.barrier.pass(timeoutMs)) === true;
+  }
+
+  /**
+   * As `awaitHead`, telling apart a head that could not be read in time (false) from one that
+   * was read but not reached by every read model in time (that head): the caller may then ask
+   * whether the read models it depends on reached it ({@link ReadYourWrites.authenticationReached}).
+   */
+  awaitHeadOutcome(timeoutMs = HEAD_BARRIER_TIMEOUT_MS): Promise<true | false | Position> {
     return this.barrier.pass(timeoutMs);
+  }
+
+  /**
+   * Whether every read model authentication depends on (`serves: 'authentication'`) and is in
+   * service has reached `position`. A halted one counts as not reached: it fails closed.
+   */
+  authenticationReached(position: Position): boolean {
+    const checkpoints = this.runner.projectionCheckpoints();
+    const halted = new Set(this.runner.haltedProjections().map((h) => h.projection));
+    return this.runner.registered
+      .filter((p) => servedPaths(p) === 'authentication')
+      .every((p) => {
+        const checkpoint = checkpoints.get(p.name) ?? null;
+        return !halted.has(p.name) && checkpoint !== null && comparePositions(checkpoint, position) >= 0;
+      });
   }
 }
 
@@ -68,7 +93,8 @@ export class HeadBarrier {
     private readonly waitFor: (position: Position, timeoutMs: number) => Promise<boolean>,
   ) {}
 
-  async pass(timeoutMs: number): Promise<boolean> {
+  /** True once reached; false when the head could not be read in time; else the head not reached in time. */
+  async pass(timeoutMs: number): Promise<true | false | Position> {
     const deadline = Date.now() + timeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
@@ -76,7 +102,7 @@ export class HeadBarrier {
       const head = await Promise.race([this.nextHead(), timeout]);
       if (head === 'timeout') return false;
       if (head === null) return true;
-      return await this.waitFor(head, Math.max(0, deadline - Date.now()));
+      return (await this.waitFor(head, Math.max(0, deadline - Date.now()))) || head;
     } catch {
       return false; // the store did not answer: the head is unconfirmed
     } finally {
@@ -137,8 +163,12 @@ export class HeadBarrierHooks implements OnModuleInit {
     if (!fastify?.addHook) return;
     fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       if (UNWAITED_PATHS.has(request.url.split('?', 1)[0])) return;
-      if (await this.ryw.awaitHead()) return;
-      const refuse = mayAuthenticate(request);
+      const outcome = await this.ryw.awaitHeadOutcome();
+      if (outcome === true) return;
+      // Only read models authentication does not depend on are behind (e.g. one retrying a bad
+      // event before it halts): the wait was bounded, credentials are checked against current
+      // rows, and what the request reads answers for itself (HaltedReadModelHooks once halted).
+      const refuse = mayAuthenticate(request) && (outcome === false || !this.ryw.authenticationReached(outcome));
       this.warnLate(refuse);
       if (!refuse) return;
       return reply

@@ -67,7 +67,7 @@ export interface ProcessorDefinition {
 export interface SupervisionOptions {
   /** Restart delays double from `minMs` up to `maxMs`, and start again from `minMs` after a success. */
   readonly backoff?: { readonly minMs: number; readonly maxMs: number };
-  /** Consecutive failures on one event before it is taken for poison. Default 5. */
+  /** Consecutive failures on one event before it is taken for poison. Default 3. */
   readonly haltAfter?: number;
   /** Any failure, transient too, counts towards `haltAfter` (rebuilds and audits: fail fast). */
   readonly anyFailureHalts?: boolean;

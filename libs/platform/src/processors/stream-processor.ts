@@ -62,7 +62,9 @@ export class StreamProcessor {
     private readonly options: SupervisionOptions,
   ) {
     this.backoff = { minMs: 100, maxMs: 10_000, ...options.backoff };
-    this.haltAfter = options.haltAfter ?? 5;
+    // Transient failures never count (classify): three tries tell a poison event, and keep the stall
+    // it causes (its batch retried) short, well inside the head barrier's wait.
+    this.haltAfter = options.haltAfter ?? 3;
     this.parking = definition.kind === 'reactor' ? new ParkingLot(store, definition.name) : null;
   }
 

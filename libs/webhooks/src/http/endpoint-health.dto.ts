@@ -1,6 +1,6 @@
-import { SatisfiesRule } from '@filing/platform';
+import { IsOptionalNonNull, SatisfiesRule } from '@filing/platform';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDefined, IsOptional } from 'class-validator';
+import { IsDefined } from 'class-validator';
 import { MAX_REPLAY } from '../endpoint-health/replay.service';
 import { sinceProblem, untilProblem } from '../endpoint-health/endpoint-health';
 
@@ -41,7 +41,8 @@ export class ReplayNotificationsDto {
     example: '2026-11-23T10:00:00.000Z',
     description: 'Only those that happened before this instant (default: up to now)',
   })
-  @IsOptional()
+  // Absent means "up to now"; null is not a time (a 400 naming it).
+  @IsOptionalNonNull()
   @SatisfiesRule('isInstant', untilProblem)
   until?: string;
 }
