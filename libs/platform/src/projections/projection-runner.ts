@@ -87,7 +87,9 @@ export class ProjectionRunner {
     });
     this.rebuilder = new Rebuilder(options.store);
     this.applier = new BatchApplier(this.checkpoints, (name, id) => this.live.isSkipped(name, id));
-    this.database = new ReadDatabase(options.file, this.bulk, (message) => this.logger.warn(message));
+    this.database = new ReadDatabase(options.file, this.bulk, (message) => {
+      this.logger.warn(message);
+    });
     for (const p of options.projections ?? []) this.add(p);
   }
 
@@ -180,9 +182,10 @@ export class ProjectionRunner {
     await this.live.loadSkips();
     const threaded = this.bulk && !this.isolateFailures && this.options.file !== ':memory:';
     await this.rebuilder.replay({
-      ...options,
-      until: options.until,
       from: this.live.resumePosition(),
+      until: options.until,
+      pageSize: options.pageSize,
+      ...(options.onPage && { onPage: options.onPage }),
       threadedFile: threaded ? this.options.file : null,
       handle: (batch) => this.handle(batch),
     });
