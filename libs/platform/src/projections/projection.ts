@@ -72,3 +72,22 @@ export function projectionHandles(projection: Projection, eventType: string): bo
   const { handles } = projection;
   return typeof handles === 'function' ? handles(eventType) : handles.some((prefix) => eventType.startsWith(prefix));
 }
+
+/**
+ * Throws unless `projection` may join `registered`: a unique name, not superseded by another,
+ * handling none of the event types the head barrier skips.
+ */
+export function assertRegistrable(
+  registered: readonly Projection[],
+  projection: Projection,
+  headSkipsTypes: readonly string[],
+): void {
+  if (registered.some((p) => p.name === projection.name)) {
+    throw new Error(`Duplicate projection name ${projection.name}`);
+  }
+  const superseded = [...registered, projection].flatMap((p) => p.supersedes ?? []).map((s) => s.name);
+  const clash = [...registered, projection].find((p) => superseded.includes(p.name));
+  if (clash) throw new Error(`Projection ${clash.name} is registered and superseded`);
+  const skipped = headSkipsTypes.find((type) => projectionHandles(projection, type));
+  if (skipped) throw new Error(`Projection ${projection.name} handles ${skipped}, which the head barrier skips`);
+}
