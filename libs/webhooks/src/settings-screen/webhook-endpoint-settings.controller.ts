@@ -73,10 +73,7 @@ export class WebhookEndpointSettingsController {
   ): void {
     const endpoint = this.endpoints.details(ctx, checkId(id));
     const { secret } = this.endpoints.secret(ctx, endpoint.id);
-    this.renderEndpoint(reply, ctx, current, endpoint, { values: valuesOf(endpoint), errors: {} }, 200, {
-      value: secret,
-      rotated: false,
-    });
+    this.renderSecret(reply, ctx, current, endpoint, { value: secret, rotated: false });
   }
 
   @Post('webhook-endpoints/:id/rotate-secret')
@@ -88,10 +85,7 @@ export class WebhookEndpointSettingsController {
   ) {
     const { secret, id: rotated } = await this.endpoints.rotateSecret(ctx, checkId(id));
     const endpoint = this.endpoints.details(ctx, rotated);
-    this.renderEndpoint(reply, ctx, current, endpoint, { values: valuesOf(endpoint), errors: {} }, 200, {
-      value: secret,
-      rotated: true,
-    });
+    this.renderSecret(reply, ctx, current, endpoint, { value: secret, rotated: true });
   }
 
   @Post('webhook-deliveries/:id/redeliver')
@@ -104,6 +98,17 @@ export class WebhookEndpointSettingsController {
     const delivery = await this.redelivery.request(ctx, current.session.accountId, checkId(id));
     setFlash(reply, current.token, 'The delivery will be sent again.');
     redirect(reply, `${endpointUrl(delivery.endpoint_id)}#deliveries`);
+  }
+
+  /** The endpoint's page showing its signing secret (revealed, or just rotated). */
+  private renderSecret(
+    reply: FastifyReply,
+    ctx: CommandContext,
+    current: CurrentSession,
+    endpoint: EndpointDetails,
+    secret: { value: string; rotated: boolean },
+  ): void {
+    this.renderEndpoint(reply, ctx, current, endpoint, { values: valuesOf(endpoint), errors: {} }, 200, secret);
   }
 
   private renderEndpoint(
