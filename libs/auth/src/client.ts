@@ -79,65 +79,81 @@ export function evolveClient(state: ClientState, event: ClientEvent): ClientStat
   }
 }
 
-export function decideClient(state: ClientState, command: ClientCommand): ClientEvent[] {
-  switch (command.type) {
-    case 'CreateClient': {
-      if (state.status !== 'new') throw new ConflictError(`Client ${command.clientId} already exists`);
-      const allowed = ALLOWED_SCOPES[command.kind];
-      if (command.kind === 'customer' && command.accountId === null) {
-        throw ValidationError.field('account_id', 'account_id is required for a customer client');
-      }
-      if (command.kind === 'operator' && command.accountId !== null) {
-        throw ValidationError.field('account_id', 'an operator client belongs to no account');
-      }
-      let scopes = [...allowed];
-      if (command.scope !== undefined) {
-        const asked = parseScope(command.scope);
-        if (asked === null) throw ValidationError.field('scope', 'scope must be a space-separated list of scopes');
-        const beyond = asked.filter((s) => !allowed.includes(s));
-        if (beyond.length > 0) {
-          throw ValidationError.field(
-            'scope',
-            `a ${command.kind} client may only have the scopes ${formatScope(allowed)} (got ${beyond.join(' ')})`,
-          );
-        }
-        scopes = asked;
-      }
-      return [
-        {
-          type: AuthEvents.ClientCreated,
-          data: {
-            client_id: command.clientId,
-            account_id: command.accountId,
-            kind: command.kind,
-            scopes,
-            secret_hash: command.secretHash,
-            secret_generation: 1,
-          },
-        },
-      ];
-    }
-    case 'RotateClientSecret':
-      return rotate(state, command);
-    case 'ExpirePreviousSecret': {
-      if (state.status === 'new') throw new NotFoundError('No client with this id');
-      // Nothing live to end (no overlap, it ran out, or the client is revoked): nothing is appended.
-      const previous = state.status === 'active' ? state.previousSecret : null;
-      if (!previous || Date.parse(previous.expiresAt) <= Date.parse(command.at)) return [];
-      return [
-        {
-          type: AuthEvents.ClientPreviousSecretExpired,
-          data: { client_id: state.clientId, secret_generation: previous.generation },
-        },
-      ];
-    }
-    case 'RevokeClient': {
-      if (state.status === 'new') throw new NotFoundError('No client with this id');
-      // Revoking twice is not an error: the client is revoked either way, nothing is appended.
-      if (state.status === 'revoked') return [];
-      return [{ type: AuthEvents.ClientRevoked, data: { client_id: state.clientId } }];
-    }
+type ClientDecider<T extends ClientCommand['type']> = (
+  state: ClientState,
+  command: Extract<ClientCommand, { type: T }>,
+) => ClientEvent[];
+
+/** The scopes a new client gets: those asked for, all within its kind's; by default all of its kind's. */
+function scopesOf(command: Extract<ClientCommand, { type: 'CreateClient' }>): string[] {
+  const allowed = ALLOWED_SCOPES[command.kind];
+  if (command.scope === undefined) return [...allowed];
+  const asked = parseScope(command.scope);
+  if (asked === null) throw ValidationError.field('scope', 'scope must be a space-separated list of scopes');
+  const beyond = asked.filter((s) => !allowed.includes(s));
+  if (beyond.length > 0) {
+    throw ValidationError.field(
+      'scope',
+      `a ${command.kind} client may only have the scopes ${formatScope(allowed)} (got ${beyond.join(' ')})`,
+    );
   }
+  return asked;
+}
+
+const create: ClientDecider<'CreateClient'> = (state, command) => {
+  if (state.status !== 'new') throw new ConflictError(`Client ${command.clientId} already exists`);
+  if (command.kind === 'customer' && command.accountId === null) {
+    throw ValidationError.field('account_id', 'account_id is required for a customer client');
+  }
+  if (command.kind === 'operator' && command.accountId !== null) {
+    throw ValidationError.field('account_id', 'an operator client belongs to no account');
+  }
+  return [
+    {
+      type: AuthEvents.ClientCreated,
+      data: {
+        client_id: command.clientId,
+        account_id: command.accountId,
+        kind: command.kind,
+        scopes: scopesOf(command),
+        secret_hash: command.secretHash,
+        secret_generation: 1,
+      },
+    },
+  ];
+};
+
+const expirePrevious: ClientDecider<'ExpirePreviousSecret'> = (state, command) => {
+  if (state.status === 'new') throw new NotFoundError('No client with this id');
+  // Nothing live to end (no overlap, it ran out, or the client is revoked): nothing is appended.
+  const previous = state.status === 'active' ? state.previousSecret : null;
+  if (!previous || Date.parse(previous.expiresAt) <= Date.parse(command.at)) return [];
+  return [
+    {
+      type: AuthEvents.ClientPreviousSecretExpired,
+      data: { client_id: state.clientId, secret_generation: previous.generation },
+    },
+  ];
+};
+
+const revoke: ClientDecider<'RevokeClient'> = (state) => {
+  if (state.status === 'new') throw new NotFoundError('No client with this id');
+  // Revoking twice is not an error: the client is revoked either way, nothing is appended.
+  if (state.status === 'revoked') return [];
+  return [{ type: AuthEvents.ClientRevoked, data: { client_id: state.clientId } }];
+};
+
+/** One decider per command (an unhandled command does not compile). */
+const CLIENT_DECIDERS: { readonly [T in ClientCommand['type']]: ClientDecider<T> } = {
+  CreateClient: create,
+  RotateClientSecret: rotate,
+  ExpirePreviousSecret: expirePrevious,
+  RevokeClient: revoke,
+};
+
+export function decideClient(state: ClientState, command: ClientCommand): ClientEvent[] {
+  const decide = CLIENT_DECIDERS[command.type] as ClientDecider<ClientCommand['type']>;
+  return decide(state, command);
 }
 
 function rotate(state: ClientState, command: Extract<ClientCommand, { type: 'RotateClientSecret' }>): ClientEvent[] {

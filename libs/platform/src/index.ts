@@ -2,6 +2,7 @@ export * from './config/config';
 export * from './logging/logger';
 export * from './errors/domain-errors';
 export * from './events/envelope';
+export * from './events/upcasters';
 export * from './commands/handle-command';
 export * from './commands/define-aggregate';
 export * from './projections/projection';

@@ -179,69 +179,91 @@ export function decideDispatch(
   return { kind: 'cancel', command: { kind: 'cancel', deliveryId, reason } };
 }
 
-export function decideDelivery(state: DeliveryState, command: DeliveryCommand): DeliveryEvent[] {
-  const delivery_id = command.deliveryId;
-  if (!state.exists) throw NotFoundError.of('webhook delivery', delivery_id);
-  switch (command.kind) {
-    case 'claim': {
-      if (state.status !== 'pending' || claimedAt(state, command.now)) return [];
-      const lease_until = new Date(command.now.getTime() + command.leaseMs).toISOString();
-      return [
-        {
-          type: DeliveryEvents.DeliveryClaimed,
-          data: { delivery_id, attempt: state.attemptCount + 1, instance: command.instance, lease_until },
-        },
-      ];
-    }
-    case 'record-attempt': {
-      const a = command.attempt;
-      const number = state.attemptCount + 1;
-      const attempted = {
-        type: DeliveryEvents.DeliveryAttempted,
-        data: {
-          delivery_id,
-          attempt: number,
-          attempted_at: a.attemptedAt.toISOString(),
-          status_code: a.statusCode,
-          error: a.error,
-          duration_ms: Math.round(a.durationMs),
-        },
-      } satisfies DeliveryEvent;
-      // Cancelled (or finished) while the request was in flight: the attempt is still a fact.
-      if (state.status !== 'pending') return [attempted];
-      // One event, not Attempted + Succeeded: each event costs every projection and subscriber.
-      if (a.verdict === 'delivered')
-        return [{ type: attempted.type, data: extend(attempted.data, { outcome: 'succeeded' }) }];
-      if (a.verdict === 'failed') {
-        const reason =
-          a.statusCode !== null ? `the receiver answered ${a.statusCode}` : (a.error ?? 'the attempt failed');
-        return [attempted, { type: DeliveryEvents.DeliveryFailed, data: failedData(state, delivery_id, reason) }];
-      }
-      const delay = retryDelay(state.roundAttempts + 1, command.delaysMs, a.retryAfterMs, () => command.random);
-      if (delay === null) {
-        return [
-          attempted,
-          { type: DeliveryEvents.DeliveryFailed, data: failedData(state, delivery_id, 'retries exhausted') },
-        ];
-      }
-      const next = new Date(a.attemptedAt.getTime() + Math.round(a.durationMs) + delay).toISOString();
-      return [attempted, { type: DeliveryEvents.DeliveryRetryScheduled, data: { delivery_id, next_attempt_at: next } }];
-    }
-    case 'cancel':
-      return state.status === 'pending'
-        ? [{ type: DeliveryEvents.DeliveryCancelled, data: { delivery_id, reason: command.reason } }]
-        : [];
-    case 'redeliver':
-      if (state.accountId !== command.accountId) throw NotFoundError.of('webhook delivery', delivery_id);
-      if (state.status !== 'failed' && state.status !== 'cancelled') {
-        throw new ConflictError(`Only a failed or cancelled delivery can be redelivered; this one is ${state.status}`);
-      }
-      // Sent now it would only be cancelled again: say why instead of accepting it.
-      refuseUnsendable(command.target, "The delivery's endpoint");
-      return [
-        { type: DeliveryEvents.DeliveryRedeliveryRequested, data: { delivery_id, due_at: command.now.toISOString() } },
-      ];
+type DeliveryDecider<K extends DeliveryCommand['kind']> = (
+  state: DeliveryState,
+  command: Extract<DeliveryCommand, { kind: K }>,
+) => DeliveryEvent[];
+
+/** The next attempt is this instance's, unless the delivery is not pending or another instance holds it. */
+const decideClaim: DeliveryDecider<'claim'> = (state, command) => {
+  if (state.status !== 'pending' || claimedAt(state, command.now)) return [];
+  const lease_until = new Date(command.now.getTime() + command.leaseMs).toISOString();
+  return [
+    {
+      type: DeliveryEvents.DeliveryClaimed,
+      data: {
+        delivery_id: command.deliveryId,
+        attempt: state.attemptCount + 1,
+        instance: command.instance,
+        lease_until,
+      },
+    },
+  ];
+};
+
+/** An attempt, and what it leads to: delivered, failed for good, or a retry at the schedule's next slot. */
+const decideAttempt: DeliveryDecider<'record-attempt'> = (state, command) => {
+  const { deliveryId: delivery_id, attempt: a } = command;
+  const attempted = {
+    type: DeliveryEvents.DeliveryAttempted,
+    data: {
+      delivery_id,
+      attempt: state.attemptCount + 1,
+      attempted_at: a.attemptedAt.toISOString(),
+      status_code: a.statusCode,
+      error: a.error,
+      duration_ms: Math.round(a.durationMs),
+    },
+  } satisfies DeliveryEvent;
+  // Cancelled (or finished) while the request was in flight: the attempt is still a fact.
+  if (state.status !== 'pending') return [attempted];
+  // One event, not Attempted + Succeeded: each event costs every projection and subscriber.
+  if (a.verdict === 'delivered')
+    return [{ type: attempted.type, data: extend(attempted.data, { outcome: 'succeeded' }) }];
+  if (a.verdict === 'failed') {
+    const reason = a.statusCode !== null ? `the receiver answered ${a.statusCode}` : (a.error ?? 'the attempt failed');
+    return [attempted, { type: DeliveryEvents.DeliveryFailed, data: failedData(state, delivery_id, reason) }];
   }
+  const delay = retryDelay(state.roundAttempts + 1, command.delaysMs, a.retryAfterMs, () => command.random);
+  if (delay === null) {
+    return [
+      attempted,
+      { type: DeliveryEvents.DeliveryFailed, data: failedData(state, delivery_id, 'retries exhausted') },
+    ];
+  }
+  const next = new Date(a.attemptedAt.getTime() + Math.round(a.durationMs) + delay).toISOString();
+  return [attempted, { type: DeliveryEvents.DeliveryRetryScheduled, data: { delivery_id, next_attempt_at: next } }];
+};
+
+const decideCancel: DeliveryDecider<'cancel'> = (state, command) =>
+  state.status === 'pending'
+    ? [{ type: DeliveryEvents.DeliveryCancelled, data: { delivery_id: command.deliveryId, reason: command.reason } }]
+    : [];
+
+/** Only a failed or cancelled delivery of the caller's account, to a target that would take it. */
+const decideRedelivery: DeliveryDecider<'redeliver'> = (state, command) => {
+  if (state.accountId !== command.accountId) throw NotFoundError.of('webhook delivery', command.deliveryId);
+  if (state.status !== 'failed' && state.status !== 'cancelled') {
+    throw new ConflictError(`Only a failed or cancelled delivery can be redelivered; this one is ${state.status}`);
+  }
+  // Sent now it would only be cancelled again: say why instead of accepting it.
+  refuseUnsendable(command.target, "The delivery's endpoint");
+  const data = { delivery_id: command.deliveryId, due_at: command.now.toISOString() };
+  return [{ type: DeliveryEvents.DeliveryRedeliveryRequested, data }];
+};
+
+/** One decider per command (an unhandled kind does not compile). */
+const DELIVERY_DECIDERS: { readonly [K in DeliveryCommand['kind']]: DeliveryDecider<K> } = {
+  claim: decideClaim,
+  'record-attempt': decideAttempt,
+  cancel: decideCancel,
+  redeliver: decideRedelivery,
+};
+
+export function decideDelivery(state: DeliveryState, command: DeliveryCommand): DeliveryEvent[] {
+  if (!state.exists) throw NotFoundError.of('webhook delivery', command.deliveryId);
+  const decide = DELIVERY_DECIDERS[command.kind] as DeliveryDecider<DeliveryCommand['kind']>;
+  return decide(state, command);
 }
 
 /** A failure names what failed, so `webhook_delivery.failed` is mapped from its event alone. */

@@ -1,17 +1,21 @@
-import { RegisterProjection, type Projection, type RecordedEnvelope } from '@filing/platform';
+import {
+  applyHandler,
+  cachedStatement as stmt,
+  handledTypes,
+  RegisterProjection,
+  upcast,
+  type EventHandlers,
+  type Projection,
+  type RecordedEnvelope,
+} from '@filing/platform';
 import { Injectable } from '@nestjs/common';
 import type Database from 'better-sqlite3';
-import {
-  DELIVERY_EVENT_PREFIX,
-  type DeliveryEnd,
-  type DeliveryEvent,
-  DeliveryEvents,
-} from '../deliveries/delivery.events';
+import { type DeliveryEnd, type DeliveryEvent, DeliveryEvents } from '../deliveries/delivery.events';
 import { DeliveryStates } from '../dispatch/delivery-states';
 import { DueWindows } from '../dispatch/due-windows';
 import { isSuccessfulAttempt } from '../endpoint-health/endpoint-health';
 import { DeliverySignal, type ScheduledDelivery } from './delivery-signal';
-import { cachedStatement as stmt } from '@filing/platform';
+import { WEBHOOK_UPCASTERS } from './upcasters';
 
 /** The SET clause of a delivery that has ended (at the bound time): nothing more is due, claimed or pending. */
 const ended = (status: DeliveryEnd) =>
@@ -34,6 +38,91 @@ const UPDATES = {
   cancelled: update(ended('cancelled')),
   redelivery: update("status = 'pending', status_at = ?, next_attempt_at = ?, claimed_until = NULL, pending_since = ?"),
 } as const;
+
+/** What the handlers write to: the database, and what the signal rings with after the commit. */
+interface DeliveriesContext {
+  readonly db: Database.Database;
+  /** Deliveries scheduled since the last commit, less those with a later event since. */
+  readonly scheduled: Map<string, ScheduledDelivery>;
+  /** Other work came (a retry, a redelivery). */
+  readonly otherWork: () => void;
+}
+
+/** Runs one of UPDATES on the event's delivery: `params`, then `updated_at`, `version` (the event's own), the id. */
+function set(
+  { db }: DeliveriesContext,
+  event: RecordedEnvelope<DeliveryEvent>,
+  sql: string,
+  ...params: unknown[]
+): void {
+  stmt(db, sql).run(...params, event.metadata.occurred_at, Number(event.revision), event.data.delivery_id);
+}
+
+const deliveries: EventHandlers<DeliveryEvent, DeliveriesContext> = {
+  [DeliveryEvents.DeliveryScheduled]: (e, context) => {
+    const d = e.data;
+    const at = e.metadata.occurred_at;
+    const replay = d.priority === 'replay';
+    // seq: the scheduling position, so a delivery log lists oldest first whatever the id.
+    stmt(
+      context.db,
+      `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempt_count,
+             next_attempt_at, pending_since, source_position, seq, event_at, status_at, created_at, updated_at, version, replay)
+           VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+    ).run(
+      d.delivery_id,
+      d.account_id,
+      d.endpoint_id,
+      d.event_id,
+      d.event_type,
+      d.due_at,
+      d.due_at,
+      d.source_position,
+      Number(e.position.commit),
+      d.due_at,
+      at,
+      at,
+      at,
+      Number(e.revision),
+      replay ? 1 : 0,
+    );
+    context.scheduled.set(d.delivery_id, { id: d.delivery_id, endpointId: d.endpoint_id, dueAt: d.due_at, replay });
+  },
+  [DeliveryEvents.DeliveryClaimed]: (e, context) => set(context, e, UPDATES.claimed, e.data.lease_until),
+  [DeliveryEvents.DeliveryAttempted]: (e, context) => {
+    const d = e.data;
+    stmt(
+      context.db,
+      `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, endpoint_id, delivery_seq, attempted_at, succeeded, status_code, error, duration_ms)
+           SELECT id, ?, endpoint_id, seq, ?, ?, ?, ?, ? FROM webhook_deliveries WHERE id = ?
+           ON CONFLICT DO NOTHING`,
+    ).run(
+      d.attempt,
+      d.attempted_at,
+      isSuccessfulAttempt(d.status_code) ? 1 : 0,
+      d.status_code,
+      d.error,
+      d.duration_ms,
+      d.delivery_id,
+    );
+    // A delivering attempt is also the older streams' DeliverySucceeded: the same row, one UPDATE.
+    if (d.outcome === 'succeeded') set(context, e, UPDATES.attemptDelivered, d.attempted_at, e.metadata.occurred_at);
+    else set(context, e, UPDATES.attemptFailed, d.attempted_at);
+  },
+  [DeliveryEvents.DeliveryRetryScheduled]: (e, context) => {
+    set(context, e, UPDATES.retryScheduled, e.data.next_attempt_at);
+    context.otherWork();
+  },
+  // No longer appended: older streams hold it after their delivering attempt.
+  [DeliveryEvents.DeliverySucceeded]: (e, context) => set(context, e, UPDATES.delivered, e.metadata.occurred_at),
+  [DeliveryEvents.DeliveryFailed]: (e, context) => set(context, e, UPDATES.failed, e.metadata.occurred_at),
+  [DeliveryEvents.DeliveryCancelled]: (e, context) => set(context, e, UPDATES.cancelled, e.metadata.occurred_at),
+  // A redelivery starts a new pending spell: its age is not the original event's.
+  [DeliveryEvents.DeliveryRedeliveryRequested]: (e, context) => {
+    set(context, e, UPDATES.redelivery, e.metadata.occurred_at, e.data.due_at, e.data.due_at);
+    context.otherWork();
+  },
+};
 
 /**
  * The delivery log and the dispatcher's queue (`webhook_deliveries`, `webhook_delivery_attempts`),
@@ -63,7 +152,7 @@ export class DeliveriesProjection implements Projection {
       tables: ['webhook_health_deliveries', 'webhook_health_attempts', 'webhook_health_endpoints'],
     },
   ];
-  readonly handles = [DELIVERY_EVENT_PREFIX];
+  readonly handles = handledTypes(deliveries);
   /** `apply` finds rows by delivery id alone (the triggers by endpoint id). */
   readonly indexesAfterLoad = true;
 
@@ -148,93 +237,18 @@ export class DeliveriesProjection implements Projection {
   }
 
   apply(db: Database.Database, envelope: RecordedEnvelope): void {
-    const event = envelope as RecordedEnvelope<DeliveryEvent>;
+    const event = upcast(WEBHOOK_UPCASTERS, envelope) as RecordedEnvelope<DeliveryEvent>;
     // The dispatcher's copy of each pending delivery's state (a hint its claim checks).
     this.states.observe(event);
     // The dispatcher's windows of due ids hold only rows unchanged since they were read.
     this.windows.changed(event.data.delivery_id);
     if (event.type !== DeliveryEvents.DeliveryScheduled) this.scheduled.delete(event.data.delivery_id);
-    const at = event.metadata.occurred_at;
-    const version = Number(event.revision);
-    const id = event.data.delivery_id;
-    const set = (sql: string, ...params: unknown[]) => stmt(db, sql).run(...params, at, version, id);
-    switch (event.type) {
-      case DeliveryEvents.DeliveryScheduled: {
-        const d = event.data;
-        const replay = d.priority === 'replay';
-        // seq: the scheduling position, so a delivery log lists oldest first whatever the id.
-        stmt(
-          db,
-          `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempt_count,
-             next_attempt_at, pending_since, source_position, seq, event_at, status_at, created_at, updated_at, version, replay)
-           VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-        ).run(
-          id,
-          d.account_id,
-          d.endpoint_id,
-          d.event_id,
-          d.event_type,
-          d.due_at,
-          d.due_at,
-          d.source_position,
-          Number(event.position.commit),
-          d.due_at,
-          at,
-          at,
-          at,
-          version,
-          replay ? 1 : 0,
-        );
-        this.scheduled.set(id, { id, endpointId: d.endpoint_id, dueAt: d.due_at, replay });
-        return;
-      }
-      case DeliveryEvents.DeliveryClaimed:
-        set(UPDATES.claimed, event.data.lease_until);
-        return;
-      case DeliveryEvents.DeliveryAttempted: {
-        const d = event.data;
-        stmt(
-          db,
-          `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, endpoint_id, delivery_seq, attempted_at, succeeded, status_code, error, duration_ms)
-           SELECT id, ?, endpoint_id, seq, ?, ?, ?, ?, ? FROM webhook_deliveries WHERE id = ?
-           ON CONFLICT DO NOTHING`,
-        ).run(
-          d.attempt,
-          d.attempted_at,
-          isSuccessfulAttempt(d.status_code) ? 1 : 0,
-          d.status_code,
-          d.error,
-          d.duration_ms,
-          id,
-        );
-        // A delivering attempt is also the older streams' DeliverySucceeded: the same row, one UPDATE.
-        if (d.outcome === 'succeeded') {
-          set(UPDATES.attemptDelivered, d.attempted_at, at);
-        } else {
-          set(UPDATES.attemptFailed, d.attempted_at);
-        }
-        return;
-      }
-      case DeliveryEvents.DeliveryRetryScheduled:
-        set(UPDATES.retryScheduled, event.data.next_attempt_at);
-        this.otherWork = true;
-        return;
-      case DeliveryEvents.DeliverySucceeded:
-        set(UPDATES.delivered, at);
-        return;
-      case DeliveryEvents.DeliveryFailed:
-        set(UPDATES.failed, at);
-        return;
-      case DeliveryEvents.DeliveryCancelled:
-        set(UPDATES.cancelled, at);
-        return;
-      case DeliveryEvents.DeliveryRedeliveryRequested:
-        // A redelivery starts a new pending spell: its age is not the original event's.
-        set(UPDATES.redelivery, at, event.data.due_at, event.data.due_at);
-        this.otherWork = true;
-        return;
-    }
+    applyHandler(deliveries, event, { db, scheduled: this.scheduled, otherWork: this.noteOtherWork });
   }
+
+  private readonly noteOtherWork = (): void => {
+    this.otherWork = true;
+  };
 
   /** Rung after the commit, not in apply: a batch that rolls back wakes nobody, and a woken dispatcher finds the rows. */
   afterCommit(): void {

@@ -13,7 +13,7 @@ import {
   apiClientsPage,
   KEEP_PREVIOUS_CHOICES,
 } from './views/api-clients.page';
-import { checkId } from './webhook-settings.controller';
+import { checkId } from './settings-http';
 
 /**
  * Profile Settings → API clients: the signed-in user's account's clients, and *Roll secret*

@@ -12,7 +12,7 @@ import { SettingsErrorFilter } from './settings-errors.filter';
 import { redirect, sendPage } from './settings-http';
 import { eventTimelinePage } from './views/event-timeline.page';
 import { endpointUrl } from './views/profile.page';
-import { checkId } from './webhook-settings.controller';
+import { checkId } from './settings-http';
 
 /** An endpoint page's "Recover failed deliveries" and "Replay notifications" forms: the API's, for the signed-in user's account. */
 @Controller('settings/profile')

@@ -9,6 +9,7 @@ import { SIGN_IN_CSRF_KEY_PURPOSE, SignInCsrf } from './session/sign-in-csrf';
 import { SIGN_IN_LIMITS, SIGN_IN_THROTTLE, SignInController } from './sign-in.controller';
 import { ApiClientsController } from './api-clients.controller';
 import { EndpointRecoveryController, EventTimelineController } from './endpoint-recovery.controller';
+import { WebhookEndpointSettingsController } from './webhook-endpoint-settings.controller';
 import { WebhookSettingsController } from './webhook-settings.controller';
 
 export { SettingsSessionStore } from './session/session-store';
@@ -21,6 +22,7 @@ export const SETTINGS_SCREEN_PROJECTIONS = [SettingsSessionsProjection];
 export const SETTINGS_SCREEN_CONTROLLERS = [
   SignInController,
   WebhookSettingsController,
+  WebhookEndpointSettingsController,
   EndpointRecoveryController,
   ApiClientsController,
   EventTimelineController,

@@ -1,4 +1,6 @@
+import { isUuid, NotFoundError } from '@filing/platform';
 import type { FastifyReply } from 'fastify';
+import type { CurrentSession } from './session/session.guard';
 
 /**
  * Headers of every settings page: never cached (pages show account data and, at times, a
@@ -20,4 +22,15 @@ export function sendPage(reply: FastifyReply, page: string, status = 200): void 
 /** 303 See Other: after a form, the browser GETs the next page (no re-post on reload). */
 export function redirect(reply: FastifyReply, location: string): void {
   reply.status(303).header('location', location).header('cache-control', 'no-store').send();
+}
+
+/** The signed-in user as every page's layout shows them. */
+export function userOf(current: CurrentSession): { email: string; csrfToken: string } {
+  return { email: current.session.email, csrfToken: current.session.csrfToken };
+}
+
+/** A malformed id names no endpoint of this account: the same 404 as a foreign one. */
+export function checkId(id: string): string {
+  if (!isUuid(id)) throw new NotFoundError();
+  return id.toLowerCase();
 }
