@@ -38,6 +38,23 @@ const HOST_NAME = /^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?$/;
  */
 export function connectionStringProblem(text: string): string | null {
   const trimmed = text.trim();
+  const parts = splitConnectionString(trimmed);
+  if (typeof parts === 'string') return parts;
+  const early = optionsProblem(parts.query);
+  if (early) return early;
+  let options: ClientOptions;
+  try {
+    options = parseConnectionString(trimmed);
+  } catch (err) {
+    return `is not a valid connection string: ${(err as Error).message.replace(/\.$/, '')} (${EXAMPLE})`;
+  }
+  return hostsProblem(parts.hostList) ?? caFileProblem(options) ?? userCertificateProblem(options);
+}
+
+type ClientOptions = ReturnType<typeof parseConnectionString>;
+
+/** The host list and the query, credentials left out; or what is wrong with the scheme or hosts. */
+function splitConnectionString(trimmed: string): { hostList: string; query: string } | string {
   const scheme = /^(esdb|esdb\+discover):\/\//.exec(trimmed);
   if (!scheme) {
     const given = /^[^:/?@]*:\/\//.exec(trimmed)?.[0];
@@ -50,7 +67,11 @@ export function connectionStringProblem(text: string): string | null {
   const hostList = (queryAt < 0 ? rest : rest.slice(0, queryAt)).replace(/\/+$/, '');
   const query = queryAt < 0 ? '' : rest.slice(queryAt + 1);
   if (hostList === '') return `names no host (${EXAMPLE})`;
+  return { hostList, query };
+}
 
+/** Option keys the client would ignore, and `tlsVerifyCert=false` (no effect in this client). */
+function optionsProblem(query: string): string | null {
   for (const pair of query.split('&')) {
     const key = pair.split('=')[0];
     if (!key || !pair.includes('=')) continue; // the parser names malformed pairs below
@@ -61,14 +82,11 @@ export function connectionStringProblem(text: string): string | null {
       return "has tlsVerifyCert=false, which @eventstore/db-client 6 does not support (the server certificate would still be verified): remove it and name the server's CA with tlsCAFile=<file>";
     }
   }
+  return null;
+}
 
-  let options: ReturnType<typeof parseConnectionString>;
-  try {
-    options = parseConnectionString(trimmed);
-  } catch (err) {
-    return `is not a valid connection string: ${(err as Error).message.replace(/\.$/, '')} (${EXAMPLE})`;
-  }
-
+/** Host names with spaces and ports out of range, which the client lets through. */
+function hostsProblem(hostList: string): string | null {
   for (const host of hostList.split(/[,/]/).filter(Boolean)) {
     const [address, port, ...extra] = host.trim().split(':');
     if (!HOST_NAME.test(address) || extra.length > 0) {
@@ -78,21 +96,24 @@ export function connectionStringProblem(text: string): string | null {
       return `has a port that is not a number from 1 to 65535: ${JSON.stringify(host)}`;
     }
   }
+  return null;
+}
 
-  if (options.tls !== false && options.tlsCAFile) {
-    const problem = pemProblem(options.tlsCAFile, 'certificate');
-    if (problem) return `tlsCAFile ${problem}`;
-  }
+function caFileProblem(options: ClientOptions): string | null {
+  if (options.tls === false || !options.tlsCAFile) return null;
+  const problem = pemProblem(options.tlsCAFile, 'certificate');
+  return problem ? `tlsCAFile ${problem}` : null;
+}
+
+function userCertificateProblem(options: ClientOptions): string | null {
   if (Boolean(options.userCertFile) !== Boolean(options.userKeyFile)) {
     return 'has userCertFile without userKeyFile or the other way round: the client needs both';
   }
-  if (options.userCertFile && options.userKeyFile) {
-    const certProblem = pemProblem(options.userCertFile, 'certificate');
-    if (certProblem) return `userCertFile ${certProblem}`;
-    const keyProblem = pemProblem(options.userKeyFile, 'key');
-    if (keyProblem) return `userKeyFile ${keyProblem}`;
-  }
-  return null;
+  if (!options.userCertFile || !options.userKeyFile) return null;
+  const certProblem = pemProblem(options.userCertFile, 'certificate');
+  if (certProblem) return `userCertFile ${certProblem}`;
+  const keyProblem = pemProblem(options.userKeyFile, 'key');
+  return keyProblem ? `userKeyFile ${keyProblem}` : null;
 }
 
 /** Files named in the string resolve against the working directory, as the client resolves them. */

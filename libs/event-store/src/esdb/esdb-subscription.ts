@@ -48,6 +48,11 @@ export class ResilientSubscription implements EventSubscription {
    * event appended after subscribeToAll() returns is delivered even if the first attempt fails.
    */
   private startFrom: Promise<Position | 'start' | Error>;
+  /** Where the next subscription resumes: the last event or checkpoint delivered. */
+  private resume: Position | 'start' | 'end' | undefined;
+  private caughtUpSent = false;
+  /** Failed attempts in a row (reset once a subscription is confirmed): the backoff's exponent. */
+  private attempt = 0;
 
   constructor(
     private readonly client: EventStoreDBClient,
@@ -111,61 +116,79 @@ export class ResilientSubscription implements EventSubscription {
   }
 
   private async *run(): AsyncGenerator<SubscriptionMessage> {
-    let resume: Position | 'start' | 'end' | undefined;
-    let caughtUpSent = false;
-    let attempt = 0;
     try {
       while (!this.stopped) {
-        try {
-          if (resume === undefined) {
-            const start = await this.startFrom;
-            if (start instanceof Error) {
-              this.startFrom = this.resolveStart();
-              throw start;
-            }
-            resume = start;
-          }
-          const sub = this.open(resume, () => (attempt = 0));
-          for await (const item of sub as AsyncIterable<AllStreamResolvedEvent | Marker>) {
-            if (item instanceof Marker) {
-              if (item.message.kind === 'caught-up') {
-                if (caughtUpSent) continue; // again after a resubscription: the consumer knows
-                caughtUpSent = true;
-                yield item.message;
-              } else if (item.message.kind === 'checkpoint') {
-                const position = item.message.position;
-                // EventStoreDB 24.10.0–.4 (KDB-710) checkpoints a filtered catch-up that found
-                // nothing at End = 2^64-1: resuming from there would pass over every later event.
-                if (position.commit >= END_OF_LOG || position.prepare >= END_OF_LOG) continue;
-                if (typeof resume === 'object' && comparePositions(position, resume) <= 0) continue;
-                resume = position;
-                yield item.message;
-              }
-              continue;
-            }
-            const event = item.event;
-            if (!event) continue;
-            // Never hand out anything at or before what was already delivered.
-            if (typeof resume === 'object' && comparePositions(event.position, resume) <= 0) continue;
-            resume = event.position;
-            if (isSystemEvent(event)) continue;
-            yield { kind: 'event', event: toRecorded(event) };
-          }
-          // The server ended the call (or we dropped it): resubscribe unless stopped.
-        } catch (err) {
-          if (this.stopped) break;
-          if (!isRecoverable(err)) throw mapError(err);
-        } finally {
-          this.dropCurrent();
-        }
+        yield* this.subscribeOnce();
         if (this.stopped) break;
-        await sleep(Math.min(this.delay.max, this.delay.min * 2 ** attempt), this.abort.signal);
-        attempt = Math.min(attempt + 1, 30);
+        await sleep(Math.min(this.delay.max, this.delay.min * 2 ** this.attempt), this.abort.signal);
+        this.attempt = Math.min(this.attempt + 1, 30);
       }
       if (this.failure) throw this.failure;
     } finally {
       this.ended();
     }
+  }
+
+  /**
+   * One subscription, from just after what was delivered, until the server ends the call or it
+   * fails in a way a resubscription may cure (anything else is thrown, mapped).
+   */
+  private async *subscribeOnce(): AsyncGenerator<SubscriptionMessage> {
+    try {
+      if (this.resume === undefined) this.resume = await this.firstStart();
+      const sub = this.open(this.resume, () => (this.attempt = 0));
+      for await (const item of sub as AsyncIterable<AllStreamResolvedEvent | Marker>) {
+        const message = item instanceof Marker ? this.fromMarker(item.message) : this.fromEvent(item);
+        if (message) yield message;
+      }
+      // The server ended the call (or we dropped it): resubscribe unless stopped.
+    } catch (err) {
+      if (this.stopped) return;
+      if (!isRecoverable(err)) throw mapError(err);
+    } finally {
+      this.dropCurrent();
+    }
+  }
+
+  /** Where the first subscription starts; if the head could not be read, it is read again next time. */
+  private async firstStart(): Promise<Position | 'start'> {
+    const start = await this.startFrom;
+    if (start instanceof Error) {
+      this.startFrom = this.resolveStart();
+      throw start;
+    }
+    return start;
+  }
+
+  /** The caught-up marker once only; checkpoints that move past what was delivered. */
+  private fromMarker(message: Marker['message']): SubscriptionMessage | null {
+    if (message.kind === 'caught-up') {
+      if (this.caughtUpSent) return null; // again after a resubscription: the consumer knows
+      this.caughtUpSent = true;
+      return message;
+    }
+    if (message.kind !== 'checkpoint') return null;
+    const position = message.position;
+    // EventStoreDB 24.10.0–.4 (KDB-710) checkpoints a filtered catch-up that found
+    // nothing at End = 2^64-1: resuming from there would pass over every later event.
+    if (position.commit >= END_OF_LOG || position.prepare >= END_OF_LOG) return null;
+    if (this.delivered(position)) return null;
+    this.resume = position;
+    return message;
+  }
+
+  private fromEvent(item: AllStreamResolvedEvent): SubscriptionMessage | null {
+    const event = item.event;
+    if (!event) return null;
+    // Never hand out anything at or before what was already delivered.
+    if (this.delivered(event.position)) return null;
+    this.resume = event.position;
+    if (isSystemEvent(event)) return null;
+    return { kind: 'event', event: toRecorded(event) };
+  }
+
+  private delivered(position: Position): boolean {
+    return typeof this.resume === 'object' && comparePositions(position, this.resume) <= 0;
   }
 
   private open(from: Position | 'start' | 'end', onConfirmed: () => void): AllStreamSubscription {
