@@ -1,17 +1,9 @@
-import {
-  comparePositions,
-  type EventStore,
-  type Position,
-  type RecordedEvent,
-  type SubscriptionMessage,
-} from '@filing/event-store';
+import { comparePositions, type EventStore, type RecordedEvent, type SubscriptionMessage } from '@filing/event-store';
 import { BoundedQueue, pump } from './bounded-queue';
-import { classify, TransientError } from './failure';
-import { lastPosition, ParkingLot, poisonEvent, withRecords, type Unit } from './parking-lot';
+import { TransientError } from './failure';
+import { FailureHandling } from './failure-handling';
+import { lastPosition, ParkingLot, withRecords, type Unit } from './parking-lot';
 import {
-  describe,
-  type EventHandlingError,
-  haltReport,
   messagePosition,
   type HaltReport,
   type ProcessorDefinition,
@@ -47,25 +39,26 @@ export class StreamProcessor {
   private abort: AbortController | null = null;
   private run: AbortController | null = null;
   private loop: Promise<void> | null = null;
-  private attempt = 0;
-  private lastFailure: { key: string; position: Position; count: number } | null = null;
-  /** After a failure no event was named for: one event per batch up to here. */
-  private narrowUntil: Position | null = null;
   private readonly finishedWaiters: Array<() => void> = [];
-  private readonly backoff: { minMs: number; maxMs: number };
-  private readonly haltAfter: number;
   private readonly parking: ParkingLot | null;
+  private readonly failures: FailureHandling;
 
   constructor(
     private readonly store: EventStore,
     readonly definition: ProcessorDefinition,
     private readonly options: SupervisionOptions,
   ) {
-    this.backoff = { minMs: 100, maxMs: 10_000, ...options.backoff };
-    // Transient failures never count (classify): three tries tell a poison event, and keep the stall
-    // it causes (its batch retried) short, well inside the head barrier's wait.
-    this.haltAfter = options.haltAfter ?? 3;
     this.parking = definition.kind === 'reactor' ? new ParkingLot(store, definition.name) : null;
+    this.failures = new FailureHandling({
+      name: definition.name,
+      definition,
+      parking: this.parking,
+      options,
+      enter: (state, halt) => {
+        this.state = state;
+        if (halt) this.halt = halt;
+      },
+    });
   }
 
   get name(): string {
@@ -93,7 +86,7 @@ export class StreamProcessor {
     if (this.running) return;
     this.state = 'running';
     this.halt = null;
-    this.lastFailure = null;
+    this.failures.forget();
     const abort = (this.abort = new AbortController());
     this.loop = this.supervise(abort.signal);
   }
@@ -134,67 +127,11 @@ export class StreamProcessor {
       }
       if (outcome.kind !== 'failed') continue;
       this.restartCount++;
-      const next = await this.onFailure(outcome.error, outcome.unit);
+      const next = await this.failures.onFailure(outcome.error, outcome.unit);
       if (next === 'halt') return;
       if (next === 'again') continue;
-      await this.backOff(outcome.error, signal);
+      await this.failures.backOff(outcome.error, signal);
     }
-  }
-
-  /** What a failure leads to: halt, start again at once (the event was dealt with), or back off. */
-  private async onFailure(error: unknown, unit: Unit | null): Promise<'halt' | 'again' | 'back-off'> {
-    if (unit === null || (classify(error) === 'transient' && !this.options.anyFailureHalts)) return 'back-off';
-    const failure = poisonEvent(this.name, error, unit);
-    if (!failure) {
-      this.narrowUntil = lastPosition(unit);
-      return 'back-off';
-    }
-    const key = `${failure.part}\u0000${failure.event.id}`;
-    const count = this.lastFailure?.key === key ? this.lastFailure.count + 1 : 1;
-    this.lastFailure = { key, position: failure.event.position, count };
-    if (count < this.haltAfter) return 'back-off';
-    try {
-      if (unit.kind === 'retry' && this.parking) {
-        await this.parking.answer(unit.request, 'failed', describe(failure.cause));
-        this.options.logger.error(
-          `Stream processor ${this.name}: retry of parked ${describeEvent(failure)} failed again`,
-        );
-      } else if (this.definition.isolate?.(failure)) {
-        // The handler took the failing part out of service; the others go on.
-      } else if (this.parking) {
-        await this.parking.park(failure);
-        this.options.logger.error(
-          `Stream processor ${this.name} PARKED ${describeEvent(failure)} after ${count} failures: ` +
-            `${describe(failure.cause)}. It goes on with the next event; \`filing processors:parked\` lists it.`,
-        );
-      } else {
-        this.state = 'halted';
-        this.halt = haltReport(failure);
-        this.options.logger.error(
-          `Stream processor ${this.name} HALTED after ${count} failures on ${describeEvent(failure)}: ` +
-            `${this.halt.error}. It stays halted until the cause is fixed and the service restarts.`,
-        );
-        return 'halt';
-      }
-    } catch (err) {
-      // Recording it failed (the store): try the event again, it will be poison again.
-      this.options.logger.warn(`Stream processor ${this.name} could not record a poison event: ${describe(err)}`);
-      return 'back-off';
-    }
-    this.lastFailure = null;
-    this.attempt = 0;
-    return 'again';
-  }
-
-  private async backOff(error: unknown, signal: AbortSignal): Promise<void> {
-    this.state = 'restarting';
-    const delay = Math.min(this.backoff.maxMs, this.backoff.minMs * 2 ** this.attempt);
-    this.attempt = Math.min(this.attempt + 1, 20);
-    this.options.logger.warn(
-      `Stream processor ${this.name} failed (${classify(error)}), restarting from its checkpoint in ${delay} ms: ${describe(error)}`,
-    );
-    await sleep(delay, signal);
-    if (!signal.aborted) this.state = 'running';
   }
 
   /** One subscription's life: read into the queue on one side, handle batches on the other. */
@@ -241,7 +178,7 @@ export class StreamProcessor {
     const maxBatch = this.definition.maxBatch ?? 500;
     const stopAt = this.options.stopAt;
     for (;;) {
-      const read = await queue.take(this.narrowUntil ? 1 : maxBatch);
+      const read = await queue.take(this.failures.narrowing ? 1 : maxBatch);
       if (read === null || ended()) return null;
       // The catch-up's end, in order: once what came before it is handled, this processor is live.
       const taken = read.filter((m): m is ProcessorMessage => m.kind !== 'caught-up');
@@ -270,7 +207,7 @@ export class StreamProcessor {
     } catch (error) {
       return { error };
     }
-    this.succeeded(lastPosition(unit));
+    this.failures.succeeded(lastPosition(unit));
     return null;
   }
 
@@ -292,29 +229,4 @@ export class StreamProcessor {
     await parking.answer(request, 'handled', null);
     this.options.logger.log(`Stream processor ${this.name}: parked event ${original.id} handled on retry`);
   }
-
-  /** A success resets the back-off; past the event that failed, its count too. */
-  private succeeded(position: Position | null): void {
-    this.attempt = 0;
-    if (position === null) return;
-    if (this.lastFailure && comparePositions(position, this.lastFailure.position) >= 0) this.lastFailure = null;
-    if (this.narrowUntil && comparePositions(position, this.narrowUntil) >= 0) this.narrowUntil = null;
-  }
-}
-
-function describeEvent(failure: EventHandlingError): string {
-  const { event } = failure;
-  return `event ${event.id} (${event.type}) in stream ${event.streamId}`;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done);
-  });
 }

@@ -9,6 +9,7 @@ import { DueListing } from './due-listing';
 import { DUE_WINDOW, DueWindows } from './due-windows';
 import { EndpointPacer } from './endpoint-pacer';
 import { EndpointStates, nextDelay } from './endpoint-states';
+import { type LaunchHost, LaunchedDelivery } from './launched-delivery';
 import { byAccount, roundRobin } from './round-robin';
 
 /**
@@ -72,7 +73,22 @@ export class DispatcherService {
   ) {
     this.salt = fnv1a(instance.id);
     this.listing = new DueListing(queue);
+    this.launchHost = {
+      pacer: this.pacer,
+      windows: this.windows,
+      endpoints: this.endpoints,
+      slotFreed: (state) => {
+        state.launched--;
+        // One of the endpoint's sending slots is free, unless one waiting in its lane takes it.
+        if (state.launched < MAX_IN_FLIGHT_PER_ENDPOINT) this.slots--;
+        this.schedulePump();
+      },
+      schedulePump: () => this.schedulePump(),
+    };
   }
+
+  /** What a launched delivery updates as its attempt goes (LaunchedDelivery). */
+  private readonly launchHost: LaunchHost;
 
   /** Seeds this instance's own pseudo-random order of delivery ids (`inInstanceOrder`), the same on every pump. */
   private readonly salt: number;
@@ -236,51 +252,16 @@ export class DispatcherService {
     if (state.launched < MAX_IN_FLIGHT_PER_ENDPOINT) this.slots++;
     state.launched++;
     this.pacer.reserve(endpointId);
-    let sent = false;
-    let dropped = false;
-    let slotHeld = true;
-    const freeSlot = () => {
-      if (!slotHeld) return;
-      slotHeld = false;
-      state.launched--;
-      // One of the endpoint's sending slots is free, unless one waiting in its lane takes it.
-      if (state.launched < MAX_IN_FLIGHT_PER_ENDPOINT) this.slots--;
-      this.schedulePump();
-    };
+    const launched = new LaunchedDelivery(deliveryId, endpointId, state, this.launchHost);
     const task = this.pipeline
-      .run(deliveryId, {
-        mayStart: () => !this.pacer.paused(endpointId, Date.now()),
-        sending: () => {
-          sent = true;
-          this.pacer.sent(endpointId, Date.now());
-        },
-        pause: (ms) => this.pacer.pause(endpointId, Date.now(), ms),
-        answered: freeSlot,
-        notSent: () => {
-          sent = false;
-          dropped = true;
-        },
-      })
-      .then((position) => {
-        if (position !== null) state.settling.set(deliveryId, position);
-      })
+      .run(deliveryId, launched.hooks())
+      .then((position) => launched.recorded(position))
       .catch((err: unknown) =>
         this.logger.error(`Delivery ${deliveryId}: ${(err as Error).message}`, (err as Error).stack),
       )
       .finally(() => {
-        if (!sent) {
-          // A request dropped from its lane was counted as sent already.
-          if (!dropped) this.pacer.release(endpointId);
-          // It may still be due (held back by a pause, its claim lost) and no window lists it.
-          this.windows.renewOf(endpointId);
-        }
-        state.inFlight.delete(deliveryId);
         this.active.delete(task);
-        // A slot freed when the request was answered has already pumped, and moving from in
-        // flight to settling frees nothing: pump again only if this frees a slot or pacer room.
-        if (slotHeld) freeSlot();
-        else if (!sent) this.schedulePump();
-        this.endpoints.dropIfIdle(endpointId);
+        launched.ended();
       });
     this.active.add(task);
   }

@@ -1,5 +1,8 @@
 import { ConflictError, NotFoundError, type RecordedEnvelope, extend } from '@filing/platform';
+import type { EndpointCommand } from './endpoint-command';
 import { type DisabledReason, disabledReasonOf, type EndpointEvent, EndpointEvents } from './endpoint.events';
+
+export type { EndpointCommand } from './endpoint-command';
 
 /** How long the previous secret keeps signing after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -105,72 +108,6 @@ function sealedOnly(fingerprint: string, sealed: string | undefined): Record<str
   return sealed === undefined ? {} : { [fingerprint]: sealed };
 }
 
-/** Every command names the account it acts for: another account's endpoint is "not found". */
-export type EndpointCommand =
-  | {
-      readonly kind: 'create';
-      readonly accountId: string;
-      readonly endpointId: string;
-      readonly url: string;
-      readonly description: string | null;
-      readonly eventTypes: readonly string[];
-      readonly rateLimitPerSecond: number | null;
-      readonly secretFingerprint: string;
-      /** Absent since signing secrets live in key streams (secrets/secret-keys.ts). */
-      readonly secretSealed?: string;
-      /** The account's endpoints (not deleted) as the read model holds them, caught up with the store. */
-      readonly accountEndpoints: number;
-      /** WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT. */
-      readonly maxEndpoints: number;
-    }
-  | {
-      readonly kind: 'update';
-      readonly accountId: string;
-      readonly endpointId: string;
-      readonly url?: string;
-      readonly description?: string | null;
-      readonly eventTypes?: readonly string[];
-      /** null clears the limit; absent leaves it. */
-      readonly rateLimitPerSecond?: number | null;
-    }
-  | { readonly kind: 'enable' | 'delete'; readonly accountId: string; readonly endpointId: string }
-  | {
-      readonly kind: 'disable';
-      readonly accountId: string;
-      readonly endpointId: string;
-      readonly reason: DisabledReason;
-      /** An auto-disable's evidence (`failing`): the failed attempts it was judged on, first and last. */
-      readonly failing?: { readonly since: string; readonly lastFailureAt: string };
-    }
-  /** The system reports a failing streak (WEBHOOK_FAILING_AFTER): once per streak, only while enabled. */
-  | {
-      readonly kind: 'report-failing';
-      readonly accountId: string;
-      readonly endpointId: string;
-      readonly failing: { readonly since: string; readonly lastFailureAt: string };
-    }
-  | {
-      readonly kind: 'rotate-secret';
-      readonly accountId: string;
-      readonly endpointId: string;
-      readonly secretFingerprint: string;
-      /** Absent since signing secrets live in key streams (secrets/secret-keys.ts). */
-      readonly secretSealed?: string;
-      readonly now: Date;
-    }
-  /**
-   * The system seals a secret of the endpoint anew (an import, a re-seal under a new key). Applies
-   * only while `replaces` is still what the stream holds for that fingerprint, so of several
-   * instances doing it at once one writes; and only for the current or previous secret.
-   */
-  | {
-      readonly kind: 'seal-secret';
-      readonly endpointId: string;
-      readonly fingerprint: string;
-      readonly sealed: string;
-      readonly replaces: string | null;
-    };
-
 /** The 409 of a create beyond the cap: names the limit and how to make room. */
 export function endpointLimitReached(max: number): ConflictError {
   return new ConflictError(
@@ -180,95 +117,132 @@ export function endpointLimitReached(max: number): ConflictError {
 
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
-export function decideEndpoint(state: EndpointState, command: EndpointCommand): EndpointEvent[] {
+/** The command of kind K (`enable` and `delete` share one shape). */
+type CommandOf<K extends EndpointCommand['kind']> = EndpointCommand extends infer C
+  ? C extends { readonly kind: infer CK }
+    ? K extends CK
+      ? C
+      : never
+    : never
+  : never;
+
+type EndpointDecider<K extends EndpointCommand['kind']> = (
+  state: EndpointState,
+  command: CommandOf<K>,
+) => EndpointEvent[];
+
+const decideCreate: EndpointDecider<'create'> = (state, command) => {
   const endpoint_id = command.endpointId;
-  if (command.kind === 'create') {
-    if (state.exists) throw new ConflictError(`A webhook endpoint with id ${endpoint_id} already exists`);
-    if (command.accountEndpoints >= command.maxEndpoints) throw endpointLimitReached(command.maxEndpoints);
-    return [
-      {
-        type: EndpointEvents.EndpointCreated,
-        data: {
-          endpoint_id,
-          url: command.url,
-          description: command.description,
-          event_types: [...command.eventTypes],
-          secret_generation: 1,
-          secret_fingerprint: command.secretFingerprint,
-          ...(command.secretSealed !== undefined && { secret_sealed: command.secretSealed }),
-          rate_limit_per_second: command.rateLimitPerSecond,
-        },
+  if (state.exists) throw new ConflictError(`A webhook endpoint with id ${endpoint_id} already exists`);
+  if (command.accountEndpoints >= command.maxEndpoints) throw endpointLimitReached(command.maxEndpoints);
+  return [
+    {
+      type: EndpointEvents.EndpointCreated,
+      data: {
+        endpoint_id,
+        url: command.url,
+        description: command.description,
+        event_types: [...command.eventTypes],
+        secret_generation: 1,
+        secret_fingerprint: command.secretFingerprint,
+        ...(command.secretSealed !== undefined && { secret_sealed: command.secretSealed }),
+        rate_limit_per_second: command.rateLimitPerSecond,
       },
-    ];
+    },
+  ];
+};
+
+const decideSeal: EndpointDecider<'seal-secret'> = (state, command) => {
+  const endpoint_id = command.endpointId;
+  if (!state.exists) throw NotFoundError.of('webhook endpoint', endpoint_id);
+  const live = command.fingerprint === state.secretFingerprint || command.fingerprint === state.previousFingerprint;
+  if (state.deleted || !live || (state.sealedSecrets[command.fingerprint] ?? null) !== command.replaces) return [];
+  return [
+    {
+      type: EndpointEvents.EndpointSecretSealed,
+      data: { endpoint_id, secret_fingerprint: command.fingerprint, secret_sealed: command.sealed },
+    },
+  ];
+};
+
+const decideUpdate: EndpointDecider<'update'> = (state, command) => {
+  const data: Extract<EndpointEvent, { type: typeof EndpointEvents.EndpointUpdated }>['data'] = {
+    endpoint_id: command.endpointId,
+  };
+  if (command.url !== undefined && command.url !== state.url) data.url = command.url;
+  if (command.description !== undefined && command.description !== state.description)
+    data.description = command.description;
+  if (command.eventTypes !== undefined && !sameList(command.eventTypes, state.eventTypes))
+    data.event_types = [...command.eventTypes];
+  if (command.rateLimitPerSecond !== undefined && command.rateLimitPerSecond !== state.rateLimitPerSecond) {
+    data.rate_limit_per_second = command.rateLimitPerSecond;
   }
-  if (command.kind === 'seal-secret') {
-    if (!state.exists) throw NotFoundError.of('webhook endpoint', endpoint_id);
-    const live = command.fingerprint === state.secretFingerprint || command.fingerprint === state.previousFingerprint;
-    if (state.deleted || !live || (state.sealedSecrets[command.fingerprint] ?? null) !== command.replaces) return [];
-    return [
-      {
-        type: EndpointEvents.EndpointSecretSealed,
-        data: { endpoint_id, secret_fingerprint: command.fingerprint, secret_sealed: command.sealed },
+  return Object.keys(data).length > 1 ? [{ type: EndpointEvents.EndpointUpdated, data }] : [];
+};
+
+const decideEnable: EndpointDecider<'enable'> = (state, command) =>
+  state.enabled ? [] : [{ type: EndpointEvents.EndpointEnabled, data: { endpoint_id: command.endpointId } }];
+
+const decideDisable: EndpointDecider<'disable'> = (state, command) => {
+  const endpoint_id = command.endpointId;
+  // Already disabled: the first reason stands (a late 410 does not relabel a user's disable).
+  if (!state.enabled) return [];
+  const failing = command.failing;
+  if (!failing) return [{ type: EndpointEvents.EndpointDisabled, data: { endpoint_id, reason: command.reason } }];
+  // Judged on attempts from before the last enable (a read model behind the stream): enabling starts the count again.
+  if (state.enabledAt !== null && Date.parse(state.enabledAt) >= Date.parse(failing.since)) return [];
+  return [
+    {
+      type: EndpointEvents.EndpointDisabled,
+      data: {
+        endpoint_id,
+        reason: command.reason,
+        failing_since: failing.since,
+        last_failure_at: failing.lastFailureAt,
       },
-    ];
-  }
+    },
+  ];
+};
+
+const decideDelete: EndpointDecider<'delete'> = (_state, command) => [
+  { type: EndpointEvents.EndpointDeleted, data: { endpoint_id: command.endpointId } },
+];
+
+const decideRotation: EndpointDecider<'rotate-secret'> = (state, command) => [
+  {
+    type: EndpointEvents.EndpointSecretRotated,
+    data: {
+      endpoint_id: command.endpointId,
+      secret_generation: state.secretGeneration + 1,
+      secret_fingerprint: command.secretFingerprint,
+      ...(command.secretSealed !== undefined && { secret_sealed: command.secretSealed }),
+      previous_generation: state.secretGeneration,
+      previous_fingerprint: state.secretFingerprint,
+      previous_expires_at: new Date(command.now.getTime() + ROTATION_OVERLAP_MS).toISOString(),
+    },
+  },
+];
+
+type OwnedKind = Exclude<EndpointCommand['kind'], 'create' | 'seal-secret'>;
+
+/** One decider per command acting on the account's own endpoint (an unhandled kind does not compile). */
+const OWNED_DECIDERS: { readonly [K in OwnedKind]: EndpointDecider<K> } = {
+  update: decideUpdate,
+  enable: decideEnable,
+  disable: decideDisable,
+  delete: decideDelete,
+  'report-failing': (state, command) => decideFailing(state, command.endpointId, command.failing),
+  'rotate-secret': decideRotation,
+};
+
+export function decideEndpoint(state: EndpointState, command: EndpointCommand): EndpointEvent[] {
+  if (command.kind === 'create') return decideCreate(state, command);
+  if (command.kind === 'seal-secret') return decideSeal(state, command);
   if (!state.exists || state.deleted || state.accountId !== command.accountId) {
-    throw NotFoundError.of('webhook endpoint', endpoint_id);
+    throw NotFoundError.of('webhook endpoint', command.endpointId);
   }
-  switch (command.kind) {
-    case 'update': {
-      const data: Extract<EndpointEvent, { type: typeof EndpointEvents.EndpointUpdated }>['data'] = { endpoint_id };
-      if (command.url !== undefined && command.url !== state.url) data.url = command.url;
-      if (command.description !== undefined && command.description !== state.description)
-        data.description = command.description;
-      if (command.eventTypes !== undefined && !sameList(command.eventTypes, state.eventTypes))
-        data.event_types = [...command.eventTypes];
-      if (command.rateLimitPerSecond !== undefined && command.rateLimitPerSecond !== state.rateLimitPerSecond) {
-        data.rate_limit_per_second = command.rateLimitPerSecond;
-      }
-      return Object.keys(data).length > 1 ? [{ type: EndpointEvents.EndpointUpdated, data }] : [];
-    }
-    case 'enable':
-      return state.enabled ? [] : [{ type: EndpointEvents.EndpointEnabled, data: { endpoint_id } }];
-    case 'disable': {
-      // Already disabled: the first reason stands (a late 410 does not relabel a user's disable).
-      if (!state.enabled) return [];
-      const failing = command.failing;
-      if (!failing) return [{ type: EndpointEvents.EndpointDisabled, data: { endpoint_id, reason: command.reason } }];
-      // Judged on attempts from before the last enable (a read model behind the stream): enabling starts the count again.
-      if (state.enabledAt !== null && Date.parse(state.enabledAt) >= Date.parse(failing.since)) return [];
-      return [
-        {
-          type: EndpointEvents.EndpointDisabled,
-          data: {
-            endpoint_id,
-            reason: command.reason,
-            failing_since: failing.since,
-            last_failure_at: failing.lastFailureAt,
-          },
-        },
-      ];
-    }
-    case 'delete':
-      return [{ type: EndpointEvents.EndpointDeleted, data: { endpoint_id } }];
-    case 'report-failing':
-      return decideFailing(state, endpoint_id, command.failing);
-    case 'rotate-secret':
-      return [
-        {
-          type: EndpointEvents.EndpointSecretRotated,
-          data: {
-            endpoint_id,
-            secret_generation: state.secretGeneration + 1,
-            secret_fingerprint: command.secretFingerprint,
-            ...(command.secretSealed !== undefined && { secret_sealed: command.secretSealed }),
-            previous_generation: state.secretGeneration,
-            previous_fingerprint: state.secretFingerprint,
-            previous_expires_at: new Date(command.now.getTime() + ROTATION_OVERLAP_MS).toISOString(),
-          },
-        },
-      ];
-  }
+  const decide = OWNED_DECIDERS[command.kind] as EndpointDecider<OwnedKind>;
+  return decide(state, command);
 }
 
 /**

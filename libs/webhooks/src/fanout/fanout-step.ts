@@ -38,63 +38,89 @@ export function fanOutStep(
   factsOf: (streamId: string) => ResourceFacts | undefined,
   event: RecordedEvent,
 ): StepResult {
-  const d = event.data;
-  if (event.type.startsWith('webhooks.')) {
-    const accountId = accountOf(event);
-    if (event.type === NOTIFICATIONS_SWITCHED) {
-      const account = str(d.account_id) || accountId;
-      if (!account) return NONE;
-      view.putSwitch(account, d.enabled === true);
-      return extend(NONE, { switchChanged: account, cancel: d.enabled === true ? null : { accountId: account } });
-    }
-    const id = str(d.endpoint_id);
-    const current = view.endpoint(id);
-    switch (event.type) {
-      // Operational notices (issue 50) change nothing here: each is one notification.
-      case EndpointEvents.EndpointFailing:
-      case DeliveryEvents.DeliveryFailed:
-        return extend(NONE, { scheduled: schedule(view, event, notificationOf(event, undefined)) });
-      case EndpointEvents.EndpointCreated:
-        if (!accountId) return NONE;
-        view.putEndpoint({
-          id,
-          accountId,
-          enabled: false,
-          deleted: false,
-          eventTypes: (d.event_types as string[]) ?? [],
-        });
-        return extend(NONE, { endpointChanged: id });
-      case EndpointEvents.EndpointUpdated:
-        if (!current || !Array.isArray(d.event_types)) return NONE;
-        view.putEndpoint(extend(current, { eventTypes: d.event_types as string[] }));
-        return extend(NONE, { endpointChanged: id });
-      case EndpointEvents.EndpointEnabled:
-        if (!current) return NONE;
-        view.putEndpoint(extend(current, { enabled: true }));
-        return extend(NONE, { endpointChanged: id });
-      case EndpointEvents.EndpointDisabled:
-      case EndpointEvents.EndpointDeleted: {
-        if (!current) return NONE;
-        view.putEndpoint(
-          extend(current, {
-            enabled: false,
-            deleted: current.deleted || event.type === EndpointEvents.EndpointDeleted,
-          }),
-        );
-        // A disable by the service is also `webhook_endpoint.disabled`, to the account's other endpoints that chose it.
-        const scheduled =
-          event.type === EndpointEvents.EndpointDisabled ? schedule(view, event, notificationOf(event, undefined)) : [];
-        return extend(NONE, { scheduled, endpointChanged: id, cancel: { endpointId: id } });
-      }
-      default:
-        return NONE;
-    }
-  }
+  if (!event.type.startsWith('webhooks.')) return sourceStep(view, factsOf, event);
+  if (event.type === NOTIFICATIONS_SWITCHED) return switchStep(view, event);
+  const step = WEBHOOK_STEPS[event.type];
+  return step ? step(view, event, str(event.data.endpoint_id)) : NONE;
+}
 
+/** An event of the filing service: its notification (if any), and the resource facts it changes. */
+function sourceStep(
+  view: MemoryFanOutView,
+  factsOf: (streamId: string) => ResourceFacts | undefined,
+  event: RecordedEvent,
+): StepResult {
   const mapped = notificationOf(event, factsOf(event.streamId));
   const facts = mapped.facts ? ([event.streamId, mapped.facts] as const) : null;
   return extend(NONE, { scheduled: schedule(view, event, mapped), facts });
 }
+
+function switchStep(view: MemoryFanOutView, event: RecordedEvent): StepResult {
+  const d = event.data;
+  const account = str(d.account_id) || accountOf(event);
+  if (!account) return NONE;
+  view.putSwitch(account, d.enabled === true);
+  return extend(NONE, { switchChanged: account, cancel: d.enabled === true ? null : { accountId: account } });
+}
+
+type WebhookStep = (view: MemoryFanOutView, event: RecordedEvent, endpointId: string) => StepResult;
+
+/** Operational notices (issue 50) change nothing here: each is one notification. */
+const noticeStep: WebhookStep = (view, event) =>
+  extend(NONE, { scheduled: schedule(view, event, notificationOf(event, undefined)) });
+
+const createdStep: WebhookStep = (view, event, id) => {
+  const accountId = accountOf(event);
+  if (!accountId) return NONE;
+  view.putEndpoint({
+    id,
+    accountId,
+    enabled: false,
+    deleted: false,
+    eventTypes: (event.data.event_types as string[]) ?? [],
+  });
+  return extend(NONE, { endpointChanged: id });
+};
+
+const updatedStep: WebhookStep = (view, event, id) => {
+  const current = view.endpoint(id);
+  if (!current || !Array.isArray(event.data.event_types)) return NONE;
+  view.putEndpoint(extend(current, { eventTypes: event.data.event_types as string[] }));
+  return extend(NONE, { endpointChanged: id });
+};
+
+const enabledStep: WebhookStep = (view, _event, id) => {
+  const current = view.endpoint(id);
+  if (!current) return NONE;
+  view.putEndpoint(extend(current, { enabled: true }));
+  return extend(NONE, { endpointChanged: id });
+};
+
+const disabledOrDeletedStep: WebhookStep = (view, event, id) => {
+  const current = view.endpoint(id);
+  if (!current) return NONE;
+  view.putEndpoint(
+    extend(current, {
+      enabled: false,
+      deleted: current.deleted || event.type === EndpointEvents.EndpointDeleted,
+    }),
+  );
+  // A disable by the service is also `webhook_endpoint.disabled`, to the account's other endpoints that chose it.
+  const scheduled =
+    event.type === EndpointEvents.EndpointDisabled ? schedule(view, event, notificationOf(event, undefined)) : [];
+  return extend(NONE, { scheduled, endpointChanged: id, cancel: { endpointId: id } });
+};
+
+/** The webhooks' own events that matter to the fan-out; any other changes nothing. */
+const WEBHOOK_STEPS: Readonly<Record<string, WebhookStep>> = {
+  [EndpointEvents.EndpointFailing]: noticeStep,
+  [DeliveryEvents.DeliveryFailed]: noticeStep,
+  [EndpointEvents.EndpointCreated]: createdStep,
+  [EndpointEvents.EndpointUpdated]: updatedStep,
+  [EndpointEvents.EndpointEnabled]: enabledStep,
+  [EndpointEvents.EndpointDisabled]: disabledOrDeletedStep,
+  [EndpointEvents.EndpointDeleted]: disabledOrDeletedStep,
+};
 
 /** One delivery of the event's notification (if it is one) per endpoint subscribed to it at the event's position. */
 function schedule(view: MemoryFanOutView, event: RecordedEvent, mapped: SourceNotification): DeliveryScheduled[] {

@@ -1,26 +1,15 @@
-import {
-  EVENT_STORE,
-  NO_STREAM,
-  parsePosition,
-  positionToString,
-  WrongExpectedVersionError,
-  type EventStore,
-  type Position,
-} from '@filing/event-store';
+import { EVENT_STORE, parsePosition, positionToString, type EventStore, type Position } from '@filing/event-store';
 import {
   APP_CONFIG,
   type AppConfig,
-  type EventMetadata,
   ProcessorRegistry,
   type ProcessorMessage,
   StreamProcessor,
-  streamName,
-  toEventData,
 } from '@filing/platform';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { DELIVERY_EVENT_PREFIX, DELIVERY_STREAM, type DeliveryScheduled } from '../deliveries/delivery.events';
+import { DELIVERY_EVENT_PREFIX } from '../deliveries/delivery.events';
 import { ENDPOINT_EVENT_PREFIX, NOTIFICATIONS_SWITCHED } from '../endpoints/endpoint.events';
 import { DeliveryCommands } from '../deliveries/delivery-commands';
 import { factsText, NOTIFIABLE_EVENT_PREFIXES, type ResourceFacts } from '../notifications/notification-mapper';
@@ -30,11 +19,11 @@ import {
   cachedStatement as stmt,
   type WalCheckpointer,
 } from '@filing/platform';
-import { roundRobin } from '../dispatch/round-robin';
 import { type BatchDecision, decideBatch } from './fanout-batch';
 import { MemoryFanOutView } from './fanout-view';
 import { type DeliveryRow, OpenDeliveries } from './open-deliveries';
 import { PendingCancellations } from './pending-cancellations';
+import { appendScheduled } from './scheduled-appends';
 
 // Delivery events too: which deliveries are pending at a disable's position is read from the
 // stream, never from the live read model (a replay would then cancel today's redeliveries).
@@ -43,11 +32,6 @@ const FILTER_PREFIXES = [
   ...new Set([...NOTIFIABLE_EVENT_PREFIXES, ENDPOINT_EVENT_PREFIX, NOTIFICATIONS_SWITCHED, DELIVERY_EVENT_PREFIX]),
 ];
 const MAX_BATCH = 500;
-/**
- * DeliveryScheduled appends in flight at once: enough for the store to commit them in groups,
- * few enough that a burst (a batch fanned out to many endpoints) waits here, not in its queue.
- */
-const MAX_APPENDS_IN_FLIGHT = 128;
 /**
  * How long deliveries opened or closed by batches that did nothing else may wait to be saved,
  * and how many: a drain of ~6,000 deliveries/s left ~20,000 rows for one transaction, which held
@@ -212,7 +196,7 @@ export class FanOutService {
       factsOf: this.factsOf,
       deliveryOf: (id) => this.unsaved.get(id) ?? this.rows.get(id),
     });
-    await this.appendScheduled(decided.scheduled);
+    await appendScheduled(this.store, this.logger, decided.scheduled);
     if (decided.position === null) return;
     const onlyDeliveries =
       decided.scheduled.length === 0 &&
@@ -235,25 +219,6 @@ export class FanOutService {
       { facts: string } | undefined;
     return row ? (JSON.parse(row.facts) as ResourceFacts) : undefined;
   };
-
-  /**
-   * At most MAX_APPENDS_IN_FLIGHT at a time, each worker taking the next one, account by account
-   * in turn: an account whose events fan out to many endpoints does not put another account's
-   * few deliveries of the same batch behind all of its own (each is a stream of its own: their
-   * order across streams changes nothing else).
-   */
-  private async appendScheduled(batchScheduled: BatchDecision['scheduled']): Promise<void> {
-    const scheduled = interleavedByAccount(batchScheduled);
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: Math.min(MAX_APPENDS_IN_FLIGHT, scheduled.length) }, async () => {
-        while (next < scheduled.length) {
-          const s = scheduled[next++];
-          await this.schedule(s.event, s.metadata);
-        }
-      }),
-    );
-  }
 
   /** Saves what waits (the timer, stop); a failure is logged and left to the next save. */
   private readonly flushUnsaved = (): void => {
@@ -312,32 +277,7 @@ export class FanOutService {
     this.checkpoint = cp;
     this.dropUnsaved();
   }
-
-  private async schedule(event: DeliveryScheduled, metadata: EventMetadata): Promise<void> {
-    const id = event.data.delivery_id;
-    try {
-      await this.store.appendToStream(streamName(DELIVERY_STREAM, id), [toEventData(event, metadata, id)], {
-        expectedRevision: NO_STREAM,
-      });
-    } catch (err) {
-      // Only a stream that began with another event: not something a re-run can fix.
-      if (!(err instanceof WrongExpectedVersionError)) throw err;
-      this.logger.error(`Delivery stream ${id} exists with other contents; not scheduled again`);
-    }
-  }
 }
-
-function interleavedByAccount<T extends { readonly event: DeliveryScheduled }>(items: readonly T[]): T[] {
-  const accounts = new Map<string, T[]>();
-  for (const item of items) {
-    const account = item.event.data.account_id;
-    let ofAccount = accounts.get(account);
-    if (!ofAccount) accounts.set(account, (ofAccount = []));
-    ofAccount.push(item);
-  }
-  return accounts.size <= 1 ? [...items] : roundRobin([...accounts.values()], Infinity);
-}
-
 /** A save with nothing but what waits (the timer, stop). */
 const NOTHING_MORE: Omit<BatchDecision, 'position' | 'scheduled'> = {
   cancellations: [],

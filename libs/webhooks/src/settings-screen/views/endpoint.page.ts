@@ -55,14 +55,27 @@ function deliveryRow(d: DeliveryView, csrfToken: string): Html {
 
 /** One endpoint: edit it, its signing secret (reveal, rotate), its recent deliveries (resend). */
 export function endpointPage(model: EndpointPageModel): string {
-  const { user, endpoint: e, secret } = model;
+  const { user, endpoint: e } = model;
   return layout({
     title: `Endpoint ${e.url}`,
     user,
     flash: model.flash,
     body: html`<p><a href="${PROFILE_URL}#webhook-settings">← Back to Webhook Settings</a></p>
 <h1>Webhook endpoint</h1>
-<section class="panel" aria-labelledby="summary-heading">
+${summarySection(e, user.csrfToken)}
+
+${editSection(e, model.editForm, user.csrfToken)}
+
+${secretSection(e, model.secret, user.csrfToken)}
+
+${deliveriesSection(e, model.deliveries, user.csrfToken)}
+${recoverSection(endpointUrl(e.id, 'recover'), user.csrfToken, model.recoverSince)}
+${replaySection(endpointUrl(e.id, 'replay'), user.csrfToken, model.recoverSince)}`,
+  });
+}
+
+function summarySection(e: EndpointDetails, csrfToken: string): Html {
+  return html`<section class="panel" aria-labelledby="summary-heading">
   <div class="endpoint-head">
     <h2 class="endpoint-url" id="summary-heading">${e.url}</h2>
     ${statusBadge(e.enabled)}
@@ -75,22 +88,27 @@ export function endpointPage(model: EndpointPageModel): string {
     <dt>Created</dt><dd>${when(e.created_at)}</dd>
   </dl>
   <div class="actions">
-    ${toggleForm(e, user.csrfToken, 'endpoint')}
+    ${toggleForm(e, csrfToken, 'endpoint')}
     <a class="button danger" href="${endpointUrl(e.id, 'delete')}">Delete endpoint</a>
   </div>
-</section>
+</section>`;
+}
 
-<section class="panel" id="edit" aria-labelledby="edit-heading">
+function editSection(e: EndpointDetails, form: EndpointPageModel['editForm'], csrfToken: string): Html {
+  return html`<section class="panel" id="edit" aria-labelledby="edit-heading">
   <h2 id="edit-heading">Edit endpoint</h2>
-  ${errorSummary(model.editForm.errors)}
+  ${errorSummary(form.errors)}
   <form method="post" action="${endpointUrl(e.id)}">
-    ${csrfField(user.csrfToken)}
-    ${endpointFields(model.editForm.values, model.editForm.errors)}
+    ${csrfField(csrfToken)}
+    ${endpointFields(form.values, form.errors)}
     <button type="submit">Save changes</button>
   </form>
-</section>
+</section>`;
+}
 
-<section class="panel" id="signing-secret" aria-labelledby="secret-heading">
+/** The secret itself only on the answer to Reveal or Rotate. */
+function secretSection(e: EndpointDetails, secret: EndpointPageModel['secret'], csrfToken: string): Html {
+  return html`<section class="panel" id="signing-secret" aria-labelledby="secret-heading">
   <h2 id="secret-heading">Signing secret</h2>
   <p class="hint">Receivers verify the <code>webhook-signature</code> header with this secret (Standard Webhooks).</p>
   ${
@@ -104,32 +122,31 @@ export function endpointPage(model: EndpointPageModel): string {
   }
   <div class="actions">
     <form method="post" action="${endpointUrl(e.id, 'secret')}">
-      ${csrfField(user.csrfToken)}
+      ${csrfField(csrfToken)}
       <button type="submit" class="secondary">Reveal secret</button>
     </form>
     <form method="post" action="${endpointUrl(e.id, 'rotate-secret')}">
-      ${csrfField(user.csrfToken)}
+      ${csrfField(csrfToken)}
       <button type="submit" class="secondary">Rotate secret</button>
     </form>
   </div>
-</section>
+</section>`;
+}
 
-<section class="panel" id="deliveries" aria-labelledby="deliveries-heading">
+function deliveriesSection(e: EndpointDetails, deliveries: readonly DeliveryView[], csrfToken: string): Html {
+  return html`<section class="panel" id="deliveries" aria-labelledby="deliveries-heading">
   <h2 id="deliveries-heading">Recent deliveries</h2>
   ${
-    model.deliveries.length === 0
+    deliveries.length === 0
       ? html`<p>No deliveries yet.</p>`
       : html`<div class="table-scroll"><table>
     <caption class="visually-hidden">The ${RECENT_DELIVERIES} most recent deliveries, newest first</caption>
     <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last attempt</th><th scope="col">Next attempt</th><th scope="col">Action</th></tr></thead>
-    <tbody>${model.deliveries.map((d) => deliveryRow(d, user.csrfToken))}</tbody>
+    <tbody>${deliveries.map((d) => deliveryRow(d, csrfToken))}</tbody>
   </table></div>`
   }
   <p><a href="${endpointUrl(e.id)}#deliveries">Refresh deliveries</a></p>
-</section>
-${recoverSection(endpointUrl(e.id, 'recover'), user.csrfToken, model.recoverSince)}
-${replaySection(endpointUrl(e.id, 'replay'), user.csrfToken, model.recoverSince)}`,
-  });
+</section>`;
 }
 
 /** "Delete this endpoint?" — a confirmation page, so no script is needed. */

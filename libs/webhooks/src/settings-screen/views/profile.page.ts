@@ -97,8 +97,7 @@ function endpointItem(e: EndpointDetails, csrfToken: string, health: EndpointHea
 
 /** Profile Settings → Profile tab: the user's profile and the Webhook Settings section. */
 export function profilePage(model: ProfilePageModel): string {
-  const { user, endpoints, createForm } = model;
-  const on = model.notificationsEnabled;
+  const { user } = model;
   return layout({
     title: 'Profile Settings',
     user,
@@ -120,10 +119,21 @@ export function profilePage(model: ProfilePageModel): string {
 <section class="panel" id="webhook-settings" aria-labelledby="webhook-settings-heading">
   <h2 id="webhook-settings-heading">Webhook Settings</h2>
 
-  <div class="switch-row">
+  ${notificationsSwitch(model.notificationsEnabled, user.csrfToken)}
+
+  ${endpointList(model)}
+
+  ${createEndpointForm(model.createForm, user.csrfToken)}
+</section>`,
+  });
+}
+
+/** Webhook Notifications on or off for the whole account: a switch, as a one-button form. */
+function notificationsSwitch(on: boolean, csrfToken: string): Html {
+  return html`<div class="switch-row">
     <span id="notifications-label"><strong>Webhook Notifications</strong></span>
     <form method="post" action="/settings/profile/webhook-notifications">
-      ${csrfField(user.csrfToken)}
+      ${csrfField(csrfToken)}
       <input type="hidden" name="notifications_enabled" value="${on ? 'false' : 'true'}">
       <button type="submit" role="switch" aria-checked="${on ? 'true' : 'false'}" aria-labelledby="notifications-label"
         aria-describedby="notifications-hint"><span aria-hidden="true">${on ? 'On' : 'Off'}</span></button>
@@ -133,24 +143,28 @@ export function profilePage(model: ProfilePageModel): string {
     on
       ? 'Events are sent to every enabled endpoint below. Press to switch them all off.'
       : 'No events are sent to any endpoint while this is off. Press to switch notifications on.'
-  }</p>
+  }</p>`;
+}
 
-  <h3 id="endpoints-heading">Endpoints</h3>
+/** The page of endpoints, and a link to the next one. */
+function endpointList(model: ProfilePageModel): Html {
+  const { endpoints, user } = model;
+  return html`<h3 id="endpoints-heading">Endpoints</h3>
   ${
     endpoints.length === 0
       ? html`<p>No endpoints yet. Create one below.</p>`
       : html`<ul class="endpoints" aria-labelledby="endpoints-heading">${endpoints.map((e) => endpointItem(e, user.csrfToken, model.health.get(e.id)))}</ul>`
   }
-  ${model.nextCursor ? html`<p><a href="${PROFILE_URL}?cursor=${encodeURIComponent(model.nextCursor)}#endpoints-heading">More endpoints</a></p>` : null}
+  ${model.nextCursor ? html`<p><a href="${PROFILE_URL}?cursor=${encodeURIComponent(model.nextCursor)}#endpoints-heading">More endpoints</a></p>` : null}`;
+}
 
-  <h3 id="create-endpoint-heading">Create Endpoint</h3>
+function createEndpointForm(createForm: ProfilePageModel['createForm'], csrfToken: string): Html {
+  return html`<h3 id="create-endpoint-heading">Create Endpoint</h3>
   <p class="hint">A new endpoint starts disabled: enable it when it is ready to receive events.</p>
   ${errorSummary(createForm.errors)}
   <form method="post" action="${WEBHOOKS_URL}" aria-labelledby="create-endpoint-heading">
-    ${csrfField(user.csrfToken)}
+    ${csrfField(csrfToken)}
     ${endpointFields(createForm.values, createForm.errors)}
     <button type="submit">Create Endpoint</button>
-  </form>
-</section>`,
-  });
+  </form>`;
 }
