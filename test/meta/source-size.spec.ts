@@ -14,8 +14,8 @@ const ALLOWED = JSON.parse(readFileSync(join(__dirname, 'source-size.allow.json'
  * The allow-list only shrinks: lower these as entries leave it, never raise them. Issue #49's goal
  * is at most 3 files and 5 functions, each a table or a protocol switch.
  */
-const FILES_CEILING = 2;
-const FUNCTIONS_CEILING = 2;
+const FILES_CEILING = 0;
+const FUNCTIONS_CEILING = 1;
 
 const key = (o: { file: string; function?: string }) => (o.function ? `${o.file} ${o.function}()` : o.file);
 

@@ -11,18 +11,9 @@ export {
   type ClientCredentials,
   type SharedTokens,
 } from './client';
-export {
-  EntitiesApi,
-  JurisdictionsApi,
-  DocumentsApi,
-  TasksApi,
-  OrdersApi,
-  WebhookEndpointsApi,
-  WebhookDeliveriesApi,
-  WebhookSettingsApi,
-  WebhookEventTypesApi,
-  EventsApi,
-} from './client';
+export { EntitiesApi, JurisdictionsApi, DocumentsApi, TasksApi, OrdersApi } from './families';
+export { WebhookEndpointsApi } from './webhook-endpoints';
+export { WebhookDeliveriesApi, WebhookSettingsApi, WebhookEventTypesApi, EventsApi } from './notifications';
 export {
   TokenManager,
   formEncode,
@@ -46,6 +37,7 @@ export { paginate, pages, collect } from './pagination';
 export { type Clock, systemClock } from './clock';
 export type { FetchLike } from './transport';
 export * from './types';
+export * from './webhook-types';
 export * from './webhooks/events';
 export {
   verify,

@@ -1,13 +1,10 @@
+import type { EntityStatus, JurisdictionStatus, PageParams, TaskStatus } from '../types';
 import type {
-  EntityStatus,
-  JurisdictionStatus,
-  PageParams,
-  TaskStatus,
   WebhookDeliveryAttempt,
   WebhookDeliveryStatus,
   WebhookEndpointDisabledReason,
   WebhookEventTypeName,
-} from '../types';
+} from '../webhook-types';
 
 /** Fields of every notification (CONTRACT.md §4). */
 export interface WebhookEventBase<Type extends WebhookEventTypeName> {

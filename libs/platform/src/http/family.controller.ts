@@ -86,19 +86,12 @@ export function FamilyController<V extends ResourceAnswer>(family: FamilyRoutes<
   return family.create ? withPost(Updatable, family, family.create) : Updatable;
 }
 
+/** `GET /`, `GET /:id` and `GET /:id/history`, over the write helpers of `familyBase`. */
 function readRoutes<V extends ResourceAnswer>(family: FamilyRoutes<V>) {
   const resource = family.aggregate.streamPrefix;
-  const historyCollection = `${family.path}/history`;
 
   @UsePipes(createValidationPipe())
-  abstract class FamilyControllerBase {
-    // Property injection, so a family's controller may add a constructor of its own without repeating these.
-    @Inject(CommandBus) protected readonly commands!: CommandBus;
-    @Inject(family.queries) protected readonly queries!: FamilyReads<V>;
-    @Inject(ReadYourWrites) protected readonly readYourWrites!: ReadYourWrites;
-    @Inject(EVENT_STORE) protected readonly store!: EventStore;
-    @Inject(CursorCodec) protected readonly cursors!: CursorCodec;
-
+  abstract class FamilyControllerBase extends familyBase(family) {
     // The list and GET answer the read model's stored JSON (ResourceQueries.listJson, getJson):
     // the same bytes as serialising the resources, without building them.
     @Get()
@@ -129,29 +122,52 @@ function readRoutes<V extends ResourceAnswer>(family: FamilyRoutes<V>) {
     /** The resource's events, oldest first, from the store itself (complete the moment a write returns). */
     @Get(':id/history')
     @ApiHistoryResponse()
-    async history(
+    history(
       @Param('id', ResourceIdPipe) id: string,
       @Query() query: PageQueryDto,
       @AccountId() accountId: string,
     ): Promise<Page<HistoryItem>> {
-      const streamId = streamName(resource, id);
-      const notFound = () => NotFoundError.of(resource, id);
-      if (family.deletedBy) {
-        const [last] = await this.store.readStream(streamId, {
-          direction: 'backwards',
-          fromRevision: 'end',
-          maxCount: 1,
-        });
-        if (last?.type === family.deletedBy) throw notFound();
-      }
-      const page = pageRequest<number>(query, historyCollection, 'number', this.cursors);
-      return readHistory({ store: this.store, streamId, accountId, page, collection: historyCollection, notFound });
+      return historyOf(family, { store: this.store, cursors: this.cursors }, { id, query, accountId });
     }
+  }
+  // The list's query is the family's DTO (its filters), not the PageQueryDto of this generic
+  // signature: what the ValidationPipe validates and the OpenAPI document describes.
+  setParamType(FamilyControllerBase, 'list', 0, family.listQuery);
+  return FamilyControllerBase;
+}
+
+/** `GET /:id/history`: a page of the resource's stream; a 404 once `deletedBy` ended it. */
+async function historyOf<V>(
+  family: FamilyRoutes<V>,
+  { store, cursors }: { readonly store: EventStore; readonly cursors: CursorCodec },
+  { id, query, accountId }: { readonly id: string; readonly query: PageQueryDto; readonly accountId: string },
+): Promise<Page<HistoryItem>> {
+  const resource = family.aggregate.streamPrefix;
+  const collection = `${family.path}/history`;
+  const streamId = streamName(resource, id);
+  const notFound = () => NotFoundError.of(resource, id);
+  if (family.deletedBy) {
+    const [last] = await store.readStream(streamId, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
+    if (last?.type === family.deletedBy) throw notFound();
+  }
+  const page = pageRequest<number>(query, collection, 'number', cursors);
+  return readHistory({ store, streamId, accountId, page, collection, notFound });
+}
+
+/** The injected services and the write helpers a family's own routes answer with (`created`, `written`). */
+function familyBase<V extends ResourceAnswer>(family: FamilyRoutes<V>) {
+  abstract class FamilyWrites {
+    // Property injection, so a family's controller may add a constructor of its own without repeating these.
+    @Inject(CommandBus) protected readonly commands!: CommandBus;
+    @Inject(family.queries) protected readonly queries!: FamilyReads<V>;
+    @Inject(ReadYourWrites) protected readonly readYourWrites!: ReadYourWrites;
+    @Inject(EVENT_STORE) protected readonly store!: EventStore;
+    @Inject(CursorCodec) protected readonly cursors!: CursorCodec;
 
     /** The account's resource, or a 404. */
     protected found(accountId: string, id: string): V {
       const view = this.queries.get(accountId, id);
-      if (!view) throw NotFoundError.of(resource, id);
+      if (!view) throw NotFoundError.of(family.aggregate.streamPrefix, id);
       return view;
     }
 
@@ -187,10 +203,7 @@ function readRoutes<V extends ResourceAnswer>(family: FamilyRoutes<V>) {
       return { id, json: JSON.stringify(withETag(reply, this.queries.view(result.resource))) };
     }
   }
-  // The list's query is the family's DTO (its filters), not the PageQueryDto of this generic
-  // signature: what the ValidationPipe validates and the OpenAPI document describes.
-  setParamType(FamilyControllerBase, 'list', 0, family.listQuery);
-  return FamilyControllerBase;
+  return FamilyWrites;
 }
 
 type FamilyBase<V extends ResourceAnswer> = ReturnType<typeof readRoutes<V>>;
