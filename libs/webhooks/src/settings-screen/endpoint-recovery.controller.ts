@@ -38,14 +38,14 @@ export class EndpointRecoveryController {
     if (!since)
       throw ValidationError.field('since', 'Enter the date and time (UTC) to recover failed deliveries from.');
     const { deliveries } = await this.recovery.recover(ctx, endpoint.id, since);
-    setFlash(
+    backToDeliveries(
       reply,
-      current.token,
+      current,
+      endpoint.id,
       deliveries === 0
         ? 'No failed deliveries to recover since then.'
         : `${deliveries} failed ${deliveries === 1 ? 'delivery' : 'deliveries'} will be sent again.`,
     );
-    redirect(reply, `${endpointUrl(endpoint.id)}#deliveries`);
   }
 
   @Post('webhook-endpoints/:id/replay')
@@ -59,22 +59,23 @@ export class EndpointRecoveryController {
     const endpoint = this.endpoints.get(ctx, checkId(id));
     const since = formInstant(body.since);
     if (!since) throw ValidationError.field('since', 'Enter the date and time (UTC) to replay notifications from.');
-    const until = typeof body.until === 'string' && body.until.trim() !== '' ? formInstant(body.until) : null;
-    if (until === null && typeof body.until === 'string' && body.until.trim() !== '') {
+    const untilGiven = typeof body.until === 'string' && body.until.trim() !== '';
+    const until = untilGiven ? formInstant(body.until) : null;
+    if (untilGiven && !until) {
       throw ValidationError.field(
         'until',
         'Enter the date and time (UTC) to replay notifications until, or leave it empty.',
       );
     }
     const { deliveries } = await this.replays.replay(ctx, endpoint.id, since, until);
-    setFlash(
+    backToDeliveries(
       reply,
-      current.token,
+      current,
+      endpoint.id,
       deliveries === 0
         ? 'No notifications of its event types in that window.'
         : `${deliveries} ${deliveries === 1 ? 'notification' : 'notifications'} will be sent to this endpoint, after its live deliveries.`,
     );
-    redirect(reply, `${endpointUrl(endpoint.id)}#deliveries`);
   }
 }
 
@@ -109,4 +110,10 @@ function formInstant(value: unknown): Date | null {
   const text = value.trim();
   const zoned = /(Z|[+-]\d{2}:\d{2})$/.test(text) ? text : `${/T\d{2}:\d{2}$/.test(text) ? `${text}:00` : text}Z`;
   return parseInstant(zoned);
+}
+
+/** After scheduling deliveries: say how many, and show the endpoint's deliveries. */
+function backToDeliveries(reply: FastifyReply, current: CurrentSession, endpointId: string, message: string): void {
+  setFlash(reply, current.token, message);
+  redirect(reply, `${endpointUrl(endpointId)}#deliveries`);
 }
